@@ -1,0 +1,181 @@
+//! `Direct`: the embedded default when no model is configured.
+//!
+//! It is not a model and never pretends to be one. It turns the fenced ```python and
+//! ```bash blocks of the person's message into `run_python` / `run_bash` calls when
+//! those tools are on offer, and otherwise says plainly that no model is configured and
+//! where to set one.
+
+use serde_json::json;
+
+use crate::{ChatMessage, ChatModel, ChatRequest, LlmError, ModelEvent, ModelStream, ToolCall};
+
+/// What Direct says when there is nothing it can run.
+pub const NO_MODEL_TEXT: &str = "No language model is configured, so Lens cannot answer in words. \
+An admin can set one in **Settings → Model** (or with the `LENS_MODEL_*` environment variables).";
+
+/// Added when the person sent code but no sandbox tool is available on this server.
+const NO_SANDBOX_TEXT: &str =
+    "Code blocks in ```python or ```bash fences are run for you once this server's code sandbox is enabled.";
+
+/// Added when the person sent no code and the sandbox tools exist.
+const HOW_TO_RUN_TEXT: &str =
+    "Meanwhile, send code in ```python or ```bash fences and Lens runs it in this conversation's sandbox.";
+
+/// The Direct provider.
+#[derive(Debug, Default, Clone)]
+pub struct Direct;
+
+/// A fenced block: its language word and its body.
+pub(crate) fn fenced_blocks(text: &str) -> Vec<(String, String)> {
+    let mut blocks = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let trimmed = line.trim_start();
+        let Some(info) = trimmed.strip_prefix("```") else { continue };
+        let lang = info.trim().split_whitespace().next().unwrap_or("").to_lowercase();
+        let mut body = Vec::new();
+        for inner in lines.by_ref() {
+            if inner.trim_start().starts_with("```") {
+                break;
+            }
+            body.push(inner);
+        }
+        blocks.push((lang, body.join("\n")));
+    }
+    blocks
+}
+
+/// The tool that runs a block of this language, if any.
+fn tool_for(lang: &str) -> Option<(&'static str, &'static str)> {
+    match lang {
+        "python" | "py" | "python3" => Some(("run_python", "code")),
+        "bash" | "sh" | "shell" => Some(("run_bash", "command")),
+        _ => None,
+    }
+}
+
+impl Direct {
+    /// The events of one turn, decided without any I/O.
+    pub fn respond(request: &ChatRequest) -> Vec<ModelEvent> {
+        let has_tool = |name: &str| request.tools.iter().any(|t| t.name == name);
+        // After tool results, the turn is over: say what ran rather than run it again.
+        let results = request
+            .messages
+            .iter()
+            .rev()
+            .take_while(|m| matches!(m, ChatMessage::ToolResult { .. }))
+            .count();
+        if results > 0 {
+            let noun = if results == 1 { "block" } else { "blocks" };
+            return words(&format!("Ran {results} code {noun}; the results are above."));
+        }
+        let last_user = request.messages.iter().rev().find_map(|m| match m {
+            ChatMessage::User { text } => Some(text.as_str()),
+            _ => None,
+        });
+        let blocks = last_user.map(fenced_blocks).unwrap_or_default();
+        let calls: Vec<ModelEvent> = blocks
+            .iter()
+            .filter_map(|(lang, body)| {
+                let (tool, arg) = tool_for(lang)?;
+                has_tool(tool).then(|| (tool, arg, body))
+            })
+            .enumerate()
+            .map(|(n, (tool, arg, body))| {
+                ModelEvent::ToolCall(ToolCall {
+                    id: format!("direct_{n}"),
+                    name: tool.to_owned(),
+                    arguments: json!({ arg: body }),
+                })
+            })
+            .collect();
+        if !calls.is_empty() {
+            return calls;
+        }
+        let runnable = blocks.iter().any(|(lang, _)| tool_for(lang).is_some());
+        let extra = if runnable {
+            NO_SANDBOX_TEXT
+        } else if has_tool("run_python") {
+            HOW_TO_RUN_TEXT
+        } else {
+            ""
+        };
+        let text = if extra.is_empty() { NO_MODEL_TEXT.to_owned() } else { format!("{NO_MODEL_TEXT}\n\n{extra}") };
+        words(&text)
+    }
+}
+
+/// Splits text into word-sized deltas so the answer streams like a model's would.
+fn words(text: &str) -> Vec<ModelEvent> {
+    text.split_inclusive(' ').map(|w| ModelEvent::TextDelta(w.to_owned())).collect()
+}
+
+#[async_trait::async_trait]
+impl ChatModel for Direct {
+    fn name(&self) -> String {
+        "direct".to_owned()
+    }
+
+    async fn stream(&self, request: ChatRequest) -> Result<ModelStream, LlmError> {
+        let events = Self::respond(&request);
+        Ok(Box::pin(futures_util::stream::iter(events.into_iter().map(Ok))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ToolSpec;
+
+    fn text_of(events: &[ModelEvent]) -> String {
+        events.iter().filter_map(|e| if let ModelEvent::TextDelta(t) = e { Some(t.as_str()) } else { None }).collect()
+    }
+
+    fn request(text: &str, tools: &[&str]) -> ChatRequest {
+        ChatRequest {
+            system: None,
+            messages: vec![ChatMessage::User { text: text.into() }],
+            tools: tools
+                .iter()
+                .map(|t| ToolSpec { name: (*t).into(), description: String::new(), parameters: json!({}) })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn plain_message_says_no_model_is_configured() {
+        let out = Direct::respond(&request("hello", &[]));
+        assert!(out.len() > 3, "streams in pieces");
+        assert_eq!(text_of(&out), NO_MODEL_TEXT);
+    }
+
+    #[test]
+    fn code_without_sandbox_says_so_instead_of_running() {
+        let out = Direct::respond(&request("```python\nprint(1)\n```", &[]));
+        assert!(text_of(&out).contains("once this server's code sandbox is enabled"));
+    }
+
+    #[test]
+    fn fenced_blocks_become_tool_calls_when_offered() {
+        let msg = "run these\n```python\nx = 1\nprint(x)\n```\nand\n```bash\nls -l\n```\n```js\n1\n```";
+        let out = Direct::respond(&request(msg, &["run_python", "run_bash"]));
+        assert_eq!(out.len(), 2);
+        assert_eq!(
+            out[0],
+            ModelEvent::ToolCall(ToolCall {
+                id: "direct_0".into(),
+                name: "run_python".into(),
+                arguments: json!({"code": "x = 1\nprint(x)"})
+            })
+        );
+        assert!(matches!(&out[1], ModelEvent::ToolCall(c) if c.name == "run_bash" && c.arguments["command"] == "ls -l"));
+    }
+
+    #[test]
+    fn after_tool_results_it_closes_the_turn() {
+        let mut req = request("```bash\ntrue\n```", &["run_bash"]);
+        req.messages.push(ChatMessage::Assistant { text: String::new(), tool_calls: vec![] });
+        req.messages.push(ChatMessage::ToolResult { call_id: "direct_0".into(), name: "run_bash".into(), content: "ok".into() });
+        assert_eq!(text_of(&Direct::respond(&req)), "Ran 1 code block; the results are above.");
+    }
+}

@@ -1,0 +1,69 @@
+//! The provider-neutral conversation, tool and event types, and the `ChatModel` trait.
+
+use std::pin::Pin;
+
+use futures_util::Stream;
+use serde::{Deserialize, Serialize};
+
+use crate::LlmError;
+
+/// A tool the model may call; `parameters` is a JSON Schema object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: serde_json::Value,
+}
+
+/// One whole tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: serde_json::Value,
+}
+
+/// One message of the conversation as the model sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ChatMessage {
+    User { text: String },
+    Assistant { text: String, tool_calls: Vec<ToolCall> },
+    ToolResult { call_id: String, name: String, content: String },
+}
+
+/// Everything one model turn needs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub system: Option<String>,
+    pub messages: Vec<ChatMessage>,
+    pub tools: Vec<ToolSpec>,
+}
+
+/// Token counts the provider reported.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// What a model stream yields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ModelEvent {
+    TextDelta(String),
+    ToolCall(ToolCall),
+    Usage(Usage),
+}
+
+/// A model turn's events; the stream ends after the last one, or with one `Err`.
+pub type ModelStream = Pin<Box<dyn Stream<Item = Result<ModelEvent, LlmError>> + Send>>;
+
+/// A language model that streams one turn at a time.
+#[async_trait::async_trait]
+pub trait ChatModel: Send + Sync {
+    /// A short name for logs and the UI ("direct", "openai_compatible:gpt-4o").
+    fn name(&self) -> String;
+
+    /// Starts one turn. Errors before the first byte come back here; later ones as
+    /// the stream's last item.
+    async fn stream(&self, request: ChatRequest) -> Result<ModelStream, LlmError>;
+}
