@@ -14,12 +14,10 @@ pub const NO_MODEL_TEXT: &str = "No language model is configured, so Lens cannot
 An admin can set one in **Settings → Model** (or with the `LENS_MODEL_*` environment variables).";
 
 /// Added when the person sent code but no sandbox tool is available on this server.
-const NO_SANDBOX_TEXT: &str =
-    "Code blocks in ```python or ```bash fences are run for you once this server's code sandbox is enabled.";
+const NO_SANDBOX_TEXT: &str = "Code blocks in ```python or ```bash fences are run for you once this server's code sandbox is enabled.";
 
 /// Added when the person sent no code and the sandbox tools exist.
-const HOW_TO_RUN_TEXT: &str =
-    "Meanwhile, send code in ```python or ```bash fences and Lens runs it in this conversation's sandbox.";
+const HOW_TO_RUN_TEXT: &str = "Meanwhile, send code in ```python or ```bash fences and Lens runs it in this conversation's sandbox.";
 
 /// The Direct provider.
 #[derive(Debug, Default, Clone)]
@@ -31,8 +29,15 @@ pub(crate) fn fenced_blocks(text: &str) -> Vec<(String, String)> {
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
         let trimmed = line.trim_start();
-        let Some(info) = trimmed.strip_prefix("```") else { continue };
-        let lang = info.trim().split_whitespace().next().unwrap_or("").to_lowercase();
+        let Some(info) = trimmed.strip_prefix("```") else {
+            continue;
+        };
+        let lang = info
+            .trim()
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_lowercase();
         let mut body = Vec::new();
         for inner in lines.by_ref() {
             if inner.trim_start().starts_with("```") {
@@ -67,7 +72,9 @@ impl Direct {
             .count();
         if results > 0 {
             let noun = if results == 1 { "block" } else { "blocks" };
-            return words(&format!("Ran {results} code {noun}; the results are above."));
+            return words(&format!(
+                "Ran {results} code {noun}; the results are above."
+            ));
         }
         let last_user = request.messages.iter().rev().find_map(|m| match m {
             ChatMessage::User { text } => Some(text.as_str()),
@@ -100,14 +107,20 @@ impl Direct {
         } else {
             ""
         };
-        let text = if extra.is_empty() { NO_MODEL_TEXT.to_owned() } else { format!("{NO_MODEL_TEXT}\n\n{extra}") };
+        let text = if extra.is_empty() {
+            NO_MODEL_TEXT.to_owned()
+        } else {
+            format!("{NO_MODEL_TEXT}\n\n{extra}")
+        };
         words(&text)
     }
 }
 
 /// Splits text into word-sized deltas so the answer streams like a model's would.
 fn words(text: &str) -> Vec<ModelEvent> {
-    text.split_inclusive(' ').map(|w| ModelEvent::TextDelta(w.to_owned())).collect()
+    text.split_inclusive(' ')
+        .map(|w| ModelEvent::TextDelta(w.to_owned()))
+        .collect()
 }
 
 #[async_trait::async_trait]
@@ -118,7 +131,9 @@ impl ChatModel for Direct {
 
     async fn stream(&self, request: ChatRequest) -> Result<ModelStream, LlmError> {
         let events = Self::respond(&request);
-        Ok(Box::pin(futures_util::stream::iter(events.into_iter().map(Ok))))
+        Ok(Box::pin(futures_util::stream::iter(
+            events.into_iter().map(Ok),
+        )))
     }
 }
 
@@ -128,7 +143,16 @@ mod tests {
     use crate::ToolSpec;
 
     fn text_of(events: &[ModelEvent]) -> String {
-        events.iter().filter_map(|e| if let ModelEvent::TextDelta(t) = e { Some(t.as_str()) } else { None }).collect()
+        events
+            .iter()
+            .filter_map(|e| {
+                if let ModelEvent::TextDelta(t) = e {
+                    Some(t.as_str())
+                } else {
+                    None
+                }
+            })
+            .collect()
     }
 
     fn request(text: &str, tools: &[&str]) -> ChatRequest {
@@ -137,7 +161,11 @@ mod tests {
             messages: vec![ChatMessage::User { text: text.into() }],
             tools: tools
                 .iter()
-                .map(|t| ToolSpec { name: (*t).into(), description: String::new(), parameters: json!({}) })
+                .map(|t| ToolSpec {
+                    name: (*t).into(),
+                    description: String::new(),
+                    parameters: json!({}),
+                })
                 .collect(),
         }
     }
@@ -157,7 +185,8 @@ mod tests {
 
     #[test]
     fn fenced_blocks_become_tool_calls_when_offered() {
-        let msg = "run these\n```python\nx = 1\nprint(x)\n```\nand\n```bash\nls -l\n```\n```js\n1\n```";
+        let msg =
+            "run these\n```python\nx = 1\nprint(x)\n```\nand\n```bash\nls -l\n```\n```js\n1\n```";
         let out = Direct::respond(&request(msg, &["run_python", "run_bash"]));
         assert_eq!(out.len(), 2);
         assert_eq!(
@@ -168,14 +197,26 @@ mod tests {
                 arguments: json!({"code": "x = 1\nprint(x)"})
             })
         );
-        assert!(matches!(&out[1], ModelEvent::ToolCall(c) if c.name == "run_bash" && c.arguments["command"] == "ls -l"));
+        assert!(
+            matches!(&out[1], ModelEvent::ToolCall(c) if c.name == "run_bash" && c.arguments["command"] == "ls -l")
+        );
     }
 
     #[test]
     fn after_tool_results_it_closes_the_turn() {
         let mut req = request("```bash\ntrue\n```", &["run_bash"]);
-        req.messages.push(ChatMessage::Assistant { text: String::new(), tool_calls: vec![] });
-        req.messages.push(ChatMessage::ToolResult { call_id: "direct_0".into(), name: "run_bash".into(), content: "ok".into() });
-        assert_eq!(text_of(&Direct::respond(&req)), "Ran 1 code block; the results are above.");
+        req.messages.push(ChatMessage::Assistant {
+            text: String::new(),
+            tool_calls: vec![],
+        });
+        req.messages.push(ChatMessage::ToolResult {
+            call_id: "direct_0".into(),
+            name: "run_bash".into(),
+            content: "ok".into(),
+        });
+        assert_eq!(
+            text_of(&Direct::respond(&req)),
+            "Ran 1 code block; the results are above."
+        );
     }
 }

@@ -1,1 +1,68 @@
-fn main() {}
+//! The `lens` binary: parse the command line, then serve or administer.
+
+use anyhow::Context;
+use clap::Parser;
+use lens_server::{
+    AppState,
+    auth::{check_password_rules, hash_password},
+    config::{AdminCommand, Cli, Command},
+    model_settings::ModelSource,
+    serve::{serve, shutdown_signal},
+    tools::ToolRegistry,
+};
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("LENS_LOG")
+                .unwrap_or_else(|_| "info,sqlx=warn,tower_http=warn".into()),
+        )
+        .init();
+    match Cli::parse().command {
+        Command::Serve(config) => {
+            let addr = config.addr;
+            let state =
+                AppState::open(config, ModelSource::Settings, ToolRegistry::default()).await?;
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("listening on {addr}"))?;
+            tracing::info!("Lens is serving on http://{addr}");
+            serve(listener, state, shutdown_signal())
+                .await
+                .context("serving")?;
+        }
+        Command::Admin {
+            command:
+                AdminCommand::Create {
+                    config,
+                    username,
+                    password,
+                    admin,
+                },
+        } => {
+            lens_server::routes::sessions::check_username(&username)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            check_password_rules(&password).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let state =
+                AppState::open(config, ModelSource::Settings, ToolRegistry::default()).await?;
+            let hash = hash_password(&password).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let user = state
+                .store
+                .create_user(username.trim(), &hash, admin)
+                .await?
+                .with_context(|| format!("the username `{username}` is taken"))?;
+            println!(
+                "created {} (id {}{})",
+                user.username,
+                user.id,
+                if user.is_admin { ", admin" } else { "" }
+            );
+        }
+        Command::Openapi => println!(
+            "{}",
+            serde_json::to_string_pretty(&lens_server::openapi::document())?
+        ),
+    }
+    Ok(())
+}

@@ -59,11 +59,17 @@ pub struct RunOutput {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RunEnding {
-    Exited { code: i32 },
-    TimedOut { after_ms: u64 },
+    Exited {
+        code: i32,
+    },
+    TimedOut {
+        after_ms: u64,
+    },
     /// Stopped by the person or the server.
     CutShort,
-    Killed { signal: i32 },
+    Killed {
+        signal: i32,
+    },
     OutOfMemory,
 }
 
@@ -73,7 +79,9 @@ impl RunEnding {
         match self {
             Self::Exited { code: 0 } => "exited normally".to_string(),
             Self::Exited { code } => format!("exited with code {code}"),
-            Self::TimedOut { after_ms } => format!("timed out after {:.1} s", *after_ms as f64 / 1000.0),
+            Self::TimedOut { after_ms } => {
+                format!("timed out after {:.1} s", *after_ms as f64 / 1000.0)
+            }
             Self::CutShort => "stopped before it finished".to_string(),
             Self::Killed { signal } => format!("killed by signal {signal}"),
             Self::OutOfMemory => "ran out of memory".to_string(),
@@ -118,8 +126,14 @@ mod tests {
 
     #[test]
     fn ending_words() {
-        assert_eq!(RunEnding::Exited { code: 2 }.describe(), "exited with code 2");
-        assert_eq!(RunEnding::TimedOut { after_ms: 1500 }.describe(), "timed out after 1.5 s");
+        assert_eq!(
+            RunEnding::Exited { code: 2 }.describe(),
+            "exited with code 2"
+        );
+        assert_eq!(
+            RunEnding::TimedOut { after_ms: 1500 }.describe(),
+            "timed out after 1.5 s"
+        );
         assert!(!RunEnding::OutOfMemory.is_success());
     }
 }

@@ -1,7 +1,9 @@
 //! `OpenAiCompatible` against scripted servers speaking each flavour's deltas.
 
 use futures_util::StreamExt;
-use lens_llm::{ChatMessage, ChatModel, ChatRequest, LlmError, ModelEvent, OpenAiCompatible, ToolSpec, Usage};
+use lens_llm::{
+    ChatMessage, ChatModel, ChatRequest, LlmError, ModelEvent, OpenAiCompatible, ToolSpec, Usage,
+};
 use serde_json::json;
 
 use crate::fake_server::{dead_url, serve};
@@ -10,7 +12,11 @@ fn request() -> ChatRequest {
     ChatRequest {
         system: Some("be brief".into()),
         messages: vec![ChatMessage::User { text: "hi".into() }],
-        tools: vec![ToolSpec { name: "run_python".into(), description: "runs".into(), parameters: json!({"type": "object"}) }],
+        tools: vec![ToolSpec {
+            name: "run_python".into(),
+            description: "runs".into(),
+            parameters: json!({"type": "object"}),
+        }],
     }
 }
 
@@ -19,7 +25,12 @@ fn sse(chunks: &[serde_json::Value]) -> Vec<String> {
 }
 
 async fn run(base: &str) -> (Vec<ModelEvent>, Option<LlmError>) {
-    let model = OpenAiCompatible::new(lens_llm::http_client(), &format!("{base}/v1"), "m", Some("sk-test".into()));
+    let model = OpenAiCompatible::new(
+        lens_llm::http_client(),
+        &format!("{base}/v1"),
+        "m",
+        Some("sk-test".into()),
+    );
     let mut stream = match model.stream(request()).await {
         Ok(s) => s,
         Err(e) => return (vec![], Some(e)),
@@ -35,13 +46,28 @@ async fn run(base: &str) -> (Vec<ModelEvent>, Option<LlmError>) {
 }
 
 fn text(events: &[ModelEvent]) -> String {
-    events.iter().filter_map(|e| if let ModelEvent::TextDelta(t) = e { Some(t.as_str()) } else { None }).collect()
+    events
+        .iter()
+        .filter_map(|e| {
+            if let ModelEvent::TextDelta(t) = e {
+                Some(t.as_str())
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 fn calls(events: &[ModelEvent]) -> Vec<(String, String, serde_json::Value)> {
     events
         .iter()
-        .filter_map(|e| if let ModelEvent::ToolCall(c) = e { Some((c.id.clone(), c.name.clone(), c.arguments.clone())) } else { None })
+        .filter_map(|e| {
+            if let ModelEvent::ToolCall(c) = e {
+                Some((c.id.clone(), c.name.clone(), c.arguments.clone()))
+            } else {
+                None
+            }
+        })
         .collect()
 }
 
@@ -57,12 +83,18 @@ async fn text_stream_with_usage_and_request_shape() {
     let (events, err) = run(&base).await;
     assert_eq!(err, None);
     assert_eq!(text(&events), "Hello");
-    assert!(events.contains(&ModelEvent::Usage(Usage { input_tokens: 7, output_tokens: 2 })));
+    assert!(events.contains(&ModelEvent::Usage(Usage {
+        input_tokens: 7,
+        output_tokens: 2
+    })));
     let seen = script.seen.lock().unwrap();
     let (headers, body) = &seen[0];
     assert_eq!(headers["authorization"], "Bearer sk-test");
     assert_eq!(body["stream"], true);
-    assert_eq!(body["messages"][0], json!({"role": "system", "content": "be brief"}));
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "system", "content": "be brief"})
+    );
     assert_eq!(body["tools"][0]["function"]["name"], "run_python");
 }
 
@@ -85,7 +117,11 @@ async fn openai_tool_call_arguments_split_across_chunks_and_two_calls() {
     assert_eq!(
         calls(&events),
         vec![
-            ("call_a".into(), "run_python".into(), json!({"code": "print(1)"})),
+            (
+                "call_a".into(),
+                "run_python".into(),
+                json!({"code": "print(1)"})
+            ),
             ("call_b".into(), "run_bash".into(), json!({"command": "ls"})),
         ]
     );
@@ -102,7 +138,10 @@ async fn llama_cpp_repeats_id_and_name_on_every_piece() {
     let (base, _) = serve(200, chunks).await;
     let (events, err) = run(&base).await;
     assert_eq!(err, None);
-    assert_eq!(calls(&events), vec![("x1".into(), "run_bash".into(), json!({"command": "pwd"}))]);
+    assert_eq!(
+        calls(&events),
+        vec![("x1".into(), "run_bash".into(), json!({"command": "pwd"}))]
+    );
 }
 
 #[tokio::test]
@@ -132,7 +171,13 @@ async fn error_statuses_become_clear_errors() {
     for (status, expected) in [
         (401, LlmError::Unauthorized(401)),
         (429, LlmError::RateLimited),
-        (500, LlmError::Status { status: 500, detail: "boom".into() }),
+        (
+            500,
+            LlmError::Status {
+                status: 500,
+                detail: "boom".into(),
+            },
+        ),
     ] {
         let (base, _) = serve(status, vec![r#"{"error": {"message": "boom"}}"#.into()]).await;
         let (events, err) = run(&base).await;

@@ -1,0 +1,15 @@
+//! Who is asking: passwords, session cookies with their CSRF proof, API tokens, and the
+//! login rate limit.
+//!
+//! A request is authenticated by `Authorization: Bearer <token>` (agents) or by the
+//! `lens_session` cookie (the browser). Cookie requests with an unsafe method must also
+//! carry `X-CSRF-Token` equal to the session's proof; token requests need not, since a
+//! browser never attaches a Bearer token on its own.
+
+mod current_user;
+mod password;
+mod rate_limit;
+
+pub use current_user::{AdminUser, CurrentUser, SESSION_COOKIE, session_cookie};
+pub use password::{check_password_rules, hash_password, verify_password};
+pub use rate_limit::LoginLimiter;

@@ -1,0 +1,10 @@
+//! Answers: the pure loop ([`machine`]), the live event logs ([`hub`]) and the task
+//! that drives one answer against a model, the tools and the store ([`runner`]).
+
+pub mod history;
+pub mod hub;
+pub mod machine;
+pub mod runner;
+
+pub use hub::{AnswerHub, AnswerLog};
+pub use runner::spawn_answer;

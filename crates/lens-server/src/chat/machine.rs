@@ -1,0 +1,460 @@
+//! The answer loop as a pure state machine: inputs in, actions out, no I/O.
+//!
+//! model → tool calls → `step` events → results back to the model → … until the model
+//! answers in text, or the round limit. The runner feeds it what the model and the
+//! tools did and carries out what it asks; tests drive it by hand.
+
+use std::collections::{HashMap, VecDeque};
+
+use lens_llm::{ChatMessage, ChatRequest, LlmError, ModelEvent, ToolCall, ToolSpec};
+use lens_types::{ApiError, ErrorCode, MessageStatus, StepStatus, StreamEvent, ToolStep};
+
+use crate::tools::ToolOutcome;
+
+/// What happened.
+#[derive(Debug)]
+pub enum Input {
+    /// An event of the model's current turn; tool calls carry their summary line.
+    Model(ModelEvent, Option<String>),
+    /// The model's turn ended cleanly.
+    ModelDone,
+    ModelFailed(LlmError),
+    ToolDone {
+        step_id: String,
+        outcome: ToolOutcome,
+    },
+    /// The person (or the server) stopped the answer.
+    Stop,
+}
+
+/// What the runner must do next, in order.
+#[derive(Debug, PartialEq)]
+pub enum Action {
+    Emit(StreamEvent),
+    CallModel(ChatRequest),
+    RunTool {
+        step_id: String,
+        call: ToolCall,
+    },
+    /// Save text and steps as they are now (the answer goes on).
+    Save,
+    /// Save for good with this status; `Done` follows.
+    Finish {
+        status: MessageStatus,
+        error: Option<ApiError>,
+    },
+}
+
+/// One answer's state.
+#[derive(Debug)]
+pub struct AnswerMachine {
+    max_rounds: usize,
+    rounds: usize,
+    system: Option<String>,
+    tools: Vec<ToolSpec>,
+    history: Vec<ChatMessage>,
+    text: String,
+    steps: Vec<ToolStep>,
+    turn_text: String,
+    turn_calls: Vec<ToolCall>,
+    queue: VecDeque<(String, ToolCall)>,
+    call_ids: HashMap<String, String>,
+    finished: bool,
+}
+
+impl AnswerMachine {
+    pub fn new(
+        max_rounds: usize,
+        system: Option<String>,
+        tools: Vec<ToolSpec>,
+        history: Vec<ChatMessage>,
+    ) -> Self {
+        Self {
+            max_rounds,
+            rounds: 0,
+            system,
+            tools,
+            history,
+            text: String::new(),
+            steps: Vec::new(),
+            turn_text: String::new(),
+            turn_calls: Vec::new(),
+            queue: VecDeque::new(),
+            call_ids: HashMap::new(),
+            finished: false,
+        }
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn steps(&self) -> &[ToolStep] {
+        &self.steps
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The first action: ask the model.
+    pub fn start(&mut self) -> Vec<Action> {
+        vec![Action::CallModel(self.request())]
+    }
+
+    fn request(&self) -> ChatRequest {
+        ChatRequest {
+            system: self.system.clone(),
+            messages: self.history.clone(),
+            tools: self.tools.clone(),
+        }
+    }
+
+    pub fn on(&mut self, input: Input) -> Vec<Action> {
+        if self.finished {
+            return Vec::new();
+        }
+        match input {
+            Input::Model(ModelEvent::TextDelta(t), _) => self.text_delta(t),
+            Input::Model(ModelEvent::ToolCall(call), summary) => self.tool_call(call, summary),
+            Input::Model(ModelEvent::Usage(_), _) => Vec::new(),
+            Input::ModelDone => self.model_done(),
+            Input::ModelFailed(e) => {
+                let code = if e.is_unavailable() {
+                    ErrorCode::ModelUnavailable
+                } else {
+                    ErrorCode::ModelProtocol
+                };
+                self.finish(
+                    MessageStatus::Failed,
+                    Some(ApiError {
+                        code,
+                        message: e.to_string(),
+                    }),
+                )
+            }
+            Input::ToolDone { step_id, outcome } => self.tool_done(&step_id, outcome),
+            Input::Stop => self.finish(MessageStatus::Stopped, None),
+        }
+    }
+
+    fn text_delta(&mut self, t: String) -> Vec<Action> {
+        if t.is_empty() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        // A new round's text starts a new paragraph, in the stream and the saved text alike.
+        if self.turn_text.is_empty() && !self.text.is_empty() && !self.text.ends_with("\n\n") {
+            let sep = if self.text.ends_with('\n') {
+                "\n"
+            } else {
+                "\n\n"
+            };
+            self.text.push_str(sep);
+            out.push(Action::Emit(StreamEvent::Token {
+                text: sep.to_owned(),
+            }));
+        }
+        self.text.push_str(&t);
+        self.turn_text.push_str(&t);
+        out.push(Action::Emit(StreamEvent::Token { text: t }));
+        out
+    }
+
+    fn tool_call(&mut self, call: ToolCall, summary: Option<String>) -> Vec<Action> {
+        let step_id = format!("s{}", self.steps.len() + 1);
+        let step = ToolStep {
+            id: step_id.clone(),
+            tool: call.name.clone(),
+            args: call.arguments.clone(),
+            summary: summary.unwrap_or_else(|| call.name.clone()),
+            status: StepStatus::Running,
+            result: None,
+            output: None,
+            file: None,
+            approval: None,
+        };
+        self.steps.push(step.clone());
+        self.call_ids.insert(step_id.clone(), call.id.clone());
+        self.queue.push_back((step_id, call.clone()));
+        self.turn_calls.push(call);
+        vec![Action::Emit(StreamEvent::Step { step })]
+    }
+
+    fn model_done(&mut self) -> Vec<Action> {
+        if self.turn_calls.is_empty() {
+            return self.finish(MessageStatus::Complete, None);
+        }
+        self.rounds += 1;
+        self.history.push(ChatMessage::Assistant {
+            text: std::mem::take(&mut self.turn_text),
+            tool_calls: std::mem::take(&mut self.turn_calls),
+        });
+        if self.rounds > self.max_rounds {
+            let message = format!(
+                "the answer stopped after {} rounds of tool calls",
+                self.max_rounds
+            );
+            for (step_id, _) in std::mem::take(&mut self.queue) {
+                if let Some(step) = self.steps.iter_mut().find(|s| s.id == step_id) {
+                    step.status = StepStatus::Failed;
+                    step.result = Some("not run: the step limit was reached".into());
+                }
+            }
+            return self.finish(
+                MessageStatus::Failed,
+                Some(ApiError {
+                    code: ErrorCode::StepLimit,
+                    message,
+                }),
+            );
+        }
+        self.next_tool()
+    }
+
+    fn next_tool(&mut self) -> Vec<Action> {
+        match self.queue.front() {
+            Some((step_id, call)) => vec![Action::RunTool {
+                step_id: step_id.clone(),
+                call: call.clone(),
+            }],
+            None => vec![Action::CallModel(self.request())],
+        }
+    }
+
+    fn tool_done(&mut self, step_id: &str, outcome: ToolOutcome) -> Vec<Action> {
+        if self.queue.front().map(|(id, _)| id.as_str()) != Some(step_id) {
+            return Vec::new();
+        }
+        let Some((_, call)) = self.queue.pop_front() else {
+            return Vec::new();
+        };
+        let Some(step) = self.steps.iter_mut().find(|s| s.id == step_id) else {
+            return Vec::new();
+        };
+        step.status = if outcome.ok {
+            StepStatus::Succeeded
+        } else {
+            StepStatus::Failed
+        };
+        step.result = Some(outcome.result.clone());
+        step.output = outcome.output;
+        step.file = outcome.file;
+        let step = step.clone();
+        self.history.push(ChatMessage::ToolResult {
+            call_id: self.call_ids.get(step_id).cloned().unwrap_or_default(),
+            name: call.name,
+            content: outcome.result,
+        });
+        let mut out = vec![Action::Emit(StreamEvent::Step { step }), Action::Save];
+        out.extend(self.next_tool());
+        out
+    }
+
+    fn finish(&mut self, status: MessageStatus, error: Option<ApiError>) -> Vec<Action> {
+        self.finished = true;
+        let mut out = Vec::new();
+        // Steps that never finished say so, rather than spinning for ever after a reload.
+        for step in self
+            .steps
+            .iter_mut()
+            .filter(|s| s.status == StepStatus::Running)
+        {
+            step.status = StepStatus::Failed;
+            step.result = Some(match status {
+                MessageStatus::Stopped => "stopped before it finished".into(),
+                _ => "not run: the answer ended first".into(),
+            });
+            out.push(Action::Emit(StreamEvent::Step { step: step.clone() }));
+        }
+        if let Some(e) = &error {
+            out.push(Action::Emit(StreamEvent::Error { error: e.clone() }));
+        }
+        out.push(Action::Finish { status, error });
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn call(id: &str, name: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: json!({"code": "1"}),
+        }
+    }
+
+    fn ok(text: &str) -> ToolOutcome {
+        ToolOutcome {
+            ok: true,
+            result: text.into(),
+            output: None,
+            file: None,
+        }
+    }
+
+    fn machine(rounds: usize) -> AnswerMachine {
+        AnswerMachine::new(
+            rounds,
+            None,
+            vec![],
+            vec![ChatMessage::User { text: "q".into() }],
+        )
+    }
+
+    #[test]
+    fn text_only_answer_completes() {
+        let mut m = machine(3);
+        assert!(matches!(m.start()[..], [Action::CallModel(_)]));
+        let a = m.on(Input::Model(ModelEvent::TextDelta("Hi".into()), None));
+        assert_eq!(
+            a,
+            vec![Action::Emit(StreamEvent::Token { text: "Hi".into() })]
+        );
+        assert_eq!(
+            m.on(Input::ModelDone),
+            vec![Action::Finish {
+                status: MessageStatus::Complete,
+                error: None
+            }]
+        );
+        assert_eq!(m.text(), "Hi");
+        assert!(
+            m.on(Input::Stop).is_empty(),
+            "nothing happens after the end"
+        );
+    }
+
+    #[test]
+    fn two_calls_run_in_order_and_results_go_back_to_the_model() {
+        let mut m = machine(3);
+        m.start();
+        m.on(Input::Model(
+            ModelEvent::TextDelta("Let me look.".into()),
+            None,
+        ));
+        let a = m.on(Input::Model(
+            ModelEvent::ToolCall(call("c1", "echo")),
+            Some("Echo 1".into()),
+        ));
+        assert!(
+            matches!(&a[..], [Action::Emit(StreamEvent::Step { step })] if step.summary == "Echo 1" && step.status == StepStatus::Running)
+        );
+        m.on(Input::Model(ModelEvent::ToolCall(call("c2", "echo")), None));
+        let a = m.on(Input::ModelDone);
+        assert!(
+            matches!(&a[..], [Action::RunTool { step_id, call }] if step_id == "s1" && call.id == "c1")
+        );
+        // A result for a step that is not running is ignored.
+        assert!(
+            m.on(Input::ToolDone {
+                step_id: "s2".into(),
+                outcome: ok("x")
+            })
+            .is_empty()
+        );
+        let a = m.on(Input::ToolDone {
+            step_id: "s1".into(),
+            outcome: ok("one"),
+        });
+        assert!(matches!(&a[2], Action::RunTool { step_id, .. } if step_id == "s2"));
+        let a = m.on(Input::ToolDone {
+            step_id: "s2".into(),
+            outcome: ToolOutcome::failed("two failed"),
+        });
+        let Some(Action::CallModel(req)) = a.last() else {
+            panic!("{a:?}")
+        };
+        assert_eq!(req.messages.len(), 4);
+        assert_eq!(
+            req.messages[1],
+            ChatMessage::Assistant {
+                text: "Let me look.".into(),
+                tool_calls: vec![call("c1", "echo"), call("c2", "echo")]
+            }
+        );
+        assert_eq!(
+            req.messages[3],
+            ChatMessage::ToolResult {
+                call_id: "c2".into(),
+                name: "echo".into(),
+                content: "two failed".into()
+            }
+        );
+        assert_eq!(m.steps()[1].status, StepStatus::Failed);
+        // The second round's text is a new paragraph.
+        let a = m.on(Input::Model(ModelEvent::TextDelta("Done.".into()), None));
+        assert_eq!(
+            a[0],
+            Action::Emit(StreamEvent::Token {
+                text: "\n\n".into()
+            })
+        );
+        m.on(Input::ModelDone);
+        assert_eq!(m.text(), "Let me look.\n\nDone.");
+    }
+
+    #[test]
+    fn round_limit_ends_the_answer_with_a_clear_error() {
+        let mut m = machine(1);
+        m.start();
+        m.on(Input::Model(ModelEvent::ToolCall(call("c1", "echo")), None));
+        m.on(Input::ModelDone);
+        m.on(Input::ToolDone {
+            step_id: "s1".into(),
+            outcome: ok("1"),
+        });
+        m.on(Input::Model(ModelEvent::ToolCall(call("c2", "echo")), None));
+        let a = m.on(Input::ModelDone);
+        let Some(Action::Finish {
+            status,
+            error: Some(e),
+        }) = a.last()
+        else {
+            panic!("{a:?}")
+        };
+        assert_eq!(*status, MessageStatus::Failed);
+        assert_eq!(e.code, ErrorCode::StepLimit);
+        assert_eq!(m.steps()[1].status, StepStatus::Failed);
+    }
+
+    #[test]
+    fn stop_while_a_tool_runs_marks_it_stopped() {
+        let mut m = machine(3);
+        m.start();
+        m.on(Input::Model(ModelEvent::ToolCall(call("c1", "echo")), None));
+        m.on(Input::ModelDone);
+        let a = m.on(Input::Stop);
+        assert!(
+            matches!(&a[0], Action::Emit(StreamEvent::Step { step }) if step.status == StepStatus::Failed)
+        );
+        assert_eq!(
+            a.last(),
+            Some(&Action::Finish {
+                status: MessageStatus::Stopped,
+                error: None
+            })
+        );
+    }
+
+    #[test]
+    fn model_failure_keeps_the_text_and_says_why() {
+        let mut m = machine(3);
+        m.start();
+        m.on(Input::Model(ModelEvent::TextDelta("par".into()), None));
+        let a = m.on(Input::ModelFailed(LlmError::StreamCut));
+        assert!(
+            matches!(&a[0], Action::Emit(StreamEvent::Error { error }) if error.code == ErrorCode::ModelProtocol)
+        );
+        assert_eq!(m.text(), "par");
+        let a = machine(3).on(Input::ModelFailed(LlmError::Unreachable("refused".into())));
+        assert!(
+            matches!(&a[0], Action::Emit(StreamEvent::Error { error }) if error.code == ErrorCode::ModelUnavailable)
+        );
+    }
+}

@@ -1,0 +1,273 @@
+//! The task that carries one answer: it drives the [`AnswerMachine`] against the model,
+//! the tools and the store, and writes every event to the answer's log.
+//!
+//! It belongs to the hub, not to any HTTP connection. Progress is saved at each step
+//! and at most every [`SAVE_EVERY`] while text streams, so a crash loses at most that
+//! much text; a panic inside still ends the answer as failed.
+
+use std::{collections::VecDeque, sync::Arc, time::Duration};
+
+use futures_util::StreamExt;
+use lens_llm::{ChatModel, ModelStream};
+use lens_types::{ApiError, ErrorCode, MessageStatus, StreamEvent};
+use tokio::{sync::mpsc, time::Instant};
+
+use super::{
+    AnswerLog,
+    history::{SYSTEM_PROMPT, model_history},
+    machine::{Action, AnswerMachine, Input},
+};
+use crate::{
+    AppState,
+    tools::{ToolContext, ToolOutcome},
+};
+
+/// How often streamed text is saved while an answer runs.
+const SAVE_EVERY: Duration = Duration::from_millis(1000);
+
+/// Where an answer runs.
+#[derive(Debug, Clone)]
+pub struct AnswerTarget {
+    pub user_id: i64,
+    pub chat_id: String,
+    pub answer_id: String,
+}
+
+/// Starts the answer's task; returns at once.
+pub fn spawn_answer(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
+    let task = tokio::spawn(run(state.clone(), target.clone(), log.clone()));
+    tokio::spawn(async move {
+        if let Err(e) = task.await {
+            tracing::error!(answer = %target.answer_id, error = %e, "answer task died");
+            let error = ApiError {
+                code: ErrorCode::Internal,
+                message: "the answer failed inside the server".into(),
+            };
+            let saved = state
+                .store
+                .message(&target.chat_id, &target.answer_id)
+                .await
+                .ok()
+                .flatten();
+            let text = saved.as_ref().map(|m| m.text.clone()).unwrap_or_default();
+            let steps = saved.as_ref().map(|m| m.steps.clone()).unwrap_or_default();
+            let _ = state
+                .store
+                .save_answer(
+                    &target.answer_id,
+                    &text,
+                    &steps,
+                    MessageStatus::Failed,
+                    Some(&error),
+                )
+                .await;
+            finish_log(&state, &target, &log, Some(error)).await;
+        }
+    });
+}
+
+/// Pushes the final `Done` (with the saved message) and retires the log.
+async fn finish_log(
+    state: &AppState,
+    target: &AnswerTarget,
+    log: &AnswerLog,
+    error: Option<ApiError>,
+) {
+    match state
+        .store
+        .message(&target.chat_id, &target.answer_id)
+        .await
+    {
+        Ok(Some(message)) => log.push(StreamEvent::Done { message }),
+        // The chat was deleted meanwhile: there is nothing to show, but followers must end.
+        _ => log.push(StreamEvent::Error {
+            error: error.unwrap_or(ApiError {
+                code: ErrorCode::NotFound,
+                message: "the conversation was deleted".into(),
+            }),
+        }),
+    }
+    // Followers stop waiting even when no `Done` could be made.
+    log.close();
+    state.answers.retire(target.answer_id.clone());
+}
+
+/// What the runner is waiting on besides the stop switch.
+enum Waiting {
+    Nothing,
+    Model(ModelStream),
+}
+
+async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
+    let mut stop = log.stop_signal();
+    let (model, history) = match prepare(&state, &target).await {
+        Ok(v) => v,
+        Err(error) => {
+            let _ = state
+                .store
+                .save_answer(
+                    &target.answer_id,
+                    "",
+                    &[],
+                    MessageStatus::Failed,
+                    Some(&error),
+                )
+                .await;
+            log.push(StreamEvent::Error {
+                error: error.clone(),
+            });
+            finish_log(&state, &target, &log, Some(error)).await;
+            return;
+        }
+    };
+    let mut machine = AnswerMachine::new(
+        state.config.max_steps,
+        Some(SYSTEM_PROMPT.into()),
+        state.tools.specs(),
+        history,
+    );
+    let mut pending: VecDeque<Action> = machine.start().into();
+    let mut waiting = Waiting::Nothing;
+    let mut last_save = Instant::now();
+
+    let final_error = loop {
+        if let Some(action) = pending.pop_front() {
+            match action {
+                Action::Emit(event) => {
+                    let is_token = matches!(event, StreamEvent::Token { .. });
+                    log.push(event);
+                    if is_token && last_save.elapsed() >= SAVE_EVERY {
+                        save(&state, &target, &machine, MessageStatus::Streaming, None).await;
+                        last_save = Instant::now();
+                    }
+                }
+                Action::Save => {
+                    save(&state, &target, &machine, MessageStatus::Streaming, None).await;
+                    last_save = Instant::now();
+                }
+                Action::CallModel(request) => {
+                    let started = tokio::select! {
+                        r = model.stream(request) => Some(r),
+                        _ = stop.wait_for(|s| *s) => None,
+                    };
+                    match started {
+                        Some(Ok(stream)) => waiting = Waiting::Model(stream),
+                        Some(Err(e)) => pending.extend(machine.on(Input::ModelFailed(e))),
+                        None => pending.extend(machine.on(Input::Stop)),
+                    }
+                }
+                Action::RunTool { step_id, call } => {
+                    let input = run_tool(&state, &target, &log, &mut stop, step_id, call).await;
+                    pending.extend(machine.on(input));
+                }
+                Action::Finish { status, error } => {
+                    save(&state, &target, &machine, status, error.as_ref()).await;
+                    break error;
+                }
+            }
+            continue;
+        }
+        let Waiting::Model(stream) = &mut waiting else {
+            // The machine always asks for something until it finishes; guard anyway.
+            pending.extend(machine.on(Input::ModelFailed(lens_llm::LlmError::Protocol(
+                "the answer loop stalled".into(),
+            ))));
+            continue;
+        };
+        let input = tokio::select! {
+            item = stream.next() => match item {
+                Some(Ok(event)) => {
+                    let summary = match &event {
+                        lens_llm::ModelEvent::ToolCall(call) => Some(state.tools.summary(call)),
+                        _ => None,
+                    };
+                    Input::Model(event, summary)
+                }
+                Some(Err(e)) => Input::ModelFailed(e),
+                None => Input::ModelDone,
+            },
+            _ = stop.wait_for(|s| *s) => Input::Stop,
+        };
+        if matches!(
+            input,
+            Input::ModelDone | Input::ModelFailed(_) | Input::Stop
+        ) {
+            waiting = Waiting::Nothing;
+        }
+        pending.extend(machine.on(input));
+    };
+    finish_log(&state, &target, &log, final_error).await;
+}
+
+/// The model for this answer and the conversation so far.
+async fn prepare(
+    state: &AppState,
+    target: &AnswerTarget,
+) -> Result<(Arc<dyn ChatModel>, Vec<lens_llm::ChatMessage>), ApiError> {
+    let model = state.models.current(state).await.map_err(|e| e.to_api())?;
+    let messages = state
+        .store
+        .messages(&target.chat_id)
+        .await
+        .map_err(|e| crate::AppError::from(e).to_api())?;
+    Ok((model, model_history(&messages, &target.answer_id)))
+}
+
+/// Runs one tool call, streaming its live output, until it ends or the answer stops.
+async fn run_tool(
+    state: &AppState,
+    target: &AnswerTarget,
+    log: &AnswerLog,
+    stop: &mut tokio::sync::watch::Receiver<bool>,
+    step_id: String,
+    call: lens_llm::ToolCall,
+) -> Input {
+    let Some(tool) = state.tools.get(&call.name) else {
+        let outcome = ToolOutcome::failed(format!("there is no tool named `{}`", call.name));
+        return Input::ToolDone { step_id, outcome };
+    };
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let ctx = ToolContext {
+        user_id: target.user_id,
+        chat_id: target.chat_id.clone(),
+        step_id: step_id.clone(),
+    };
+    let mut work = Box::pin(tool.run(ctx, call.arguments, tx));
+    loop {
+        tokio::select! {
+            outcome = &mut work => {
+                // Output sent just before the end still reaches the followers, in order.
+                while let Ok((stream, text)) = rx.try_recv() {
+                    log.push(StreamEvent::Output { step_id: step_id.clone(), stream, text });
+                }
+                return Input::ToolDone { step_id, outcome };
+            }
+            Some((stream, text)) = rx.recv() => {
+                log.push(StreamEvent::Output { step_id: step_id.clone(), stream, text });
+            }
+            _ = stop.wait_for(|s| *s) => return Input::Stop,
+        }
+    }
+}
+
+async fn save(
+    state: &AppState,
+    target: &AnswerTarget,
+    machine: &AnswerMachine,
+    status: MessageStatus,
+    error: Option<&ApiError>,
+) {
+    if let Err(e) = state
+        .store
+        .save_answer(
+            &target.answer_id,
+            machine.text(),
+            machine.steps(),
+            status,
+            error,
+        )
+        .await
+    {
+        tracing::error!(answer = %target.answer_id, error = %e, "saving the answer failed");
+    }
+}

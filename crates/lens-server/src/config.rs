@@ -1,0 +1,115 @@
+//! The server's configuration: one clap `Config` from flags and `LENS_*` variables.
+
+use std::{net::SocketAddr, path::PathBuf};
+
+use clap::{Args, Parser, Subcommand};
+
+/// Lens: a self-hosted chat assistant that runs code.
+#[derive(Debug, Parser)]
+#[command(name = "lens", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the web app and the API.
+    Serve(Config),
+    /// Administration from the command line.
+    Admin {
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+    /// Print the OpenAPI document of the API.
+    Openapi,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Create an account (the first one made is the admin).
+    Create {
+        #[command(flatten)]
+        config: Config,
+        /// The new account's username.
+        #[arg(long)]
+        username: String,
+        /// Its password (at least 8 characters); read from LENS_NEW_PASSWORD if unset.
+        #[arg(long, env = "LENS_NEW_PASSWORD", hide_env_values = true)]
+        password: String,
+        /// Make the account an admin.
+        #[arg(long)]
+        admin: bool,
+    },
+}
+
+/// Everything `lens serve` reads; each flag also has a `LENS_*` variable.
+#[derive(Debug, Clone, Args)]
+pub struct Config {
+    /// Address to listen on.
+    #[arg(long, env = "LENS_ADDR", default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+    /// Data directory: lens.db, secret.key, chat-files/, uploads/, sandboxes/.
+    #[arg(long, env = "LENS_DATA", default_value = "./data")]
+    pub data_dir: PathBuf,
+    /// The built web app (trunk's dist/).
+    #[arg(long, env = "LENS_WEB_DIST", default_value = "./dist")]
+    pub web_dist: PathBuf,
+    /// The server secret (overrides <data>/secret.key); at least 32 characters.
+    #[arg(long, env = "LENS_SECRET", hide_env_values = true)]
+    pub secret: Option<String>,
+    /// Model provider: direct, openai_compatible or anthropic. Set here, it is locked in Settings.
+    #[arg(long, env = "LENS_MODEL_PROVIDER")]
+    pub model_provider: Option<String>,
+    /// The model endpoint's base URL (e.g. http://127.0.0.1:11434/v1).
+    #[arg(long, env = "LENS_MODEL_BASE_URL")]
+    pub model_base_url: Option<String>,
+    /// The model's name at that endpoint.
+    #[arg(long, env = "LENS_MODEL_NAME")]
+    pub model_name: Option<String>,
+    /// The model endpoint's API key.
+    #[arg(long, env = "LENS_MODEL_API_KEY", hide_env_values = true)]
+    pub model_api_key: Option<String>,
+    /// Model turns with tool calls an answer may take before it stops.
+    #[arg(long, env = "LENS_MAX_STEPS", default_value_t = 8)]
+    pub max_steps: usize,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, env = "LENS_BODY_LIMIT", default_value_t = 1024 * 1024)]
+    pub body_limit: usize,
+    /// Days a login session lasts.
+    #[arg(long, env = "LENS_SESSION_DAYS", default_value_t = 30)]
+    pub session_days: i64,
+    /// Mark cookies Secure (set this behind HTTPS).
+    #[arg(long, env = "LENS_SECURE_COOKIES")]
+    pub secure_cookies: bool,
+}
+
+impl Config {
+    /// Defaults with the given data directory (tests and tools build it in code).
+    pub fn with_data_dir(data_dir: impl Into<PathBuf>) -> Self {
+        let mut config = Config::try_parse_from_empty().expect("defaults parse");
+        config.data_dir = data_dir.into();
+        config
+    }
+
+    fn try_parse_from_empty() -> Result<Self, clap::Error> {
+        #[derive(Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            config: Config,
+        }
+        // Only the defaults: environment variables are not read here.
+        Wrapper::try_parse_from(["lens"]).map(|w| Config {
+            model_provider: None,
+            model_base_url: None,
+            model_name: None,
+            model_api_key: None,
+            secret: None,
+            ..w.config
+        })
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        self.data_dir.join("lens.db")
+    }
+}

@@ -1,0 +1,124 @@
+//! The server's one error type and its JSON envelope.
+
+use axum::{
+    http::{HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+};
+use lens_types::{ApiError, ErrorBody, ErrorCode};
+
+/// Everything a handler can fail with. Internal causes are logged where the response is
+/// made and never sent to the client.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// 400: the body or a parameter is wrong; the message says how.
+    #[error("{0}")]
+    BadRequest(String),
+    /// 401: no valid session or token.
+    #[error("you are not logged in, or your session has expired")]
+    Unauthorized,
+    /// 401: unknown user or wrong password.
+    #[error("wrong username or password")]
+    InvalidCredentials,
+    /// 403: an unsafe request from a cookie session without the CSRF proof.
+    #[error("the request lacks a valid X-CSRF-Token header")]
+    CsrfFailed,
+    /// 403: only the admin may do this.
+    #[error("only the admin may do this")]
+    Forbidden,
+    /// 404: no such thing, or it is another person's.
+    #[error("not found")]
+    NotFound,
+    /// 404: no route at this path.
+    #[error("there is no API route at this path")]
+    NoRoute,
+    /// 409: the state does not allow it.
+    #[error("{0}")]
+    Conflict(String),
+    /// 409: the first account exists already.
+    #[error("Lens is already set up; log in instead")]
+    AlreadySetUp,
+    /// 413: the body is larger than the server takes.
+    #[error("the request body is too large")]
+    PayloadTooLarge,
+    /// 415: the body is not JSON.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// 429: too many attempts.
+    #[error("too many attempts; try again in {retry_after_secs} s")]
+    RateLimited { retry_after_secs: u64 },
+    /// 500: a database failure; logged, never described to the client.
+    #[error("internal error")]
+    Database(#[from] sqlx::Error),
+    /// 500: any other internal failure; logged, never described to the client.
+    #[error("internal error")]
+    Internal(String),
+}
+
+impl AppError {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Unauthorized | Self::InvalidCredentials => StatusCode::UNAUTHORIZED,
+            Self::CsrfFailed | Self::Forbidden => StatusCode::FORBIDDEN,
+            Self::NotFound | Self::NoRoute => StatusCode::NOT_FOUND,
+            Self::Conflict(_) | Self::AlreadySetUp => StatusCode::CONFLICT,
+            Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::Database(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::BadRequest(_) => ErrorCode::BadRequest,
+            Self::Unauthorized => ErrorCode::Unauthorized,
+            Self::InvalidCredentials => ErrorCode::InvalidCredentials,
+            Self::CsrfFailed => ErrorCode::CsrfFailed,
+            Self::Forbidden => ErrorCode::Forbidden,
+            Self::NotFound | Self::NoRoute => ErrorCode::NotFound,
+            Self::Conflict(_) => ErrorCode::Conflict,
+            Self::AlreadySetUp => ErrorCode::AlreadySetUp,
+            Self::PayloadTooLarge => ErrorCode::PayloadTooLarge,
+            Self::UnsupportedMediaType(_) => ErrorCode::UnsupportedMediaType,
+            Self::RateLimited { .. } => ErrorCode::RateLimited,
+            Self::Database(_) | Self::Internal(_) => ErrorCode::Internal,
+        }
+    }
+
+    /// An internal error whose cause goes to the log only.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        Self::Internal(cause.to_string())
+    }
+
+    /// The body a client sees.
+    pub fn to_api(&self) -> ApiError {
+        ApiError {
+            code: self.code(),
+            message: self.to_string(),
+        }
+    }
+}
+
+impl IntoResponse for AppError {
+    fn into_response(self) -> Response {
+        match &self {
+            Self::Database(e) => tracing::error!(error = %e, "database error"),
+            Self::Internal(e) => tracing::error!(error = %e, "internal error"),
+            _ => {}
+        }
+        let mut resp = (
+            self.status(),
+            axum::Json(ErrorBody {
+                error: self.to_api(),
+            }),
+        )
+            .into_response();
+        if let Self::RateLimited { retry_after_secs } = self {
+            if let Ok(v) = HeaderValue::from_str(&retry_after_secs.to_string()) {
+                resp.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+        }
+        resp
+    }
+}

@@ -1,0 +1,42 @@
+//! The Lens server: an axum app over SQLite, and the `lens` binary's glue.
+//!
+//! Design decisions:
+//! - `router.rs` is the only place routes are registered; each resource has one file
+//!   under `routes/`. Every error leaves through [`AppError`] as one JSON envelope.
+//! - An answer runs as a tokio task owned by the [`chat::AnswerHub`], not by the HTTP
+//!   connection: the browser only follows its event log, and can drop and come back
+//!   (`Last-Event-ID`). The loop itself is a pure state machine ([`chat::machine`]).
+//! - Tools plug in through [`tools::ToolRegistry`]; this crate ships none that touch
+//!   a sandbox, the sandbox crate adds them.
+//! - No global state: configuration, the store and the secret travel in [`AppState`].
+
+pub mod auth;
+pub mod chat;
+pub mod config;
+pub mod error;
+pub mod ids;
+pub mod json;
+pub mod model_settings;
+pub mod openapi;
+pub mod router;
+pub mod routes;
+pub mod secret;
+pub mod serve;
+pub mod state;
+pub mod store;
+pub mod tools;
+
+pub use config::Config;
+pub use error::AppError;
+pub use state::AppState;
+
+/// `Result` with the server's error type.
+pub type Result<T, E = AppError> = std::result::Result<T, E>;
+
+/// Milliseconds since the Unix epoch, now.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,184 @@
+//! The model settings: stored in the database (the key sealed with the server secret),
+//! overridden field by field by `LENS_MODEL_*`, and turned into a `ChatModel`.
+
+use std::sync::Arc;
+
+use lens_llm::{Anthropic, ChatModel, Direct, OpenAiCompatible};
+use lens_types::{ModelProvider, ModelSettingsView, UpdateModelSettingsRequest};
+
+use crate::{AppError, AppState};
+
+const PROVIDER: &str = "model.provider";
+const BASE_URL: &str = "model.base_url";
+const NAME: &str = "model.name";
+const API_KEY: &str = "model.api_key";
+
+/// The settings in force, with the key in clear (never shown to anyone).
+#[derive(Clone)]
+pub struct ModelSettings {
+    pub provider: ModelProvider,
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<String>,
+    pub locked: Vec<String>,
+}
+
+/// Where the answers' model comes from.
+#[derive(Clone)]
+pub enum ModelSource {
+    /// From the settings, read again for every answer.
+    Settings,
+    /// One fixed model (tests and benchmarks).
+    Fixed(Arc<dyn ChatModel>),
+}
+
+fn default_base_url(p: ModelProvider) -> &'static str {
+    match p {
+        ModelProvider::Direct => "",
+        ModelProvider::OpenaiCompatible => "http://127.0.0.1:11434/v1",
+        ModelProvider::Anthropic => "https://api.anthropic.com",
+    }
+}
+
+impl ModelSettings {
+    pub async fn load(state: &AppState) -> Result<Self, AppError> {
+        let c = &state.config;
+        let store = &state.store;
+        let mut locked = Vec::new();
+        let mut pick = |field: &str, env: &Option<String>, stored: Option<String>| match env {
+            Some(v) => {
+                locked.push(field.to_owned());
+                Some(v.clone())
+            }
+            None => stored,
+        };
+        let provider = pick(
+            "provider",
+            &c.model_provider,
+            store.setting(PROVIDER).await?,
+        );
+        let base_url = pick(
+            "base_url",
+            &c.model_base_url,
+            store.setting(BASE_URL).await?,
+        );
+        let model = pick("model", &c.model_name, store.setting(NAME).await?);
+        let sealed = store.setting(API_KEY).await?;
+        let stored_key = match sealed {
+            Some(s) => Some(
+                String::from_utf8(state.secret.open(API_KEY, &s)?).map_err(AppError::internal)?,
+            ),
+            None => None,
+        };
+        let api_key = pick("api_key", &c.model_api_key, stored_key);
+        let provider = provider
+            .as_deref()
+            .and_then(ModelProvider::parse)
+            .unwrap_or(ModelProvider::Direct);
+        Ok(Self {
+            provider,
+            base_url: base_url
+                .filter(|u| !u.is_empty())
+                .unwrap_or_else(|| default_base_url(provider).to_owned()),
+            model: model.unwrap_or_default(),
+            api_key,
+            locked,
+        })
+    }
+
+    pub fn view(&self) -> ModelSettingsView {
+        ModelSettingsView {
+            provider: self.provider,
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            api_key_set: self.api_key.as_deref().is_some_and(|k| !k.is_empty()),
+            locked: self.locked.clone(),
+        }
+    }
+
+    /// The model these settings name.
+    pub fn model(&self, client: &reqwest::Client) -> Arc<dyn ChatModel> {
+        match self.provider {
+            ModelProvider::Direct => Arc::new(Direct),
+            ModelProvider::OpenaiCompatible => Arc::new(OpenAiCompatible::new(
+                client.clone(),
+                &self.base_url,
+                &self.model,
+                self.api_key.clone(),
+            )),
+            ModelProvider::Anthropic => Arc::new(Anthropic::new(
+                client.clone(),
+                &self.base_url,
+                &self.model,
+                self.api_key.clone(),
+            )),
+        }
+    }
+
+    /// Applies an admin's change. Locked fields may not change; the whole change is
+    /// checked before anything is written.
+    pub async fn update(
+        state: &AppState,
+        req: UpdateModelSettingsRequest,
+    ) -> Result<Self, AppError> {
+        let current = Self::load(state).await?;
+        let touched = [
+            ("provider", req.provider.is_some()),
+            ("base_url", req.base_url.is_some()),
+            ("model", req.model.is_some()),
+            ("api_key", req.api_key.is_some()),
+        ];
+        if let Some((field, _)) = touched
+            .iter()
+            .find(|(f, t)| *t && current.locked.iter().any(|l| l == f))
+        {
+            return Err(AppError::Conflict(format!(
+                "`{field}` is set by the server's environment and cannot be changed here"
+            )));
+        }
+        if let Some(url) = &req.base_url {
+            let ok = url.is_empty() || url.starts_with("http://") || url.starts_with("https://");
+            if !ok || url.len() > 2048 {
+                return Err(AppError::BadRequest(
+                    "the base URL must start with http:// or https://".into(),
+                ));
+            }
+        }
+        if req.model.as_ref().is_some_and(|m| m.len() > 200) {
+            return Err(AppError::BadRequest("the model name is too long".into()));
+        }
+        let mut pairs: Vec<(&str, Option<String>)> = Vec::new();
+        if let Some(p) = req.provider {
+            pairs.push((PROVIDER, Some(p.as_str().to_owned())));
+        }
+        if let Some(u) = req.base_url {
+            pairs.push((
+                BASE_URL,
+                Some(u.trim().to_owned()).filter(|u| !u.is_empty()),
+            ));
+        }
+        if let Some(m) = req.model {
+            pairs.push((NAME, Some(m.trim().to_owned())));
+        }
+        if let Some(k) = req.api_key {
+            let sealed = if k.is_empty() {
+                None
+            } else {
+                Some(state.secret.seal(API_KEY, k.as_bytes())?)
+            };
+            pairs.push((API_KEY, sealed));
+        }
+        state.store.set_settings(&pairs).await?;
+        Self::load(state).await
+    }
+}
+
+impl ModelSource {
+    /// The model for a new answer.
+    pub async fn current(&self, state: &AppState) -> Result<Arc<dyn ChatModel>, AppError> {
+        match self {
+            Self::Fixed(m) => Ok(m.clone()),
+            Self::Settings => Ok(ModelSettings::load(state).await?.model(&state.http)),
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! The only place routes are registered.
+
+use axum::{
+    Router,
+    extract::DefaultBodyLimit,
+    http::{HeaderName, HeaderValue},
+    routing::{get, post},
+};
+use tower_http::{
+    services::{ServeDir, ServeFile},
+    set_header::SetResponseHeaderLayer,
+};
+
+use crate::{
+    AppError, AppState,
+    routes::{
+        answers, chats, health, messages, model_settings, openapi, sessions, setup, tokens, users,
+    },
+};
+
+/// The whole app: the API under `/api/v1`, `/healthz`, and the web app with an SPA
+/// fallback to its `index.html`.
+pub fn router(state: AppState) -> Router {
+    let api = Router::new()
+        .route("/openapi.json", get(openapi::get_openapi))
+        .route("/setup", get(setup::get_setup).post(setup::create_setup))
+        .route("/auth/login", post(sessions::create_session))
+        .route("/auth/logout", post(sessions::delete_session))
+        .route("/me", get(sessions::get_me))
+        .route("/users", get(users::list_users).post(users::create_user))
+        .route(
+            "/tokens",
+            get(tokens::list_tokens).post(tokens::create_token),
+        )
+        .route("/tokens/{id}", axum::routing::delete(tokens::delete_token))
+        .route("/chats", get(chats::list_chats).post(chats::create_chat))
+        .route(
+            "/chats/{cid}",
+            get(chats::get_chat)
+                .patch(chats::rename_chat)
+                .delete(chats::delete_chat),
+        )
+        .route("/chats/{cid}/messages", post(messages::create_message))
+        .route(
+            "/chats/{cid}/answers/{aid}/events",
+            get(answers::get_answer_events),
+        )
+        .route(
+            "/chats/{cid}/answers/{aid}/stop",
+            post(answers::stop_answer),
+        )
+        .route(
+            "/settings/model",
+            get(model_settings::get_model_settings).put(model_settings::update_model_settings),
+        )
+        .fallback(|| async { AppError::NoRoute })
+        .method_not_allowed_fallback(|| async {
+            AppError::BadRequest("this route does not take that method".into())
+        })
+        .layer(SetResponseHeaderLayer::overriding(
+            HeaderName::from_static("cache-control"),
+            HeaderValue::from_static("no-store"),
+        ));
+
+    let dist = state.config.web_dist.clone();
+    let web = ServeDir::new(&dist).fallback(ServeFile::new(dist.join("index.html")));
+
+    Router::new()
+        .route("/healthz", get(health::get_health))
+        .nest("/api/v1", api)
+        .fallback_service(web)
+        .layer(DefaultBodyLimit::max(state.config.body_limit))
+        .layer(SetResponseHeaderLayer::overriding(
+            HeaderName::from_static("x-content-type-options"),
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            HeaderName::from_static("x-frame-options"),
+            HeaderValue::from_static("DENY"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            HeaderName::from_static("referrer-policy"),
+            HeaderValue::from_static("same-origin"),
+        ))
+        .with_state(state)
+}

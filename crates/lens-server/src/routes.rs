@@ -1,0 +1,12 @@
+//! The HTTP handlers, one resource per file. `router.rs` registers them.
+
+pub mod answers;
+pub mod chats;
+pub mod health;
+pub mod messages;
+pub mod model_settings;
+pub mod openapi;
+pub mod sessions;
+pub mod setup;
+pub mod tokens;
+pub mod users;

@@ -1,0 +1,118 @@
+//! An answer's live events (SSE, with `Last-Event-ID` replay) and its stop button.
+
+use std::{convert::Infallible, sync::Arc, time::Duration};
+
+use axum::{
+    extract::{Path, State},
+    http::{HeaderMap, StatusCode},
+    response::sse::{Event, KeepAlive, Sse},
+};
+use futures_util::{Stream, stream};
+use lens_types::{MessageStatus, MessageView, StreamEvent};
+
+use crate::{AppError, AppState, Result, auth::CurrentUser, chat::AnswerLog};
+
+/// The answer must be in the chat, and the chat the person's.
+async fn owned_answer(
+    state: &AppState,
+    user: &CurrentUser,
+    cid: &str,
+    aid: &str,
+) -> Result<MessageView> {
+    state
+        .store
+        .chat(user.id(), cid)
+        .await?
+        .ok_or(AppError::NotFound)?;
+    let message = state
+        .store
+        .message(cid, aid)
+        .await?
+        .ok_or(AppError::NotFound)?;
+    if message.role != lens_types::Role::Assistant {
+        return Err(AppError::NotFound);
+    }
+    Ok(message)
+}
+
+fn to_sse(id: String, event: &StreamEvent) -> Event {
+    Event::default()
+        .id(id)
+        .event(event.name())
+        .json_data(event)
+        .unwrap_or_else(|_| Event::default().event("error").data("{}"))
+}
+
+/// Replays the log after `seen`, then follows it live until it closes.
+fn follow(log: Arc<AnswerLog>, seen: usize) -> impl Stream<Item = Result<Event, Infallible>> {
+    let rx = log.watch();
+    stream::unfold(
+        (log, rx, seen, Vec::new().into_iter()),
+        |(log, mut rx, mut seen, mut batch)| async move {
+            loop {
+                if let Some((id, event)) = batch.next() {
+                    seen = id;
+                    return Some((Ok(to_sse(id.to_string(), &event)), (log, rx, seen, batch)));
+                }
+                let fresh = log.since(seen);
+                if !fresh.is_empty() {
+                    batch = fresh.into_iter();
+                    continue;
+                }
+                if log.is_closed() {
+                    return None;
+                }
+                if rx.changed().await.is_err() {
+                    return None;
+                }
+            }
+        },
+    )
+}
+
+pub async fn get_answer_events(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path((cid, aid)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let message = owned_answer(&state, &user, &cid, &aid).await?;
+    let seen = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    let events: std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>> =
+        match state.answers.get(&aid) {
+            Some(log) => Box::pin(follow(log, seen)),
+            None => {
+                // Finished long ago (or before a restart): the saved message is the whole story.
+                let message = if message.status == MessageStatus::Streaming {
+                    MessageView {
+                        status: MessageStatus::Interrupted,
+                        ..message
+                    }
+                } else {
+                    message
+                };
+                let done = StreamEvent::Done { message };
+                Box::pin(stream::once(
+                    async move { Ok(to_sse("final".into(), &done)) },
+                ))
+            }
+        };
+    Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+/// Stops a running answer; a finished one stays as it is. Either way 202.
+pub async fn stop_answer(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path((cid, aid)): Path<(String, String)>,
+) -> Result<StatusCode> {
+    owned_answer(&state, &user, &cid, &aid).await?;
+    if let Some(log) = state.answers.get(&aid) {
+        log.request_stop();
+    }
+    Ok(StatusCode::ACCEPTED)
+}

@@ -1,0 +1,95 @@
+//! Conversations: create, list (newest first), read with messages, rename, delete.
+
+use axum::{
+    Json,
+    extract::{Path, State},
+    http::StatusCode,
+};
+use lens_types::{ChatDetail, ChatView, CreateChatRequest, RenameChatRequest};
+
+use crate::{
+    AppError, AppState, Result, auth::CurrentUser, ids::chat_id, json::ApiJson,
+    store::DEFAULT_TITLE,
+};
+
+fn clean_title(title: &str) -> Result<String> {
+    let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    if title.is_empty() || title.chars().count() > 200 {
+        return Err(AppError::BadRequest(
+            "the title must be 1–200 characters".into(),
+        ));
+    }
+    Ok(title)
+}
+
+pub async fn list_chats(
+    State(state): State<AppState>,
+    user: CurrentUser,
+) -> Result<Json<Vec<ChatView>>> {
+    Ok(Json(state.store.list_chats(user.id()).await?))
+}
+
+pub async fn create_chat(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    ApiJson(req): ApiJson<CreateChatRequest>,
+) -> Result<(StatusCode, Json<ChatView>)> {
+    let title = match req.title.as_deref() {
+        Some(t) => clean_title(t)?,
+        None => DEFAULT_TITLE.to_owned(),
+    };
+    let chat = state
+        .store
+        .create_chat(user.id(), &chat_id(), &title)
+        .await?;
+    Ok((StatusCode::CREATED, Json(chat)))
+}
+
+pub async fn get_chat(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(cid): Path<String>,
+) -> Result<Json<ChatDetail>> {
+    let chat = state
+        .store
+        .chat(user.id(), &cid)
+        .await?
+        .ok_or(AppError::NotFound)?;
+    let messages = state.store.messages(&cid).await?;
+    Ok(Json(ChatDetail { chat, messages }))
+}
+
+pub async fn rename_chat(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(cid): Path<String>,
+    ApiJson(req): ApiJson<RenameChatRequest>,
+) -> Result<Json<ChatView>> {
+    let title = clean_title(&req.title)?;
+    Ok(Json(
+        state
+            .store
+            .rename_chat(user.id(), &cid, &title)
+            .await?
+            .ok_or(AppError::NotFound)?,
+    ))
+}
+
+/// Stops the chat's running answer and deletes the chat with its messages.
+pub async fn delete_chat(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(cid): Path<String>,
+) -> Result<StatusCode> {
+    state
+        .store
+        .chat(user.id(), &cid)
+        .await?
+        .ok_or(AppError::NotFound)?;
+    state.answers.stop_chat(&cid);
+    if state.store.delete_chat(user.id(), &cid).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(AppError::NotFound)
+    }
+}

@@ -1,0 +1,14 @@
+//! `GET /healthz`: the process is up and the database answers.
+
+use axum::{Json, extract::State};
+use lens_types::Health;
+
+use crate::{AppState, Result};
+
+pub async fn get_health(State(state): State<AppState>) -> Result<Json<Health>> {
+    state.store.count_users().await?;
+    Ok(Json(Health {
+        status: "ok".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+    }))
+}

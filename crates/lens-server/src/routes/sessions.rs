@@ -1,0 +1,116 @@
+//! Log in, log out, and who am I.
+
+use std::net::SocketAddr;
+
+use axum::{
+    Json,
+    extract::{ConnectInfo, State},
+    http::StatusCode,
+};
+use axum_extra::extract::CookieJar;
+use lens_types::{CredentialsRequest, SessionResponse};
+
+use crate::{
+    AppError, AppState, Result,
+    auth::{CurrentUser, SESSION_COOKIE, session_cookie, verify_password},
+    ids::{secret_token, token_hash},
+    json::ApiJson,
+    now_ms,
+    store::UserRow,
+};
+
+/// A hash to verify against when the user does not exist, so both cases take as long.
+fn dummy_hash() -> &'static str {
+    static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HASH.get_or_init(|| crate::auth::hash_password("not a real password").unwrap_or_default())
+}
+
+pub fn check_username(name: &str) -> Result<()> {
+    let name = name.trim();
+    let ok = (1..=64).contains(&name.chars().count())
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '@'));
+    if ok {
+        Ok(())
+    } else {
+        Err(AppError::BadRequest(
+            "the username must be 1–64 letters, digits or _ - . @".into(),
+        ))
+    }
+}
+
+/// Opens a session for `user`: the cookie, and the CSRF proof in the body.
+pub async fn start_session(
+    state: &AppState,
+    jar: CookieJar,
+    user: UserRow,
+) -> Result<(CookieJar, Json<SessionResponse>)> {
+    let token = secret_token();
+    let csrf = secret_token();
+    let days = state.config.session_days;
+    let expires = now_ms() + days * 86_400_000;
+    state
+        .store
+        .create_session(user.id, &token_hash(&token), &csrf, expires)
+        .await?;
+    let jar = jar.add(session_cookie(token, days, state.config.secure_cookies));
+    Ok((
+        jar,
+        Json(SessionResponse {
+            user: user.view(),
+            csrf_token: csrf,
+        }),
+    ))
+}
+
+pub async fn create_session(
+    State(state): State<AppState>,
+    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    jar: CookieJar,
+    ApiJson(req): ApiJson<CredentialsRequest>,
+) -> Result<(CookieJar, Json<SessionResponse>)> {
+    let ip = Some(addr.ip());
+    state.login_limiter.check(&req.username, ip)?;
+    let user = state.store.user_by_name(req.username.trim()).await?;
+    let hash_owned = user
+        .as_ref()
+        .map(|u| u.password_hash.clone())
+        .unwrap_or_else(|| dummy_hash().to_owned());
+    let password = req.password.clone();
+    // argon2 takes tens of milliseconds of CPU: keep it off the async workers.
+    let matches = tokio::task::spawn_blocking(move || verify_password(&password, &hash_owned))
+        .await
+        .map_err(AppError::internal)?;
+    match user {
+        Some(user) if matches => {
+            state.login_limiter.succeeded(&req.username);
+            start_session(&state, jar, user).await
+        }
+        _ => {
+            state.login_limiter.failed(&req.username, ip);
+            tracing::info!(ip = %addr.ip(), "failed login");
+            Err(AppError::InvalidCredentials)
+        }
+    }
+}
+
+pub async fn delete_session(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    jar: CookieJar,
+) -> Result<(CookieJar, StatusCode)> {
+    if let Some(hash) = &user.session_hash {
+        state.store.delete_session(hash).await?;
+    }
+    let jar = jar.remove(axum_extra::extract::cookie::Cookie::build(SESSION_COOKIE).path("/"));
+    Ok((jar, StatusCode::NO_CONTENT))
+}
+
+/// The logged-in person and the CSRF proof (empty for token requests).
+pub async fn get_me(user: CurrentUser) -> Json<SessionResponse> {
+    Json(SessionResponse {
+        user: user.user.view(),
+        csrf_token: user.csrf_token.unwrap_or_default(),
+    })
+}

@@ -1,0 +1,50 @@
+//! The SQLite store: one pool, WAL, foreign keys on, migrations embedded and run at start.
+//!
+//! Queries are checked at run time (no `DATABASE_URL` at build time); each table's
+//! queries live in one file under `store/`, as `impl Store` blocks.
+
+mod chats;
+mod messages;
+mod sessions;
+mod settings;
+mod tokens;
+mod users;
+
+use std::{path::Path, str::FromStr, time::Duration};
+
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+
+pub use chats::DEFAULT_TITLE;
+pub use messages::NewAnswer;
+pub use users::UserRow;
+
+/// The database handle. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: SqlitePool,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database file and runs the migrations.
+    pub async fn open(path: &Path) -> Result<Self, sqlx::Error> {
+        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(5));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            .connect_with(options)
+            .await?;
+        sqlx::migrate!("./migrations").run(&pool).await?;
+        Ok(Self { pool })
+    }
+
+    /// The pool, for the few callers that need a transaction.
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+}

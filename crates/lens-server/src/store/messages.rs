@@ -1,0 +1,168 @@
+//! Messages: the person's, and the answers with their steps.
+
+use lens_types::{ApiError, MessageStatus, MessageView, Role, ToolStep};
+use sqlx::Row;
+
+use super::{Store, chats::DEFAULT_TITLE};
+use crate::now_ms;
+
+fn status_word(s: MessageStatus) -> &'static str {
+    match s {
+        MessageStatus::Streaming => "streaming",
+        MessageStatus::Complete => "complete",
+        MessageStatus::Stopped => "stopped",
+        MessageStatus::Interrupted => "interrupted",
+        MessageStatus::Failed => "failed",
+    }
+}
+
+fn parse_status(s: &str) -> MessageStatus {
+    match s {
+        "streaming" => MessageStatus::Streaming,
+        "stopped" => MessageStatus::Stopped,
+        "interrupted" => MessageStatus::Interrupted,
+        "failed" => MessageStatus::Failed,
+        _ => MessageStatus::Complete,
+    }
+}
+
+fn row_to_message(r: &sqlx::sqlite::SqliteRow) -> MessageView {
+    let steps: String = r.get("steps");
+    let error: Option<String> = r.get("error");
+    MessageView {
+        id: r.get("id"),
+        chat_id: r.get("chat_id"),
+        role: if r.get::<String, _>("role") == "user" {
+            Role::User
+        } else {
+            Role::Assistant
+        },
+        text: r.get("text"),
+        // A step list Lens cannot read any more shows as no steps rather than failing the chat.
+        steps: serde_json::from_str(&steps).unwrap_or_default(),
+        status: parse_status(r.get("status")),
+        error: error.and_then(|e| serde_json::from_str(&e).ok()),
+        created_at: r.get("created_at"),
+    }
+}
+
+/// The ids a new question and its answer got.
+#[derive(Debug, Clone)]
+pub struct NewAnswer {
+    pub message_id: String,
+    pub answer_id: String,
+}
+
+impl Store {
+    /// The chat's messages, oldest first.
+    pub async fn messages(&self, chat_id: &str) -> Result<Vec<MessageView>, sqlx::Error> {
+        let rows = sqlx::query("SELECT * FROM messages WHERE chat_id = ?1 ORDER BY seq")
+            .bind(chat_id)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.iter().map(row_to_message).collect())
+    }
+
+    pub async fn message(
+        &self,
+        chat_id: &str,
+        id: &str,
+    ) -> Result<Option<MessageView>, sqlx::Error> {
+        let row = sqlx::query("SELECT * FROM messages WHERE chat_id = ?1 AND id = ?2")
+            .bind(chat_id)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.as_ref().map(row_to_message))
+    }
+
+    /// Saves the person's message and an empty streaming answer in one transaction, and
+    /// names the chat after its first message. `None` when an answer is still running.
+    pub async fn add_question(
+        &self,
+        chat_id: &str,
+        ids: &NewAnswer,
+        text: &str,
+    ) -> Result<Option<()>, sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        let busy: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM messages WHERE chat_id = ?1 AND status = 'streaming'",
+        )
+        .bind(chat_id)
+        .fetch_one(&mut *tx)
+        .await?;
+        if busy > 0 {
+            return Ok(None);
+        }
+        let seq: i64 =
+            sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM messages WHERE chat_id = ?1")
+                .bind(chat_id)
+                .fetch_one(&mut *tx)
+                .await?;
+        let now = now_ms();
+        for (id, role, body, status, n) in [
+            (&ids.message_id, "user", text, "complete", seq + 1),
+            (&ids.answer_id, "assistant", "", "streaming", seq + 2),
+        ] {
+            sqlx::query("INSERT INTO messages (id, chat_id, role, text, status, created_at, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+                .bind(id)
+                .bind(chat_id)
+                .bind(role)
+                .bind(body)
+                .bind(status)
+                .bind(now)
+                .bind(n)
+                .execute(&mut *tx)
+                .await?;
+        }
+        let title: String = text
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .chars()
+            .take(60)
+            .collect();
+        sqlx::query("UPDATE chats SET updated_at = ?2, title = CASE WHEN title = ?3 AND ?4 != '' THEN ?4 ELSE title END WHERE id = ?1")
+            .bind(chat_id)
+            .bind(now)
+            .bind(DEFAULT_TITLE)
+            .bind(title)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Some(()))
+    }
+
+    /// Saves an answer's progress (text and steps) while it runs or when it ends.
+    pub async fn save_answer(
+        &self,
+        answer_id: &str,
+        text: &str,
+        steps: &[ToolStep],
+        status: MessageStatus,
+        error: Option<&ApiError>,
+    ) -> Result<(), sqlx::Error> {
+        let steps = serde_json::to_string(steps).unwrap_or_else(|_| "[]".into());
+        let error = error.and_then(|e| serde_json::to_string(e).ok());
+        sqlx::query(
+            "UPDATE messages SET text = ?2, steps = ?3, status = ?4, error = ?5 WHERE id = ?1",
+        )
+        .bind(answer_id)
+        .bind(text)
+        .bind(steps)
+        .bind(status_word(status))
+        .bind(error)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// At start: answers that were streaming when the server went down are interrupted.
+    pub async fn mark_interrupted(&self) -> Result<u64, sqlx::Error> {
+        let res =
+            sqlx::query("UPDATE messages SET status = 'interrupted' WHERE status = 'streaming'")
+                .execute(&self.pool)
+                .await?;
+        Ok(res.rows_affected())
+    }
+}

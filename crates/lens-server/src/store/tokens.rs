@@ -1,0 +1,77 @@
+//! API tokens for agents, stored as hashes.
+
+use lens_types::TokenView;
+use sqlx::Row;
+
+use super::{Store, UserRow, users};
+use crate::now_ms;
+
+fn row_to_token(r: &sqlx::sqlite::SqliteRow) -> TokenView {
+    TokenView {
+        id: r.get("id"),
+        name: r.get("name"),
+        created_at: r.get("created_at"),
+        last_used_at: r.get("last_used_at"),
+    }
+}
+
+impl Store {
+    pub async fn create_token(
+        &self,
+        user_id: i64,
+        name: &str,
+        token_hash: &str,
+    ) -> Result<TokenView, sqlx::Error> {
+        let row = sqlx::query(
+            "INSERT INTO api_tokens (user_id, name, token_hash, created_at) VALUES (?1, ?2, ?3, ?4)
+             RETURNING id, name, created_at, last_used_at",
+        )
+        .bind(user_id)
+        .bind(name)
+        .bind(token_hash)
+        .bind(now_ms())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(row_to_token(&row))
+    }
+
+    pub async fn list_tokens(&self, user_id: i64) -> Result<Vec<TokenView>, sqlx::Error> {
+        let rows = sqlx::query("SELECT id, name, created_at, last_used_at FROM api_tokens WHERE user_id = ?1 ORDER BY id DESC")
+            .bind(user_id)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.iter().map(row_to_token).collect())
+    }
+
+    /// Deletes one of the user's tokens; false when there is no such token of theirs.
+    pub async fn delete_token(&self, user_id: i64, id: i64) -> Result<bool, sqlx::Error> {
+        let res = sqlx::query("DELETE FROM api_tokens WHERE id = ?1 AND user_id = ?2")
+            .bind(id)
+            .bind(user_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(res.rows_affected() == 1)
+    }
+
+    /// The token's owner, noting the use.
+    pub async fn token_user(&self, token_hash: &str) -> Result<Option<UserRow>, sqlx::Error> {
+        let row = sqlx::query(
+            "UPDATE api_tokens SET last_used_at = ?2 WHERE token_hash = ?1 RETURNING user_id",
+        )
+        .bind(token_hash)
+        .bind(now_ms())
+        .fetch_optional(&self.pool)
+        .await?;
+        match row {
+            Some(r) => {
+                let user_id: i64 = r.get("user_id");
+                let row = sqlx::query("SELECT * FROM users WHERE id = ?1")
+                    .bind(user_id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                Ok(row.as_ref().map(users::row_to_user))
+            }
+            None => Ok(None),
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! The tool registry: what the model may call, and how a call runs.
+//!
+//! This crate ships no tool that touches a sandbox; the sandbox crate registers
+//! `run_python`, `run_bash` and the file tools. A tool reports live output through
+//! [`OutputSink`] and its result as a [`ToolOutcome`], which fills the step's
+//! `output` / `file` and the text the model reads.
+
+use std::sync::Arc;
+
+use lens_llm::{ToolCall, ToolSpec};
+use lens_types::{OutputStream, RunOutput, SharedFileRef};
+use tokio::sync::mpsc;
+
+/// What a finished tool call gives back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    pub ok: bool,
+    /// The text the model reads (and the UI shows when there is no `output`).
+    pub result: String,
+    pub output: Option<RunOutput>,
+    pub file: Option<SharedFileRef>,
+}
+
+impl ToolOutcome {
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self {
+            ok: false,
+            result: message.into(),
+            output: None,
+            file: None,
+        }
+    }
+}
+
+/// Where a call is made: whose chat, for the tools that need to know.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    pub user_id: i64,
+    pub chat_id: String,
+    pub step_id: String,
+}
+
+/// Live output of a running step.
+pub type OutputSink = mpsc::UnboundedSender<(OutputStream, String)>;
+
+/// One tool.
+#[async_trait::async_trait]
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> ToolSpec;
+
+    /// One line for the folded step ("Run Python: import pandas as pd…").
+    fn summary(&self, args: &serde_json::Value) -> String;
+
+    /// Runs the call. Failures are outcomes, not errors: the model reads them.
+    async fn run(&self, ctx: ToolContext, args: serde_json::Value, live: OutputSink)
+    -> ToolOutcome;
+}
+
+/// The tools on offer, by name.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    pub fn with(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|t| t.spec()).collect()
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.spec().name == name).cloned()
+    }
+
+    /// The summary line for a call, also for tools that do not exist.
+    pub fn summary(&self, call: &ToolCall) -> String {
+        match self.get(&call.name) {
+            Some(t) => t.summary(&call.arguments),
+            None => format!("Unknown tool `{}`", call.name),
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! The server through real HTTP on a loopback port: a `TestApp` per test, each with its
+//! own temp data directory, SQLite file and scripted model.
+
+mod accounts;
+mod answers;
+mod bad_input;
+mod chats;
+mod openapi;
+mod settings;
+mod test_app;

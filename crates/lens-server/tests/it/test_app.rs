@@ -1,0 +1,306 @@
+//! `TestApp`: a real server on 127.0.0.1:0 with a scripted model, and a client per person.
+
+use std::{sync::Arc, time::Duration};
+
+use futures_util::StreamExt;
+use lens_llm::{ChatModel, Scripted, ScriptedTurn};
+use lens_server::{AppState, Config, model_settings::ModelSource, tools::ToolRegistry};
+use lens_types::{SessionResponse, StreamEvent};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+pub struct TestApp {
+    pub base: String,
+    pub state: AppState,
+    pub dir: tempfile::TempDir,
+    /// Dropping it (with the `TestApp`) shuts the server down.
+    _shutdown: tokio::sync::oneshot::Sender<()>,
+}
+
+pub struct TestAppBuilder {
+    model: Arc<dyn ChatModel>,
+    tools: ToolRegistry,
+    config: Box<dyn FnOnce(&mut Config)>,
+}
+
+impl TestAppBuilder {
+    pub fn turns(mut self, turns: Vec<ScriptedTurn>) -> Self {
+        self.model = Arc::new(Scripted::new(turns));
+        self
+    }
+
+    pub fn model(mut self, model: Arc<dyn ChatModel>) -> Self {
+        self.model = model;
+        self
+    }
+
+    pub fn tools(mut self, tools: ToolRegistry) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    pub fn config(mut self, f: impl FnOnce(&mut Config) + 'static) -> Self {
+        self.config = Box::new(f);
+        self
+    }
+
+    pub async fn settings_model(self) -> TestApp {
+        self.start(true).await
+    }
+
+    pub async fn build(self) -> TestApp {
+        self.start(false).await
+    }
+
+    async fn start(self, from_settings: bool) -> TestApp {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::with_data_dir(dir.path());
+        (self.config)(&mut config);
+        let models = if from_settings {
+            ModelSource::Settings
+        } else {
+            ModelSource::Fixed(self.model)
+        };
+        let state = AppState::open(config, models, self.tools).await.unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let serve_state = state.clone();
+        tokio::spawn(async move {
+            lens_server::serve::serve(listener, serve_state, async {
+                let _ = rx.await;
+            })
+            .await
+            .unwrap();
+        });
+        TestApp {
+            base,
+            state,
+            dir,
+            _shutdown: tx,
+        }
+    }
+}
+
+impl TestApp {
+    pub fn builder() -> TestAppBuilder {
+        TestAppBuilder {
+            model: Arc::new(Scripted::new(vec![ScriptedTurn::text(
+                "Hello from the script.",
+            )])),
+            tools: ToolRegistry::default(),
+            config: Box::new(|_| {}),
+        }
+    }
+
+    pub async fn new() -> TestApp {
+        Self::builder().build().await
+    }
+
+    /// A browser-like client with no session.
+    pub fn anonymous(&self) -> Client {
+        Client {
+            base: self.base.clone(),
+            http: reqwest::Client::builder()
+                .cookie_store(true)
+                .build()
+                .unwrap(),
+            csrf: None,
+            bearer: None,
+        }
+    }
+
+    /// Sets up the first account (the admin) and returns its logged-in client.
+    pub async fn admin(&self) -> Client {
+        let mut c = self.anonymous();
+        let (status, body) = c
+            .post(
+                "/api/v1/setup",
+                json!({"username": "admin", "password": "admin-password"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        c.csrf = Some(
+            serde_json::from_value::<SessionResponse>(body)
+                .unwrap()
+                .csrf_token,
+        );
+        c
+    }
+
+    /// Has the admin make `name`, and logs it in.
+    pub async fn user(&self, admin: &Client, name: &str) -> Client {
+        let (status, body) = admin
+            .post(
+                "/api/v1/users",
+                json!({"username": name, "password": "user-password"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        self.login(name, "user-password").await
+    }
+
+    pub async fn login(&self, name: &str, password: &str) -> Client {
+        let mut c = self.anonymous();
+        let (status, body) = c
+            .post(
+                "/api/v1/auth/login",
+                json!({"username": name, "password": password}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        c.csrf = Some(
+            serde_json::from_value::<SessionResponse>(body)
+                .unwrap()
+                .csrf_token,
+        );
+        c
+    }
+}
+
+/// One person's HTTP client: cookies kept, CSRF header added to unsafe requests.
+pub struct Client {
+    pub base: String,
+    pub http: reqwest::Client,
+    pub csrf: Option<String>,
+    pub bearer: Option<String>,
+}
+
+impl Client {
+    pub fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        let mut req = self
+            .http
+            .request(method.clone(), format!("{}{path}", self.base));
+        if method != Method::GET {
+            if let Some(csrf) = &self.csrf {
+                req = req.header("x-csrf-token", csrf);
+            }
+        }
+        if let Some(token) = &self.bearer {
+            req = req.bearer_auth(token);
+        }
+        req
+    }
+
+    pub async fn send(&self, req: reqwest::RequestBuilder) -> (StatusCode, Value) {
+        let resp = req.send().await.unwrap();
+        let status = resp.status();
+        let text = resp.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.send(self.request(Method::GET, path)).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.send(self.request(Method::POST, path).json(&body))
+            .await
+    }
+
+    pub async fn patch(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.send(self.request(Method::PATCH, path).json(&body))
+            .await
+    }
+
+    pub async fn put(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.send(self.request(Method::PUT, path).json(&body)).await
+    }
+
+    pub async fn delete(&self, path: &str) -> (StatusCode, Value) {
+        self.send(self.request(Method::DELETE, path)).await
+    }
+
+    /// Makes a chat and returns its id.
+    pub async fn new_chat(&self) -> String {
+        let (status, body) = self.post("/api/v1/chats", json!({})).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["id"].as_str().unwrap().to_owned()
+    }
+
+    /// Asks in `cid`; returns the answer id.
+    pub async fn ask(&self, cid: &str, text: &str) -> String {
+        let (status, body) = self
+            .post(
+                &format!("/api/v1/chats/{cid}/messages"),
+                json!({"text": text}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        body["answer_id"].as_str().unwrap().to_owned()
+    }
+
+    /// Follows an answer's SSE stream to its end (or `limit` events), with ids.
+    pub async fn events(
+        &self,
+        cid: &str,
+        aid: &str,
+        last_id: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, StreamEvent)> {
+        let mut req = self.request(
+            Method::GET,
+            &format!("/api/v1/chats/{cid}/answers/{aid}/events"),
+        );
+        if let Some(id) = last_id {
+            req = req.header("last-event-id", id);
+        }
+        let resp = req.send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        assert_eq!(resp.headers()["content-type"], "text/event-stream");
+        let mut body = resp.bytes_stream();
+        let mut buf = String::new();
+        let mut out = Vec::new();
+        let read = async {
+            while let Some(chunk) = body.next().await {
+                buf.push_str(&String::from_utf8(chunk.unwrap().to_vec()).unwrap());
+                while let Some(end) = buf.find("\n\n") {
+                    let frame: String = buf.drain(..end + 2).collect();
+                    let mut id = String::new();
+                    let mut data = String::new();
+                    for line in frame.lines() {
+                        if let Some(v) = line
+                            .strip_prefix("id: ")
+                            .or_else(|| line.strip_prefix("id:"))
+                        {
+                            id = v.to_owned();
+                        } else if let Some(v) = line
+                            .strip_prefix("data: ")
+                            .or_else(|| line.strip_prefix("data:"))
+                        {
+                            data.push_str(v);
+                        }
+                    }
+                    if data.is_empty() {
+                        continue;
+                    }
+                    out.push((id, serde_json::from_str::<StreamEvent>(&data).unwrap()));
+                    if out.len() >= limit {
+                        return;
+                    }
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(20), read)
+            .await
+            .expect("the event stream ends");
+        out
+    }
+}
+
+/// The answer text the tokens of a stream add up to.
+pub fn streamed_text(events: &[(String, StreamEvent)]) -> String {
+    events
+        .iter()
+        .filter_map(|(_, e)| {
+            if let StreamEvent::Token { text } = e {
+                Some(text.as_str())
+            } else {
+                None
+            }
+        })
+        .collect()
+}
