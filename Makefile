@@ -1,0 +1,27 @@
+# Lens: `make run` sets up, builds and serves on http://127.0.0.1:8080; `make test` runs every test.
+SHELL := /bin/bash
+ENV := source scripts/env.sh &&
+WEB := PATH="$(CURDIR)/scripts/trunk-cargo:$$PATH" trunk build --release
+
+.PHONY: run test setup web server bench clean
+
+setup:
+	@scripts/setup
+
+web: setup
+	@$(ENV) $(WEB)
+
+server: setup
+	@$(ENV) cargo build --release --locked -p lens-server
+
+run: web server
+	@$(ENV) ./target/release/lens serve --data-dir ./data --web-dist ./dist
+
+test: setup
+	@$(ENV) scripts/test
+
+bench: web server
+	@$(ENV) scripts/bench
+
+clean:
+	rm -rf dist tmp e2e/test-results

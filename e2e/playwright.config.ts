@@ -1,0 +1,46 @@
+import { defineConfig } from '@playwright/test';
+
+// The real release server on a fresh data directory, plus a scripted OpenAI-compatible
+// model endpoint (fake-model.mjs) for the tests that need a slow, steady answer.
+const PORT = process.env.LENS_E2E_PORT ?? '8181';
+const MODEL_PORT = process.env.LENS_E2E_MODEL_PORT ?? '8182';
+const DATA = '../tmp/e2e-data';
+
+export default defineConfig({
+  testDir: './tests',
+  timeout: 60_000,
+  expect: { timeout: 15_000 },
+  retries: 0,
+  workers: 1,
+  fullyParallel: false,
+  reporter: [['list']],
+  outputDir: './test-results',
+  use: {
+    baseURL: `http://127.0.0.1:${PORT}`,
+    browserName: 'chromium',
+    headless: true,
+    launchOptions: {
+      executablePath: '/usr/bin/chromium',
+      // No --user-data-dir: Playwright rejects it and makes a fresh profile itself.
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    },
+    trace: 'off',
+    screenshot: 'only-on-failure',
+  },
+  webServer: [
+    {
+      command: `node fake-model.mjs ${MODEL_PORT}`,
+      url: `http://127.0.0.1:${MODEL_PORT}/healthz`,
+      reuseExistingServer: false,
+      timeout: 10_000,
+    },
+    {
+      command: `bash -c 'rm -rf ${DATA} && exec ../target/release/lens serve --addr 127.0.0.1:${PORT} --data-dir ${DATA} --web-dist ../dist'`,
+      url: `http://127.0.0.1:${PORT}/healthz`,
+      reuseExistingServer: false,
+      timeout: 30_000,
+      env: { LENS_LOG: 'warn' },
+    },
+  ],
+});

@@ -1,0 +1,168 @@
+// Lens in real Chromium against the real release server: setup, login, chat, a Direct
+// answer, reload, Stop, the settings, and another person's chat staying private.
+import { test, expect } from '@playwright/test';
+import { AuthPage, ChatPage } from './pages';
+
+const MODEL_PORT = process.env.LENS_E2E_MODEL_PORT ?? '8182';
+const ADMIN = { name: 'admin', password: 'admin-password-1' };
+const BOB = { name: 'bob', password: 'bob-password-1' };
+
+test.describe.configure({ mode: 'serial' });
+
+let adminChat = '';
+
+test('the first visitor sets up the admin account', async ({ page }) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto('/');
+  await expect(page).toHaveURL(/\/setup$/);
+  await page.getByTestId('username').fill(ADMIN.name);
+  await page.getByTestId('password').fill(ADMIN.password);
+  await page.getByTestId('password-again').fill('something-else');
+  await page.getByTestId('submit').click();
+  await expect(page.getByTestId('form-error')).toHaveText('The two passwords differ.');
+  await new AuthPage(page).fill(ADMIN.name, ADMIN.password, true);
+  await expect(page).toHaveURL(/\/chat$/);
+  await expect(page.getByTestId('composer-input')).toBeVisible();
+  expect(errors).toEqual([]);
+});
+
+test('a wrong password is refused clearly, the right one logs in', async ({ page }) => {
+  const auth = new AuthPage(page);
+  await page.goto('/login');
+  await auth.fill(ADMIN.name, 'not-the-password');
+  await expect(page.getByTestId('form-error')).toHaveText('wrong username or password');
+  await auth.fill(ADMIN.name, ADMIN.password);
+  await expect(page).toHaveURL(/\/chat$/);
+});
+
+test('a Direct answer streams, and a reload shows the same saved answer', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  await chat.send('Hello <b>there</b>');
+  await expect(page).toHaveURL(/\/chat\/[a-z0-9]+$/);
+  adminChat = chat.chatId();
+  await expect(page.getByTestId('user-message')).toHaveText(/Hello <b>there<\/b>/);
+  const answer = chat.lastAnswer();
+  await expect(answer).toHaveAttribute('data-status', 'complete');
+  await expect(answer).toContainText('No language model is configured');
+  await expect(answer.locator('strong')).toHaveText('Settings → Model');
+  const before = await answer.innerText();
+  await expect(page.getByTestId('chat-link').first()).toHaveText('Hello <b>there</b>');
+
+  await page.reload();
+  await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
+  expect(await chat.lastAnswer().innerText()).toBe(before);
+});
+
+test('Stop ends a running answer and keeps what was written', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  const set = await chat.api('PUT', '/api/v1/settings/model', {
+    provider: 'openai_compatible', base_url: `http://127.0.0.1:${MODEL_PORT}/v1`, model: 'scripted',
+  });
+  expect(set.status()).toBe(200);
+  try {
+    await page.goto('/chat');
+    await chat.send('Count slowly');
+    const answer = chat.lastAnswer();
+    await expect(answer).toHaveAttribute('data-status', 'streaming');
+    await expect(answer).toContainText('word3');
+    await expect(page.getByTestId('answer-streaming')).toBeVisible();
+    // The text grows while we watch: it streams.
+    await expect(answer).toContainText('word6');
+    await page.getByTestId('stop').click();
+    await expect(answer).toHaveAttribute('data-status', 'stopped');
+    await expect(page.getByTestId('answer-ending')).toHaveText('Stopped.');
+    await expect(page.getByTestId('send')).toBeVisible();
+    const kept = await answer.locator('.markdown').innerText();
+    expect(kept).toContain('word6');
+    expect(kept).not.toContain('word200');
+
+    await page.reload();
+    await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'stopped');
+    expect(await chat.lastAnswer().locator('.markdown').innerText()).toBe(kept);
+  } finally {
+    await chat.api('PUT', '/api/v1/settings/model', { provider: 'direct' });
+  }
+});
+
+test('a dropped page resumes the running answer where it was', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  await chat.api('PUT', '/api/v1/settings/model', {
+    provider: 'openai_compatible', base_url: `http://127.0.0.1:${MODEL_PORT}/v1`, model: 'scripted',
+  });
+  try {
+    await page.goto('/chat');
+    await chat.send('Count again');
+    await expect(chat.lastAnswer()).toContainText('word2');
+    // Leave and come back while it runs: the answer went on without us.
+    await page.goto('/settings');
+    await page.waitForTimeout(1000);
+    await page.goBack();
+    await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'streaming');
+    await expect(chat.lastAnswer()).toContainText('word12');
+    await page.getByTestId('stop').click();
+    await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'stopped');
+  } finally {
+    await chat.api('PUT', '/api/v1/settings/model', { provider: 'direct' });
+  }
+});
+
+test('the admin makes an account in Settings; it cannot see the admin\'s chat', async ({ page, browser }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  await page.getByTestId('settings-link').click();
+  await expect(page.getByTestId('account-name')).toHaveText(ADMIN.name);
+  await expect(page.getByTestId('model-provider')).toHaveValue('direct');
+  await page.getByTestId('new-username').fill(BOB.name);
+  await page.getByTestId('new-password').fill(BOB.password);
+  await page.getByTestId('create-user').click();
+  await expect(page.getByTestId('users-status')).toHaveText(`Made ${BOB.name}.`);
+
+  const bobContext = await browser.newContext();
+  const bobPage = await bobContext.newPage();
+  await new AuthPage(bobPage).login(BOB.name, BOB.password);
+  await expect(bobPage.getByTestId('chat-link')).toHaveCount(0);
+  await bobPage.goto(`/chat/${adminChat}`);
+  await expect(bobPage.getByTestId('chat-not-found')).toBeVisible();
+  const api = await bobPage.request.get(`/api/v1/chats/${adminChat}`);
+  expect(api.status()).toBe(404);
+  expect((await api.json()).error.code).toBe('not_found');
+  await expect(bobPage.getByTestId('settings-link')).toBeVisible();
+  await bobPage.getByTestId('settings-link').click();
+  await expect(bobPage.getByTestId('model-form')).toHaveCount(0);
+  await bobContext.close();
+});
+
+test('API tokens: made once, usable by an agent, revoked', async ({ page, playwright, baseURL }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  await page.goto('/settings');
+  await page.getByTestId('token-name').fill('my agent');
+  await page.getByTestId('create-token').click();
+  const secret = await page.getByTestId('token-secret').innerText();
+  expect(secret).toMatch(/^lens_/);
+  const agent = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { authorization: `Bearer ${secret}` } });
+  expect((await agent.get('/api/v1/chats')).status()).toBe(200);
+  await page.getByRole('button', { name: 'Revoke my agent' }).click();
+  await expect(page.getByTestId('token-row')).toHaveCount(0);
+  expect((await agent.get('/api/v1/chats')).status()).toBe(401);
+  await agent.dispose();
+});
+
+test('works on a phone-sized screen and by keyboard alone', async ({ browser }) => {
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  const page = await context.newPage();
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  // Tab from the page start to the composer, type, send with Enter.
+  await page.getByTestId('composer-input').focus();
+  await page.keyboard.type('From the keyboard');
+  await page.keyboard.press('Enter');
+  const answer = page.getByTestId('assistant-message').last();
+  await expect(answer).toHaveAttribute('data-status', 'complete');
+  await expect(page.getByTestId('composer-input')).toBeInViewport();
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  expect(width).toBeLessThanOrEqual(390);
+  await page.screenshot({ path: 'test-results/phone.png', fullPage: true });
+  await context.close();
+});

@@ -1,0 +1,51 @@
+// Page objects: what a person does on each page, in one place.
+import { expect, type Page } from '@playwright/test';
+
+export class AuthPage {
+  constructor(readonly page: Page) {}
+
+  async fill(username: string, password: string, confirm = false) {
+    await this.page.getByTestId('username').fill(username);
+    await this.page.getByTestId('password').fill(password);
+    if (confirm) await this.page.getByTestId('password-again').fill(password);
+    await this.page.getByTestId('submit').click();
+  }
+
+  async login(username: string, password: string) {
+    await this.page.goto('/login');
+    await this.fill(username, password);
+    await expect(this.page).toHaveURL(/\/chat/);
+  }
+}
+
+export class ChatPage {
+  constructor(readonly page: Page) {}
+
+  composer() {
+    return this.page.getByTestId('composer-input');
+  }
+
+  /** Types a message and sends it with the Enter key. */
+  async send(text: string) {
+    await this.composer().fill(text);
+    await this.composer().press('Enter');
+  }
+
+  lastAnswer() {
+    return this.page.getByTestId('assistant-message').last();
+  }
+
+  /** The chat id in the URL. */
+  chatId(): string {
+    const m = this.page.url().match(/\/chat\/([a-z0-9]+)/);
+    if (!m) throw new Error(`no chat id in ${this.page.url()}`);
+    return m[1];
+  }
+
+  /** Calls the API as the logged-in person (with the CSRF proof). */
+  async api(method: string, path: string, data?: unknown) {
+    const me = await this.page.request.get('/api/v1/me');
+    const { csrf_token } = await me.json();
+    return this.page.request.fetch(path, { method, data, headers: { 'x-csrf-token': csrf_token } });
+  }
+}

@@ -1,0 +1,165 @@
+//! JSON requests to the server. Unsafe requests carry the session's CSRF proof.
+
+use std::cell::RefCell;
+
+use gloo_net::http::{Request, RequestBuilder, Response};
+use lens_types::*;
+use serde::{Serialize, de::DeserializeOwned};
+
+thread_local! {
+    // The browser runs one thread; the proof is per page load, set at login or from /me.
+    static CSRF: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// Remembers the CSRF proof for later unsafe requests.
+pub fn set_csrf(token: &str) {
+    CSRF.with(|c| *c.borrow_mut() = token.to_owned());
+}
+
+fn csrf() -> String {
+    CSRF.with(|c| c.borrow().clone())
+}
+
+/// What a call failed with, ready to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientError {
+    pub status: u16,
+    pub code: Option<ErrorCode>,
+    pub message: String,
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+pub type ApiResult<T> = Result<T, ClientError>;
+
+fn network_error(e: impl std::fmt::Display) -> ClientError {
+    ClientError { status: 0, code: None, message: format!("Lens could not be reached ({e}). Check your connection.") }
+}
+
+async fn read<T: DeserializeOwned>(resp: Response) -> ApiResult<T> {
+    if resp.ok() {
+        return resp.json::<T>().await.map_err(|e| ClientError {
+            status: resp.status(),
+            code: None,
+            message: format!("the server's answer could not be read: {e}"),
+        });
+    }
+    let status = resp.status();
+    match resp.json::<ErrorBody>().await {
+        Ok(body) => Err(ClientError { status, code: Some(body.error.code), message: body.error.message }),
+        Err(_) => Err(ClientError { status, code: None, message: format!("the server answered HTTP {status}") }),
+    }
+}
+
+async fn read_empty(resp: Response) -> ApiResult<()> {
+    if resp.ok() {
+        return Ok(());
+    }
+    read::<serde_json::Value>(resp).await.map(|_| ())
+}
+
+fn unsafe_req(builder: RequestBuilder) -> RequestBuilder {
+    builder.header("X-CSRF-Token", &csrf())
+}
+
+async fn get<T: DeserializeOwned>(path: &str) -> ApiResult<T> {
+    let resp = Request::get(path).send().await.map_err(network_error)?;
+    read(resp).await
+}
+
+async fn send_json<B: Serialize, T: DeserializeOwned>(builder: RequestBuilder, body: &B) -> ApiResult<T> {
+    let req = unsafe_req(builder).json(body).map_err(network_error)?;
+    read(req.send().await.map_err(network_error)?).await
+}
+
+async fn send_empty(builder: RequestBuilder) -> ApiResult<()> {
+    let resp = unsafe_req(builder).send().await.map_err(network_error)?;
+    read_empty(resp).await
+}
+
+pub async fn setup_status() -> ApiResult<SetupStatus> {
+    get("/api/v1/setup").await
+}
+
+pub async fn setup(req: &CredentialsRequest) -> ApiResult<SessionResponse> {
+    let s: SessionResponse = send_json(Request::post("/api/v1/setup"), req).await?;
+    set_csrf(&s.csrf_token);
+    Ok(s)
+}
+
+pub async fn login(req: &CredentialsRequest) -> ApiResult<SessionResponse> {
+    let s: SessionResponse = send_json(Request::post("/api/v1/auth/login"), req).await?;
+    set_csrf(&s.csrf_token);
+    Ok(s)
+}
+
+pub async fn logout() -> ApiResult<()> {
+    send_empty(Request::post("/api/v1/auth/logout")).await
+}
+
+pub async fn me() -> ApiResult<SessionResponse> {
+    let s: SessionResponse = get("/api/v1/me").await?;
+    set_csrf(&s.csrf_token);
+    Ok(s)
+}
+
+pub async fn list_chats() -> ApiResult<Vec<ChatView>> {
+    get("/api/v1/chats").await
+}
+
+pub async fn create_chat() -> ApiResult<ChatView> {
+    send_json(Request::post("/api/v1/chats"), &CreateChatRequest::default()).await
+}
+
+pub async fn get_chat(cid: &str) -> ApiResult<ChatDetail> {
+    get(&format!("/api/v1/chats/{cid}")).await
+}
+
+pub async fn rename_chat(cid: &str, title: &str) -> ApiResult<ChatView> {
+    send_json(Request::patch(&format!("/api/v1/chats/{cid}")), &RenameChatRequest { title: title.to_owned() }).await
+}
+
+pub async fn delete_chat(cid: &str) -> ApiResult<()> {
+    send_empty(Request::delete(&format!("/api/v1/chats/{cid}"))).await
+}
+
+pub async fn send_message(cid: &str, text: &str) -> ApiResult<CreateMessageResponse> {
+    let body = CreateMessageRequest { text: text.to_owned(), attachments: vec![], page: None };
+    send_json(Request::post(&format!("/api/v1/chats/{cid}/messages")), &body).await
+}
+
+pub async fn stop_answer(cid: &str, aid: &str) -> ApiResult<()> {
+    send_empty(Request::post(&format!("/api/v1/chats/{cid}/answers/{aid}/stop"))).await
+}
+
+pub async fn list_tokens() -> ApiResult<Vec<TokenView>> {
+    get("/api/v1/tokens").await
+}
+
+pub async fn create_token(name: &str) -> ApiResult<CreateTokenResponse> {
+    send_json(Request::post("/api/v1/tokens"), &CreateTokenRequest { name: name.to_owned() }).await
+}
+
+pub async fn delete_token(id: i64) -> ApiResult<()> {
+    send_empty(Request::delete(&format!("/api/v1/tokens/{id}"))).await
+}
+
+pub async fn list_users() -> ApiResult<Vec<UserView>> {
+    get("/api/v1/users").await
+}
+
+pub async fn create_user(req: &CredentialsRequest) -> ApiResult<UserView> {
+    send_json(Request::post("/api/v1/users"), req).await
+}
+
+pub async fn model_settings() -> ApiResult<ModelSettingsView> {
+    get("/api/v1/settings/model").await
+}
+
+pub async fn update_model_settings(req: &UpdateModelSettingsRequest) -> ApiResult<ModelSettingsView> {
+    send_json(Request::put("/api/v1/settings/model"), req).await
+}

@@ -1,0 +1,8 @@
+//! One component per file.
+
+pub mod chat_list;
+pub mod composer;
+pub mod credentials_form;
+pub mod markdown;
+pub mod message_view;
+pub mod tool_step;

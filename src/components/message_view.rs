@@ -1,0 +1,81 @@
+//! One message: the person's words, or an answer with its text, steps and ending.
+
+use std::collections::HashMap;
+
+use leptos::prelude::*;
+use lens_types::{MessageStatus, MessageView as Message, Role};
+
+use crate::components::{markdown::Markdown, tool_step::ToolStep};
+
+/// The line under an answer that did not end normally.
+fn ending_note(m: &Message) -> Option<String> {
+    match m.status {
+        MessageStatus::Stopped => Some("Stopped.".into()),
+        MessageStatus::Interrupted => Some("Interrupted: the server restarted while this answer was written.".into()),
+        MessageStatus::Failed => Some(match &m.error {
+            Some(e) => format!("Failed: {}", e.message),
+            None => "Failed.".into(),
+        }),
+        MessageStatus::Streaming | MessageStatus::Complete => None,
+    }
+}
+
+#[component]
+pub fn MessageView(
+    /// The message, live while it streams.
+    #[prop(into)]
+    message: Signal<Message>,
+    /// Live output of running steps, by step id.
+    #[prop(into, optional)]
+    live: Signal<HashMap<String, (String, String)>>,
+) -> impl IntoView {
+    let is_user = move || message.with(|m| m.role == Role::User);
+    let text = Signal::derive(move || message.with(|m| m.text.clone()));
+    let streaming = move || message.with(|m| m.status == MessageStatus::Streaming);
+    let step_ids = move || message.with(|m| m.steps.iter().map(|s| s.id.clone()).collect::<Vec<_>>());
+    view! {
+        <article
+            class=move || if is_user() { "message user" } else { "message assistant" }
+            data-testid=move || if is_user() { "user-message" } else { "assistant-message" }
+            data-status=move || format!("{:?}", message.with(|m| m.status)).to_lowercase()
+            aria-busy=move || streaming().to_string()
+        >
+            <h3 class="sr-only">{move || if is_user() { "You said" } else { "Lens answered" }}</h3>
+            <Show when=is_user fallback=move || view! { <Markdown src=text /> }>
+                <p class="user-text" data-testid="message-text">{move || text.get()}</p>
+            </Show>
+            <div class="steps">
+                <For each=step_ids key=|id| id.clone() let:id>
+                    {
+                        let sid = id.clone();
+                        let step = Signal::derive(move || {
+                            message.with(|m| m.steps.iter().find(|s| s.id == sid).cloned()).unwrap_or_else(|| placeholder(&sid))
+                        });
+                        let lid = id.clone();
+                        let live_out = Signal::derive(move || live.with(|l| l.get(&lid).cloned()));
+                        view! { <ToolStep step live=live_out /> }
+                    }
+                </For>
+            </div>
+            <Show when=streaming>
+                <p class="typing" data-testid="answer-streaming" aria-live="polite">"Writing…"</p>
+            </Show>
+            {move || message.with(ending_note).map(|n| view! { <p class="ending-note" role="status" data-testid="answer-ending">{n}</p> })}
+        </article>
+    }
+}
+
+/// A step that vanished between renders (never shown in practice).
+fn placeholder(id: &str) -> lens_types::ToolStep {
+    lens_types::ToolStep {
+        id: id.to_owned(),
+        tool: String::new(),
+        args: serde_json::Value::Null,
+        summary: String::new(),
+        status: lens_types::StepStatus::Running,
+        result: None,
+        output: None,
+        file: None,
+        approval: None,
+    }
+}

@@ -1,0 +1,6 @@
+//! One file per page.
+
+pub mod chat_page;
+pub mod login_page;
+pub mod settings_page;
+pub mod setup_page;

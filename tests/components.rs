@@ -1,0 +1,98 @@
+//! Component tests in headless Chromium (wasm-bindgen-test-runner + chromedriver):
+//!   cargo test -p lens-web --target wasm32-unknown-unknown
+#![cfg(target_arch = "wasm32")]
+
+use leptos::prelude::*;
+use lens_types::{MessageStatus, MessageView as Message, Role, RunEnding, RunOutput, StepStatus, ToolStep as Step};
+use lens_web::components::{message_view::MessageView, tool_step::ToolStep};
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn container() -> web_sys::Element {
+    let document = document();
+    let el = document.create_element("div").unwrap();
+    document.body().unwrap().append_child(&el).unwrap();
+    el
+}
+
+fn step(status: StepStatus) -> Step {
+    Step {
+        id: "s1".into(),
+        tool: "run_python".into(),
+        args: serde_json::json!({"code": "print('<b>hi</b>')"}),
+        summary: "Run Python".into(),
+        status,
+        result: None,
+        output: Some(RunOutput {
+            language: "python".into(),
+            code: "print('<b>hi</b>')".into(),
+            stdout: "<b>hi</b>\n".into(),
+            stderr: "Traceback: boom".into(),
+            stdout_cut: false,
+            stderr_cut: false,
+            stdout_bytes: 10,
+            stderr_bytes: 15,
+            ending: RunEnding::Exited { code: 1 },
+            duration_ms: 12,
+        }),
+        file: None,
+        approval: None,
+    }
+}
+
+fn text(el: &web_sys::Element, selector: &str) -> String {
+    el.query_selector(selector).unwrap().unwrap_or_else(|| panic!("no {selector}")).text_content().unwrap()
+}
+
+#[wasm_bindgen_test]
+fn tool_step_is_folded_worded_and_opens() {
+    let el = container();
+    let _h = leptos::mount::mount_to(el.clone().unchecked_into(), || view! { <ToolStep step=step(StepStatus::Failed) /> });
+    let details: web_sys::HtmlDetailsElement = el.query_selector("details").unwrap().unwrap().unchecked_into();
+    assert!(!details.open(), "folded at first");
+    assert_eq!(text(&el, ".glyph"), "✕");
+    assert_eq!(el.query_selector(".glyph").unwrap().unwrap().get_attribute("aria-hidden").as_deref(), Some("true"));
+    assert_eq!(text(&el, ".sr-only"), "Step failed: ");
+    let summary: web_sys::HtmlElement = el.query_selector("summary").unwrap().unwrap().unchecked_into();
+    summary.click();
+    assert!(details.open());
+    // Program output is text: the <b> is shown, not rendered.
+    assert_eq!(text(&el, "[data-testid=run-stdout]"), "<b>hi</b>\n");
+    assert!(el.query_selector("[data-testid=run-stdout] b").unwrap().is_none());
+    assert_eq!(text(&el, "[data-testid=run-stderr]"), "Traceback: boom");
+    assert_eq!(text(&el, "[data-testid=run-ending]"), "exited with code 1");
+}
+
+#[wasm_bindgen_test]
+async fn streaming_answer_updates_in_place() {
+    let el = container();
+    let message = RwSignal::new(Message {
+        id: "a1".into(),
+        chat_id: "c1".into(),
+        role: Role::Assistant,
+        text: "Hel".into(),
+        steps: vec![],
+        status: MessageStatus::Streaming,
+        error: None,
+        created_at: 0,
+    });
+    let _h = leptos::mount::mount_to(el.clone().unchecked_into(), move || view! { <MessageView message /> });
+    assert!(el.query_selector("[data-testid=answer-streaming]").unwrap().is_some());
+    message.update(|m| {
+        m.text.push_str("lo **you**");
+        m.steps.push(step(StepStatus::Running));
+    });
+    leptos::task::tick().await;
+    assert_eq!(text(&el, ".markdown strong"), "you");
+    assert_eq!(text(&el, ".glyph"), "◆");
+    message.update(|m| {
+        m.status = MessageStatus::Stopped;
+        m.steps[0].status = StepStatus::Succeeded;
+    });
+    leptos::task::tick().await;
+    assert!(el.query_selector("[data-testid=answer-streaming]").unwrap().is_none());
+    assert_eq!(text(&el, "[data-testid=answer-ending]"), "Stopped.");
+    assert_eq!(text(&el, ".glyph"), "✓");
+}
