@@ -28,7 +28,6 @@ const server = http.createServer((req, res) => {
       clearInterval(timer);
     }
   }, 150);
-  req.on('close', () => clearInterval(timer));
   res.on('close', () => clearInterval(timer));
 });
 server.listen(port, '127.0.0.1');

@@ -1,14 +1,16 @@
 //! The router and the session context every page reads.
 
+use lens_types::SessionResponse;
 use leptos::prelude::*;
 use leptos_router::{
     components::{ParentRoute, Route, Router, Routes},
     hooks::use_navigate,
     path,
 };
-use lens_types::SessionResponse;
 
-use crate::pages::{chat_page::ChatPage, login_page::LoginPage, settings_page::SettingsPage, setup_page::SetupPage};
+use crate::pages::{
+    chat_page::ChatPage, login_page::LoginPage, settings_page::SettingsPage, setup_page::SetupPage,
+};
 
 /// Who is logged in (`None` until known or when logged out).
 #[derive(Clone, Copy)]
@@ -47,7 +49,11 @@ pub fn App() -> impl IntoView {
 #[component]
 fn RequireLogin() -> impl IntoView {
     let session = expect_context::<Session>();
-    let boot = RwSignal::new(if session.0.get_untracked().is_some() { Boot::Ready } else { Boot::Loading });
+    let boot = RwSignal::new(if session.0.get_untracked().is_some() {
+        Boot::Ready
+    } else {
+        Boot::Loading
+    });
     let navigate = use_navigate();
     if boot.get_untracked() == Boot::Loading {
         leptos::task::spawn_local(async move {
@@ -57,7 +63,10 @@ fn RequireLogin() -> impl IntoView {
                     boot.set(Boot::Ready);
                 }
                 Err(_) => {
-                    let needed = crate::api::setup_status().await.map(|s| s.needed).unwrap_or(false);
+                    let needed = crate::api::setup_status()
+                        .await
+                        .map(|s| s.needed)
+                        .unwrap_or(false);
                     navigate(if needed { "/setup" } else { "/login" }, Default::default());
                 }
             }

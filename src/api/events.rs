@@ -8,7 +8,9 @@ use lens_types::StreamEvent;
 use wasm_bindgen::{JsCast, closure::Closure};
 use web_sys::{EventSource, MessageEvent};
 
-const NAMES: [&str; 7] = ["step", "output", "token", "approval", "notice", "error", "done"];
+const NAMES: [&str; 7] = [
+    "step", "output", "token", "approval", "notice", "error", "done",
+];
 
 /// An open stream; dropping it closes the connection.
 pub struct AnswerStream {
@@ -39,8 +41,12 @@ pub fn follow(
         let src = source.clone();
         let handler = Closure::<dyn FnMut(web_sys::Event)>::new(move |ev: web_sys::Event| {
             // The connection's own "error" events are plain Events; ours carry data.
-            let Some(msg) = ev.dyn_ref::<MessageEvent>() else { return };
-            let Some(data) = msg.data().as_string() else { return };
+            let Some(msg) = ev.dyn_ref::<MessageEvent>() else {
+                return;
+            };
+            let Some(data) = msg.data().as_string() else {
+                return;
+            };
             if let Ok(event) = serde_json::from_str::<StreamEvent>(&data) {
                 if event.is_last() {
                     src.close();
@@ -48,7 +54,9 @@ pub fn follow(
                 on_event(event);
             }
         });
-        source.add_event_listener_with_callback(name, handler.as_ref().unchecked_ref()).map_err(|e| format!("{e:?}"))?;
+        source
+            .add_event_listener_with_callback(name, handler.as_ref().unchecked_ref())
+            .map_err(|e| format!("{e:?}"))?;
         handlers.push(handler);
     }
     let src = source.clone();
@@ -57,7 +65,12 @@ pub fn follow(
             on_lost();
         }
     });
-    source.add_event_listener_with_callback("error", lost.as_ref().unchecked_ref()).map_err(|e| format!("{e:?}"))?;
+    source
+        .add_event_listener_with_callback("error", lost.as_ref().unchecked_ref())
+        .map_err(|e| format!("{e:?}"))?;
     handlers.push(lost);
-    Ok(AnswerStream { source, _handlers: handlers })
+    Ok(AnswerStream {
+        source,
+        _handlers: handlers,
+    })
 }

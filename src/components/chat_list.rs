@@ -1,7 +1,7 @@
 //! The conversation list: newest first, the open one marked.
 
-use leptos::prelude::*;
 use lens_types::ChatView;
+use leptos::prelude::*;
 
 #[component]
 pub fn ChatList(

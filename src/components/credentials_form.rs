@@ -1,7 +1,7 @@
 //! The username and password form of the setup and login pages.
 
-use leptos::prelude::*;
 use lens_types::CredentialsRequest;
+use leptos::prelude::*;
 
 /// A labelled username/password form; `on_submit` gets the values and returns the
 /// error to show, if any.
@@ -30,9 +30,16 @@ pub fn CredentialsForm(
             return;
         }
         error.set(None);
-        on_submit.run(CredentialsRequest { username: username.get(), password: password.get() });
+        on_submit.run(CredentialsRequest {
+            username: username.get(),
+            password: password.get(),
+        });
     };
-    let new_password = if confirm { "new-password" } else { "current-password" };
+    let new_password = if confirm {
+        "new-password"
+    } else {
+        "current-password"
+    };
     view! {
         <form class="card form" on:submit=submit data-testid="credentials-form">
             <label>

@@ -1,8 +1,8 @@
 //! `ToolStep`: one tool call, folded: a glyph with words for screen readers, the
 //! summary, and details with the input and the result.
 
-use leptos::prelude::*;
 use lens_types::{StepStatus, ToolStep as Step};
+use leptos::prelude::*;
 
 /// The glyph and the words a screen reader says instead.
 pub fn status_glyph(status: StepStatus) -> (&'static str, &'static str) {
@@ -36,9 +36,14 @@ pub fn ToolStep(
     let status = move || step.with(|s| s.status);
     let glyph = move || status_glyph(status()).0;
     let words = move || status_glyph(status()).1;
-    let class = move || format!("tool-step status-{}", words().split(' ').next().unwrap_or(""));
+    let class = move || {
+        format!(
+            "tool-step status-{}",
+            words().split(' ').next().unwrap_or("")
+        )
+    };
     view! {
-        <details class=class data-testid="tool-step" data-status=move || words()>
+        <details class=class data-testid="tool-step" data-status=words>
             <summary>
                 <span class="glyph" aria-hidden="true">{glyph}</span>
                 <span class="sr-only">{move || format!("Step {}: ", words())}</span>
@@ -117,7 +122,10 @@ mod tests {
             approval: None,
         };
         let html = view! { <ToolStep step /> }.to_html();
-        assert!(html.contains("<details") && !html.contains("open"), "{html}");
+        assert!(
+            html.contains("<details") && !html.contains("open"),
+            "{html}"
+        );
         assert!(html.contains("Step succeeded: "), "{html}");
         assert!(html.contains("✓"), "{html}");
         assert!(!html.contains("<script>"), "{html}");

@@ -70,7 +70,9 @@ impl Anthropic {
                         json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
                     match messages.last_mut() {
                         Some(last) if last["role"] == "user" && last["content"].is_array() => {
-                            last["content"].as_array_mut().map(|a| a.push(block));
+                            if let Some(a) = last["content"].as_array_mut() {
+                                a.push(block);
+                            }
                         }
                         _ => messages.push(json!({"role": "user", "content": [block]})),
                     }

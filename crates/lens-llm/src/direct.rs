@@ -32,12 +32,7 @@ pub(crate) fn fenced_blocks(text: &str) -> Vec<(String, String)> {
         let Some(info) = trimmed.strip_prefix("```") else {
             continue;
         };
-        let lang = info
-            .trim()
-            .split_whitespace()
-            .next()
-            .unwrap_or("")
-            .to_lowercase();
+        let lang = info.split_whitespace().next().unwrap_or("").to_lowercase();
         let mut body = Vec::new();
         for inner in lines.by_ref() {
             if inner.trim_start().starts_with("```") {
@@ -85,7 +80,7 @@ impl Direct {
             .iter()
             .filter_map(|(lang, body)| {
                 let (tool, arg) = tool_for(lang)?;
-                has_tool(tool).then(|| (tool, arg, body))
+                has_tool(tool).then_some((tool, arg, body))
             })
             .enumerate()
             .map(|(n, (tool, arg, body))| {

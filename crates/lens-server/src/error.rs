@@ -114,10 +114,10 @@ impl IntoResponse for AppError {
             }),
         )
             .into_response();
-        if let Self::RateLimited { retry_after_secs } = self {
-            if let Ok(v) = HeaderValue::from_str(&retry_after_secs.to_string()) {
-                resp.headers_mut().insert(header::RETRY_AFTER, v);
-            }
+        if let Self::RateLimited { retry_after_secs } = self
+            && let Ok(v) = HeaderValue::from_str(&retry_after_secs.to_string())
+        {
+            resp.headers_mut().insert(header::RETRY_AFTER, v);
         }
         resp
     }

@@ -13,6 +13,9 @@ pub enum OutputStream {
 }
 
 /// One event of an answer's stream.
+// Events are made once and serialized; boxing the large variants would add allocations
+// and clutter every match for no saving.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum StreamEvent {

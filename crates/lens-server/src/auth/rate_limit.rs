@@ -38,14 +38,14 @@ impl LoginLimiter {
         let now = Instant::now();
         map.retain(|_, (_, start)| now.duration_since(*start) < WINDOW);
         for (key, limit) in Self::keys(username, ip) {
-            if let Some((count, start)) = map.get(&key) {
-                if *count >= limit {
-                    let retry_after_secs = WINDOW
-                        .saturating_sub(now.duration_since(*start))
-                        .as_secs()
-                        .max(1);
-                    return Err(AppError::RateLimited { retry_after_secs });
-                }
+            if let Some((count, start)) = map.get(&key)
+                && *count >= limit
+            {
+                let retry_after_secs = WINDOW
+                    .saturating_sub(now.duration_since(*start))
+                    .as_secs()
+                    .max(1);
+                return Err(AppError::RateLimited { retry_after_secs });
             }
         }
         Ok(())

@@ -125,10 +125,10 @@ impl AnswerHub {
         let hub = Arc::downgrade(self);
         tokio::spawn(async move {
             tokio::time::sleep(KEEP_FINISHED).await;
-            if let Some(hub) = hub.upgrade() {
-                if let Ok(mut live) = hub.live.lock() {
-                    live.remove(&answer_id);
-                }
+            if let Some(hub) = hub.upgrade()
+                && let Ok(mut live) = hub.live.lock()
+            {
+                live.remove(&answer_id);
             }
         });
     }

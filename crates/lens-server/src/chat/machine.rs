@@ -28,6 +28,8 @@ pub enum Input {
 }
 
 /// What the runner must do next, in order.
+// Actions live for one step of the loop; boxing `Emit` would only add allocations.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, PartialEq)]
 pub enum Action {
     Emit(StreamEvent),

@@ -171,10 +171,10 @@ impl Client {
         let mut req = self
             .http
             .request(method.clone(), format!("{}{path}", self.base));
-        if method != Method::GET {
-            if let Some(csrf) = &self.csrf {
-                req = req.header("x-csrf-token", csrf);
-            }
+        if method != Method::GET
+            && let Some(csrf) = &self.csrf
+        {
+            req = req.header("x-csrf-token", csrf);
         }
         if let Some(token) = &self.bearer {
             req = req.bearer_auth(token);
@@ -256,7 +256,7 @@ impl Client {
         let mut out = Vec::new();
         let read = async {
             while let Some(chunk) = body.next().await {
-                buf.push_str(&String::from_utf8(chunk.unwrap().to_vec()).unwrap());
+                buf.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
                 while let Some(end) = buf.find("\n\n") {
                     let frame: String = buf.drain(..end + 2).collect();
                     let mut id = String::new();
