@@ -2,6 +2,8 @@
 SHELL := /bin/bash
 ENV := source scripts/env.sh &&
 WEB := PATH="$(CURDIR)/scripts/trunk-cargo:$$PATH" trunk build --release
+# Where `make run` keeps its data; the address comes from LENS_ADDR (default 127.0.0.1:8080).
+DATA ?= ./data
 
 .PHONY: run test setup web server bench clean
 
@@ -15,7 +17,7 @@ server: setup
 	@$(ENV) cargo build --release --locked -p lens-server
 
 run: web server
-	@$(ENV) ./target/release/lens serve --data-dir ./data --web-dist ./dist
+	@$(ENV) ./target/release/lens serve --data-dir $(DATA) --web-dist ./dist
 
 test: setup
 	@$(ENV) scripts/test

@@ -18,35 +18,32 @@ fn safe_url(url: &str) -> bool {
 
 /// Markdown to HTML where raw HTML in the source shows as text.
 pub fn markdown_to_html(src: &str) -> String {
-    let parser =
-        Parser::new_ext(src, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH).map(|event| {
-            match event {
-                Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
-                Event::Start(Tag::Link {
-                    link_type,
-                    dest_url,
-                    title,
-                    id,
-                }) if !safe_url(&dest_url) => Event::Start(Tag::Link {
-                    link_type,
-                    dest_url: CowStr::Borrowed("#"),
-                    title,
-                    id,
-                }),
-                Event::Start(Tag::Image {
-                    link_type,
-                    dest_url,
-                    title,
-                    id,
-                }) if !safe_url(&dest_url) => Event::Start(Tag::Image {
-                    link_type,
-                    dest_url: CowStr::Borrowed("#"),
-                    title,
-                    id,
-                }),
-                other => other,
-            }
-        });
+    let parser = Parser::new_ext(src, Options::ENABLE_TABLES).map(|event| match event {
+        Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
+        Event::Start(Tag::Link {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) if !safe_url(&dest_url) => Event::Start(Tag::Link {
+            link_type,
+            dest_url: CowStr::Borrowed("#"),
+            title,
+            id,
+        }),
+        Event::Start(Tag::Image {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) if !safe_url(&dest_url) => Event::Start(Tag::Image {
+            link_type,
+            dest_url: CowStr::Borrowed("#"),
+            title,
+            id,
+        }),
+        other => other,
+    });
     let mut out = String::new();
     html::push_html(&mut out, parser);
     out

@@ -40,7 +40,7 @@ pub fn MessageView(
         <article
             class=move || if is_user() { "message user" } else { "message assistant" }
             data-testid=move || if is_user() { "user-message" } else { "assistant-message" }
-            data-status=move || format!("{:?}", message.with(|m| m.status)).to_lowercase()
+            data-status=move || message.with(|m| m.status.as_str())
             aria-busy=move || streaming().to_string()
         >
             <h3 class="sr-only">{move || if is_user() { "You said" } else { "Lens answered" }}</h3>

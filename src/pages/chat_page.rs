@@ -9,10 +9,10 @@ use std::collections::HashMap;
 
 use lens_types::{ChatView, MessageStatus, MessageView as Message, Role, StreamEvent};
 use leptos::prelude::*;
-use leptos_router::hooks::{use_navigate, use_params_map};
 
 use crate::{
     api::{self, events::AnswerStream},
+    app::Nav,
     components::{chat_list::ChatList, composer::Composer, message_view::MessageView},
 };
 
@@ -133,8 +133,8 @@ impl ChatState {
 
 #[component]
 pub fn ChatPage() -> impl IntoView {
-    let params = use_params_map();
-    let cid = Memo::new(move |_| params.read().get("cid"));
+    let nav = expect_context::<Nav>();
+    let cid = Memo::new(move |_| nav.chat_id());
     let state = ChatState {
         chats: RwSignal::new(Vec::new()),
         title: RwSignal::new(String::new()),
@@ -144,7 +144,6 @@ pub fn ChatPage() -> impl IntoView {
         missing: RwSignal::new(false),
         stream: StoredValue::new_local(None),
     };
-    let navigate = use_navigate();
 
     leptos::task::spawn_local(async move {
         match api::list_chats().await {
@@ -173,9 +172,7 @@ pub fn ChatPage() -> impl IntoView {
         })
     });
 
-    let nav_send = navigate.clone();
     let on_send = Callback::new(move |text: String| {
-        let navigate = nav_send.clone();
         leptos::task::spawn_local(async move {
             state.error.set(None);
             let id = match cid.get_untracked() {
@@ -190,7 +187,7 @@ pub fn ChatPage() -> impl IntoView {
                     if cid.get_untracked().as_deref() == Some(id.as_str()) {
                         state.load(id).await;
                     } else {
-                        navigate(&format!("/chat/{id}"), Default::default());
+                        nav.go(&format!("/chat/{id}"));
                     }
                     if let Ok(chats) = api::list_chats().await {
                         state.chats.set(chats);
@@ -244,7 +241,6 @@ pub fn ChatPage() -> impl IntoView {
         });
     };
 
-    let nav_delete = navigate.clone();
     let on_delete = move |_| {
         let Some(id) = cid.get_untracked() else {
             return;
@@ -258,12 +254,11 @@ pub fn ChatPage() -> impl IntoView {
         if !confirmed {
             return;
         }
-        let navigate = nav_delete.clone();
         leptos::task::spawn_local(async move {
             match api::delete_chat(&id).await {
                 Ok(()) => {
                     state.chats.update(|c| c.retain(|c| c.id != id));
-                    navigate("/chat", Default::default());
+                    nav.go("/chat");
                 }
                 Err(e) => state.error.set(Some(e.message)),
             }
@@ -286,7 +281,7 @@ pub fn ChatPage() -> impl IntoView {
                     <h1 data-testid="chat-title">{move || state.title.get()}</h1>
                     <Show when=move || cid.get().is_some() && !state.missing.get()>
                         <button type="button" data-testid="rename-chat" on:click=on_rename>"Rename"</button>
-                        <button type="button" class="danger" data-testid="delete-chat" on:click=on_delete.clone()>"Delete"</button>
+                        <button type="button" class="danger" data-testid="delete-chat" on:click=on_delete>"Delete"</button>
                     </Show>
                 </header>
                 <Show

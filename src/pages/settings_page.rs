@@ -5,9 +5,11 @@ use lens_types::{
     UserView,
 };
 use leptos::prelude::*;
-use leptos_router::hooks::use_navigate;
 
-use crate::{api, app::Session};
+use crate::{
+    api,
+    app::{Nav, Session},
+};
 
 #[component]
 pub fn SettingsPage() -> impl IntoView {
@@ -24,13 +26,12 @@ pub fn SettingsPage() -> impl IntoView {
                 .unwrap_or_default()
         })
     };
-    let navigate = use_navigate();
+    let nav = expect_context::<Nav>();
     let logout = move |_| {
-        let navigate = navigate.clone();
         leptos::task::spawn_local(async move {
             let _ = api::logout().await;
             session.0.set(None);
-            navigate("/login", Default::default());
+            nav.go("/login");
         });
     };
     view! {

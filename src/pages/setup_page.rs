@@ -1,24 +1,25 @@
 //! First run: the first visitor makes the admin account.
 
 use leptos::prelude::*;
-use leptos_router::hooks::use_navigate;
 
-use crate::{app::Session, components::credentials_form::CredentialsForm};
+use crate::{
+    app::{Nav, Session},
+    components::credentials_form::CredentialsForm,
+};
 
 #[component]
 pub fn SetupPage() -> impl IntoView {
     let session = expect_context::<Session>();
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
-    let navigate = use_navigate();
+    let nav = expect_context::<Nav>();
     let on_submit = Callback::new(move |req| {
-        let navigate = navigate.clone();
         busy.set(true);
         leptos::task::spawn_local(async move {
             match crate::api::setup(&req).await {
                 Ok(s) => {
                     session.0.set(Some(s));
-                    navigate("/chat", Default::default());
+                    nav.go("/chat");
                 }
                 Err(e) => error.set(Some(e.message)),
             }

@@ -114,6 +114,17 @@ pub enum MessageStatus {
 }
 
 impl MessageStatus {
+    /// The snake_case word, as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Streaming => "streaming",
+            Self::Complete => "complete",
+            Self::Stopped => "stopped",
+            Self::Interrupted => "interrupted",
+            Self::Failed => "failed",
+        }
+    }
+
     pub fn is_final(self) -> bool {
         !matches!(self, Self::Streaming)
     }

@@ -12,12 +12,16 @@ pub enum OutputStream {
     Stderr,
 }
 
-/// One event of an answer's stream.
+/// One event of an answer's stream, externally tagged: `{"token": {"text": "Hi"}}`.
+///
+/// Externally tagged rather than `{"type": ...}`: serde reads it without buffering, which
+/// keeps the browser's WebAssembly noticeably smaller. The SSE `event:` line repeats the
+/// kind for clients that dispatch on it.
 // Events are made once and serialized; boxing the large variants would add allocations
 // and clutter every match for no saving.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum StreamEvent {
     /// A step started, changed or finished; the latest copy replaces earlier ones.
     Step { step: ToolStep },
@@ -70,7 +74,7 @@ mod tests {
     fn token_round_trips() {
         let e = StreamEvent::Token { text: "hi".into() };
         let json = serde_json::to_string(&e).unwrap();
-        assert_eq!(json, r#"{"type":"token","text":"hi"}"#);
+        assert_eq!(json, r#"{"token":{"text":"hi"}}"#);
         assert_eq!(serde_json::from_str::<StreamEvent>(&json).unwrap(), e);
         assert_eq!(e.name(), "token");
     }

@@ -55,9 +55,10 @@ pub struct RunOutput {
     pub duration_ms: u64,
 }
 
-/// How a run ended.
+/// How a run ended: `{"exited": {"code": 0}}`, `"cut_short"`, ... (externally tagged, as
+/// `StreamEvent` is, for the same reason).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum RunEnding {
     Exited {
         code: i32,

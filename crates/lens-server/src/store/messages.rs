@@ -6,16 +6,6 @@ use sqlx::Row;
 use super::{Store, chats::DEFAULT_TITLE};
 use crate::now_ms;
 
-fn status_word(s: MessageStatus) -> &'static str {
-    match s {
-        MessageStatus::Streaming => "streaming",
-        MessageStatus::Complete => "complete",
-        MessageStatus::Stopped => "stopped",
-        MessageStatus::Interrupted => "interrupted",
-        MessageStatus::Failed => "failed",
-    }
-}
-
 fn parse_status(s: &str) -> MessageStatus {
     match s {
         "streaming" => MessageStatus::Streaming,
@@ -150,7 +140,7 @@ impl Store {
         .bind(answer_id)
         .bind(text)
         .bind(steps)
-        .bind(status_word(status))
+        .bind(status.as_str())
         .bind(error)
         .execute(&self.pool)
         .await?;
