@@ -248,7 +248,10 @@ async fn main() {
                     .json()
                     .await
                     .unwrap();
-                let aid = made["answer_id"].as_str().unwrap().to_owned();
+                let aid = made["answer_id"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("asking failed: {made}"))
+                    .to_owned();
                 let resp = http
                     .get(format!("{base}/api/v1/chats/{cid}/answers/{aid}/events"))
                     .send()

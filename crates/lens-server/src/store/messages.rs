@@ -74,7 +74,9 @@ impl Store {
         ids: &NewAnswer,
         text: &str,
     ) -> Result<Option<()>, sqlx::Error> {
-        let mut tx = self.pool.begin().await?;
+        // IMMEDIATE takes the write lock up front: a deferred transaction that reads and
+        // then writes cannot wait for the lock, and concurrent asks would fail as busy.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let busy: i64 = sqlx::query_scalar(
             "SELECT COUNT(*) FROM messages WHERE chat_id = ?1 AND status = 'streaming'",
         )

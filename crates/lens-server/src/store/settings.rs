@@ -10,7 +10,7 @@ impl super::Store {
 
     /// Writes several settings in one transaction (`None` deletes the key).
     pub async fn set_settings(&self, pairs: &[(&str, Option<String>)]) -> Result<(), sqlx::Error> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         for (key, value) in pairs {
             match value {
                 Some(v) => {

@@ -397,3 +397,35 @@ async fn restart_mid_answer_marks_it_interrupted_and_keeps_what_was_saved() {
         "long one"
     );
 }
+
+#[tokio::test]
+async fn many_people_asking_at_once_all_get_answers() {
+    let app = TestApp::builder()
+        .turns(vec![ScriptedTurn::text("ok")])
+        .build()
+        .await;
+    let admin = app.admin().await;
+    let mut chats = Vec::new();
+    for _ in 0..30 {
+        chats.push(admin.new_chat().await);
+    }
+    let paths: Vec<String> = chats
+        .iter()
+        .map(|cid| format!("/api/v1/chats/{cid}/messages"))
+        .collect();
+    let asks = paths
+        .iter()
+        .map(|path| admin.post(path, json!({"text": "at once"})));
+    let results = futures_util::future::join_all(asks).await;
+    for (status, body) in &results {
+        assert_eq!(*status, StatusCode::ACCEPTED, "{body}");
+    }
+    for (cid, (_, body)) in chats.iter().zip(&results) {
+        let message = done(
+            &admin
+                .events(cid, body["answer_id"].as_str().unwrap(), None, 1000)
+                .await,
+        );
+        assert_eq!(message.status, MessageStatus::Complete);
+    }
+}
