@@ -10,7 +10,13 @@ DATA ?= ./data
 setup:
 	@scripts/setup
 
-web: setup
+# The web app is rebuilt only when its sources change (trunk's wasm-opt pass alone takes
+# tens of seconds, even when cargo has nothing to do).
+WEB_SOURCES := $(shell find src style public crates/lens-types/src -type f 2>/dev/null) index.html Trunk.toml Cargo.toml Cargo.lock .cargo/config.toml
+
+web: setup dist/index.html
+
+dist/index.html: $(WEB_SOURCES)
 	@$(ENV) $(WEB)
 
 server: setup
