@@ -1,28 +1,32 @@
-//! The username and password form of the setup and login pages.
+//! The username and password form of the setup and login pages: it calls the server,
+//! remembers the session and opens the chat.
 
 use lens_types::CredentialsRequest;
 use leptos::prelude::*;
 
-/// A labelled username/password form; `on_submit` gets the values and returns the
-/// error to show, if any.
+use crate::app::{Nav, Session};
+
+/// What the form does with the credentials.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum AuthAction {
+    /// Make the first (admin) account: the password is asked twice.
+    Setup,
+    LogIn,
+}
+
 #[component]
 pub fn CredentialsForm(
-    /// The submit button's words.
-    #[prop(into)]
-    action: String,
-    /// Whether to ask for the password twice (new accounts).
-    #[prop(optional)]
-    confirm: bool,
-    /// Called with the filled form; resolves to an error message or `None`.
-    on_submit: Callback<CredentialsRequest, ()>,
-    /// The error to show under the form.
-    error: RwSignal<Option<String>>,
-    /// True while the request runs.
-    busy: RwSignal<bool>,
+    /// What submitting does.
+    action: AuthAction,
 ) -> impl IntoView {
+    let session = expect_context::<Session>();
+    let nav = expect_context::<Nav>();
+    let confirm = action == AuthAction::Setup;
     let username = RwSignal::new(String::new());
     let password = RwSignal::new(String::new());
     let again = RwSignal::new(String::new());
+    let error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         if confirm && password.get() != again.get() {
@@ -30,15 +34,35 @@ pub fn CredentialsForm(
             return;
         }
         error.set(None);
-        on_submit.run(CredentialsRequest {
+        busy.set(true);
+        let req = CredentialsRequest {
             username: username.get(),
             password: password.get(),
+        };
+        leptos::task::spawn_local(async move {
+            let result = match action {
+                AuthAction::Setup => crate::api::setup(&req).await,
+                AuthAction::LogIn => crate::api::login(&req).await,
+            };
+            match result {
+                Ok(s) => {
+                    session.0.set(Some(s));
+                    nav.go("/chat");
+                }
+                Err(e) => error.set(Some(e.message)),
+            }
+            busy.set(false);
         });
     };
     let new_password = if confirm {
         "new-password"
     } else {
         "current-password"
+    };
+    let button = if confirm {
+        "Create admin account"
+    } else {
+        "Log in"
     };
     view! {
         <form class="card form" on:submit=submit data-testid="credentials-form">
@@ -60,7 +84,7 @@ pub fn CredentialsForm(
                 </label>
             </Show>
             <p class="error" role="alert" data-testid="form-error">{move || error.get().unwrap_or_default()}</p>
-            <button type="submit" class="primary" data-testid="submit" disabled=move || busy.get()>{action}</button>
+            <button type="submit" class="primary" data-testid="submit" disabled=move || busy.get()>{button}</button>
         </form>
     }
 }

@@ -6,11 +6,11 @@
 
 use std::collections::BTreeMap;
 
-use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use crate::{
     ChatMessage, ChatModel, ChatRequest, LlmError, ModelEvent, ModelStream, ToolCall, Usage, sse,
+    turn::{self, TurnParser},
 };
 
 /// The version header this client speaks.
@@ -231,6 +231,20 @@ impl Turn {
     }
 }
 
+impl TurnParser for Turn {
+    fn frame(&mut self, frame: &sse::Frame, out: &mut Vec<ModelEvent>) -> Result<bool, LlmError> {
+        let v: Value = serde_json::from_str(&frame.data)
+            .map_err(|_| LlmError::Protocol("a stream event is not JSON".into()))?;
+        self.event(frame.event.as_deref().unwrap_or(""), &v, out)?;
+        Ok(self.finished)
+    }
+
+    /// `message_stop` is the only clean end.
+    fn end(&mut self, _out: &mut Vec<ModelEvent>) -> Result<(), LlmError> {
+        Err(LlmError::StreamCut)
+    }
+}
+
 #[async_trait::async_trait]
 impl ChatModel for Anthropic {
     fn name(&self) -> String {
@@ -252,39 +266,6 @@ impl ChatModel for Anthropic {
             let body = resp.text().await.unwrap_or_default();
             return Err(LlmError::from_status(status, &body));
         }
-        let frames = sse::frames(resp.bytes_stream());
-        let events = futures_util::stream::unfold(
-            (
-                Box::pin(frames),
-                Turn::default(),
-                Vec::<ModelEvent>::new().into_iter(),
-                false,
-            ),
-            |(mut frames, mut turn, mut pending, mut over)| async move {
-                loop {
-                    if let Some(e) = pending.next() {
-                        return Some((Ok(e), (frames, turn, pending, over)));
-                    }
-                    if over {
-                        return None;
-                    }
-                    let mut out = Vec::new();
-                    let step = match frames.next().await {
-                        None => Err(LlmError::StreamCut),
-                        Some(Err(e)) => Err(e),
-                        Some(Ok(f)) => match serde_json::from_str::<Value>(&f.data) {
-                            Ok(v) => turn.event(f.event.as_deref().unwrap_or(""), &v, &mut out),
-                            Err(_) => Err(LlmError::Protocol("a stream event is not JSON".into())),
-                        },
-                    };
-                    if let Err(e) = step {
-                        return Some((Err(e), (frames, turn, Vec::new().into_iter(), true)));
-                    }
-                    over = turn.finished;
-                    pending = out.into_iter();
-                }
-            },
-        );
-        Ok(Box::pin(events))
+        Ok(turn::drive(resp.bytes_stream(), Turn::default()))
     }
 }

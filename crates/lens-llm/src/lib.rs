@@ -21,6 +21,7 @@ mod model;
 mod openai;
 mod scripted;
 mod sse;
+mod turn;
 
 pub use anthropic::Anthropic;
 pub use direct::Direct;

@@ -9,11 +9,11 @@
 
 use std::collections::BTreeMap;
 
-use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use crate::{
     ChatMessage, ChatModel, ChatRequest, LlmError, ModelEvent, ModelStream, ToolCall, Usage, sse,
+    turn::{self, TurnParser},
 };
 
 /// A client for `POST {base_url}/chat/completions` with `stream: true`.
@@ -215,6 +215,28 @@ impl Turn {
     }
 }
 
+impl TurnParser for Turn {
+    fn frame(&mut self, frame: &sse::Frame, out: &mut Vec<ModelEvent>) -> Result<bool, LlmError> {
+        if frame.data.trim() == "[DONE]" {
+            self.finish(out)?;
+            return Ok(true);
+        }
+        let v: Value = serde_json::from_str(&frame.data)
+            .map_err(|_| LlmError::Protocol("a stream chunk is not JSON".into()))?;
+        self.chunk(&v, out)?;
+        Ok(false)
+    }
+
+    /// Ollama ends the body after a `finish_reason` without `[DONE]`: that is a clean end.
+    fn end(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), LlmError> {
+        if self.finished {
+            self.finish(out)
+        } else {
+            Err(LlmError::StreamCut)
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl ChatModel for OpenAiCompatible {
     fn name(&self) -> String {
@@ -235,46 +257,6 @@ impl ChatModel for OpenAiCompatible {
             let body = resp.text().await.unwrap_or_default();
             return Err(LlmError::from_status(status, &body));
         }
-        let frames = sse::frames(resp.bytes_stream());
-        let events = futures_util::stream::unfold(
-            (
-                Box::pin(frames),
-                Turn::default(),
-                Vec::<ModelEvent>::new().into_iter(),
-                false,
-            ),
-            |(mut frames, mut turn, mut pending, mut over)| async move {
-                loop {
-                    if let Some(e) = pending.next() {
-                        return Some((Ok(e), (frames, turn, pending, over)));
-                    }
-                    if over {
-                        return None;
-                    }
-                    let mut out = Vec::new();
-                    let step = match frames.next().await {
-                        None if turn.finished => {
-                            over = true;
-                            turn.finish(&mut out)
-                        }
-                        None => Err(LlmError::StreamCut),
-                        Some(Err(e)) => Err(e),
-                        Some(Ok(f)) if f.data.trim() == "[DONE]" => {
-                            over = true;
-                            turn.finish(&mut out)
-                        }
-                        Some(Ok(f)) => match serde_json::from_str::<Value>(&f.data) {
-                            Ok(v) => turn.chunk(&v, &mut out),
-                            Err(_) => Err(LlmError::Protocol("a stream chunk is not JSON".into())),
-                        },
-                    };
-                    if let Err(e) = step {
-                        return Some((Err(e), (frames, turn, Vec::new().into_iter(), true)));
-                    }
-                    pending = out.into_iter();
-                }
-            },
-        );
-        Ok(Box::pin(events))
+        Ok(turn::drive(resp.bytes_stream(), Turn::default()))
     }
 }

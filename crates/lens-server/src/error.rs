@@ -31,6 +31,9 @@ pub enum AppError {
     /// 404: no route at this path.
     #[error("there is no API route at this path")]
     NoRoute,
+    /// 405: the route does not take this method.
+    #[error("this route does not take that method")]
+    MethodNotAllowed,
     /// 409: the state does not allow it.
     #[error("{0}")]
     Conflict(String),
@@ -61,6 +64,7 @@ impl AppError {
             Self::Unauthorized | Self::InvalidCredentials => StatusCode::UNAUTHORIZED,
             Self::CsrfFailed | Self::Forbidden => StatusCode::FORBIDDEN,
             Self::NotFound | Self::NoRoute => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict(_) | Self::AlreadySetUp => StatusCode::CONFLICT,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -77,6 +81,7 @@ impl AppError {
             Self::CsrfFailed => ErrorCode::CsrfFailed,
             Self::Forbidden => ErrorCode::Forbidden,
             Self::NotFound | Self::NoRoute => ErrorCode::NotFound,
+            Self::MethodNotAllowed => ErrorCode::MethodNotAllowed,
             Self::Conflict(_) => ErrorCode::Conflict,
             Self::AlreadySetUp => ErrorCode::AlreadySetUp,
             Self::PayloadTooLarge => ErrorCode::PayloadTooLarge,

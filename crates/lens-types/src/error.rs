@@ -18,6 +18,8 @@ pub enum ErrorCode {
     Forbidden,
     /// No such thing, or it belongs to someone else (404).
     NotFound,
+    /// The route exists but does not take this method (405).
+    MethodNotAllowed,
     /// The thing exists already, or the state does not allow it (409).
     Conflict,
     /// Setup was done already (409).
@@ -48,6 +50,7 @@ impl ErrorCode {
             Self::CsrfFailed => "csrf_failed",
             Self::Forbidden => "forbidden",
             Self::NotFound => "not_found",
+            Self::MethodNotAllowed => "method_not_allowed",
             Self::Conflict => "conflict",
             Self::AlreadySetUp => "already_set_up",
             Self::PayloadTooLarge => "payload_too_large",

@@ -1,12 +1,11 @@
 //! `Anthropic` against a scripted Messages API stream.
 
-use futures_util::StreamExt;
 use lens_llm::{
-    Anthropic, ChatMessage, ChatModel, ChatRequest, LlmError, ModelEvent, ToolCall, ToolSpec, Usage,
+    Anthropic, ChatMessage, ChatRequest, LlmError, ModelEvent, ToolCall, ToolSpec, Usage,
 };
 use serde_json::json;
 
-use crate::fake_server::{dead_url, serve};
+use crate::fake_server::{collect, dead_url, serve};
 
 fn event(name: &str, data: serde_json::Value) -> String {
     format!("event: {name}\ndata: {data}\n\n")
@@ -40,24 +39,16 @@ fn request() -> ChatRequest {
 }
 
 async fn run(base: &str) -> (Vec<ModelEvent>, Option<LlmError>) {
-    let model = Anthropic::new(
-        lens_llm::http_client(),
-        base,
-        "claude-test",
-        Some("ak-test".into()),
-    );
-    let mut stream = match model.stream(request()).await {
-        Ok(s) => s,
-        Err(e) => return (vec![], Some(e)),
-    };
-    let mut events = Vec::new();
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(e) => events.push(e),
-            Err(e) => return (events, Some(e)),
-        }
-    }
-    (events, None)
+    collect(
+        &Anthropic::new(
+            lens_llm::http_client(),
+            base,
+            "claude-test",
+            Some("ak-test".into()),
+        ),
+        request(),
+    )
+    .await
 }
 
 fn full_stream() -> Vec<String> {

@@ -14,6 +14,8 @@ use axum::{
     response::Response,
     routing::post,
 };
+use futures_util::StreamExt;
+use lens_llm::{ChatModel, ChatRequest, LlmError, ModelEvent};
 
 /// What the fake answers, and what it was asked.
 #[derive(Clone, Default)]
@@ -60,6 +62,25 @@ pub async fn serve(status: u16, chunks: Vec<String>) -> (String, Script) {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     (format!("http://{addr}"), script)
+}
+
+/// Runs one turn to its end: the events, and the error that ended it, if any.
+pub async fn collect(
+    model: &dyn ChatModel,
+    request: ChatRequest,
+) -> (Vec<ModelEvent>, Option<LlmError>) {
+    let mut stream = match model.stream(request).await {
+        Ok(s) => s,
+        Err(e) => return (vec![], Some(e)),
+    };
+    let mut events = Vec::new();
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(e) => events.push(e),
+            Err(e) => return (events, Some(e)),
+        }
+    }
+    (events, None)
 }
 
 /// A base URL where nothing listens.

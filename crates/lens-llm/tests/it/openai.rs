@@ -1,12 +1,9 @@
 //! `OpenAiCompatible` against scripted servers speaking each flavour's deltas.
 
-use futures_util::StreamExt;
-use lens_llm::{
-    ChatMessage, ChatModel, ChatRequest, LlmError, ModelEvent, OpenAiCompatible, ToolSpec, Usage,
-};
+use lens_llm::{ChatMessage, ChatRequest, LlmError, ModelEvent, OpenAiCompatible, ToolSpec, Usage};
 use serde_json::json;
 
-use crate::fake_server::{dead_url, serve};
+use crate::fake_server::{collect, dead_url, serve};
 
 fn request() -> ChatRequest {
     ChatRequest {
@@ -25,24 +22,16 @@ fn sse(chunks: &[serde_json::Value]) -> Vec<String> {
 }
 
 async fn run(base: &str) -> (Vec<ModelEvent>, Option<LlmError>) {
-    let model = OpenAiCompatible::new(
-        lens_llm::http_client(),
-        &format!("{base}/v1"),
-        "m",
-        Some("sk-test".into()),
-    );
-    let mut stream = match model.stream(request()).await {
-        Ok(s) => s,
-        Err(e) => return (vec![], Some(e)),
-    };
-    let mut events = Vec::new();
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(e) => events.push(e),
-            Err(e) => return (events, Some(e)),
-        }
-    }
-    (events, None)
+    collect(
+        &OpenAiCompatible::new(
+            lens_llm::http_client(),
+            &format!("{base}/v1"),
+            "m",
+            Some("sk-test".into()),
+        ),
+        request(),
+    )
+    .await
 }
 
 fn text(events: &[ModelEvent]) -> String {

@@ -77,12 +77,7 @@ async fn reconnect_with_last_event_id_replays_only_what_was_missed() {
 
 #[tokio::test]
 async fn the_answer_runs_on_without_a_connection() {
-    let app = TestApp::builder()
-        .turns(vec![
-            ScriptedTurn::text("slow but sure").paced(Duration::from_millis(30)),
-        ])
-        .build()
-        .await;
+    let app = TestApp::paced("slow but sure", 30).await;
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
     let aid = admin.ask(&cid, "go").await;
@@ -109,12 +104,7 @@ async fn the_answer_runs_on_without_a_connection() {
 #[tokio::test]
 async fn stop_keeps_what_was_written() {
     let words: String = (0..200).map(|n| format!("w{n} ")).collect();
-    let app = TestApp::builder()
-        .turns(vec![
-            ScriptedTurn::text(&words).paced(Duration::from_millis(20)),
-        ])
-        .build()
-        .await;
+    let app = TestApp::paced(&words, 20).await;
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
     let aid = admin.ask(&cid, "talk").await;
@@ -153,12 +143,7 @@ async fn stop_keeps_what_was_written() {
 
 #[tokio::test]
 async fn a_second_question_waits_for_the_running_answer() {
-    let app = TestApp::builder()
-        .turns(vec![
-            ScriptedTurn::text("a b c d e f g h").paced(Duration::from_millis(50)),
-        ])
-        .build()
-        .await;
+    let app = TestApp::paced("a b c d e f g h", 50).await;
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
     admin.ask(&cid, "one").await;
@@ -343,12 +328,7 @@ async fn direct_mode_says_no_model_is_configured() {
 #[tokio::test]
 async fn restart_mid_answer_marks_it_interrupted_and_keeps_what_was_saved() {
     let words: String = (0..400).map(|n| format!("w{n} ")).collect();
-    let app = TestApp::builder()
-        .turns(vec![
-            ScriptedTurn::text(&words).paced(Duration::from_millis(5)),
-        ])
-        .build()
-        .await;
+    let app = TestApp::paced(&words, 5).await;
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
     let aid = admin.ask(&cid, "long one").await;

@@ -5,6 +5,7 @@ mod accounts;
 mod answers;
 mod bad_input;
 mod chats;
+mod cli;
 mod openapi;
 mod settings;
 mod test_app;

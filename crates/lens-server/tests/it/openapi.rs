@@ -11,6 +11,8 @@ async fn every_documented_route_is_served() {
     let admin = app.admin().await;
     let doc = admin.get("/api/v1/openapi.json").await.1;
     assert_eq!(doc["openapi"], "3.1.0");
+    let paths: std::collections::HashSet<_> = ROUTES.iter().map(|r| r.path).collect();
+    assert_eq!(doc["paths"].as_object().unwrap().len(), paths.len());
     for route in ROUTES {
         assert!(
             doc["paths"][route.path][route.method].is_object(),

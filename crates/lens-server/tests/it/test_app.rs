@@ -93,6 +93,16 @@ impl TestApp {
         }
     }
 
+    /// A server whose model answers `words` word by word, `ms` apart.
+    pub async fn paced(words: &str, ms: u64) -> TestApp {
+        Self::builder()
+            .turns(vec![
+                ScriptedTurn::text(words).paced(Duration::from_millis(ms)),
+            ])
+            .build()
+            .await
+    }
+
     pub async fn new() -> TestApp {
         Self::builder().build().await
     }
