@@ -80,6 +80,18 @@ async fn read_sse(resp: reqwest::Response, mut on_data: impl FnMut(&str) -> bool
     }
 }
 
+/// POSTs `body` as the logged-in bench user and reads the JSON answer.
+async fn post_json(http: &reqwest::Client, url: String, csrf: &str, body: Value) -> Value {
+    let resp = http
+        .post(url)
+        .header("x-csrf-token", csrf)
+        .json(&body)
+        .send()
+        .await
+        .expect("the server answers");
+    resp.json().await.expect("the answer is JSON")
+}
+
 fn latency_of(text: &str) -> Option<u64> {
     text.trim()
         .parse::<u64>()
@@ -172,15 +184,13 @@ async fn main() {
         .unwrap();
     let base = server.base.clone();
 
-    let session: Value = http
-        .post(format!("{base}/api/v1/setup"))
-        .json(&json!({"username": "bench", "password": "bench-password"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let session = post_json(
+        &http,
+        format!("{base}/api/v1/setup"),
+        "",
+        json!({"username": "bench", "password": "bench-password"}),
+    )
+    .await;
     let csrf = session["csrf_token"].as_str().unwrap().to_owned();
     tokio::time::sleep(Duration::from_millis(300)).await;
     let idle = rss_kib(pid);
@@ -217,16 +227,7 @@ async fn main() {
     // Lens: N chats, one answer each, all streaming at once.
     let mut answers = Vec::new();
     for _ in 0..n {
-        let chat: Value = http
-            .post(format!("{base}/api/v1/chats"))
-            .header("x-csrf-token", &csrf)
-            .json(&json!({}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let chat = post_json(&http, format!("{base}/api/v1/chats"), &csrf, json!({})).await;
         let cid = chat["id"].as_str().unwrap().to_owned();
         answers.push(cid);
     }
@@ -238,16 +239,13 @@ async fn main() {
             let base = base.clone();
             let csrf = csrf.clone();
             tokio::spawn(async move {
-                let made: Value = http
-                    .post(format!("{base}/api/v1/chats/{cid}/messages"))
-                    .header("x-csrf-token", &csrf)
-                    .json(&json!({"text": "go"}))
-                    .send()
-                    .await
-                    .unwrap()
-                    .json()
-                    .await
-                    .unwrap();
+                let made = post_json(
+                    &http,
+                    format!("{base}/api/v1/chats/{cid}/messages"),
+                    &csrf,
+                    json!({"text": "go"}),
+                )
+                .await;
                 let aid = made["answer_id"]
                     .as_str()
                     .unwrap_or_else(|| panic!("asking failed: {made}"))

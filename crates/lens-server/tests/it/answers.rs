@@ -20,10 +20,7 @@ fn done(events: &[(String, StreamEvent)]) -> MessageView {
 
 #[tokio::test]
 async fn answer_streams_and_is_saved_exactly_as_streamed() {
-    let app = TestApp::builder()
-        .turns(vec![ScriptedTurn::text("The answer is **42**.")])
-        .build()
-        .await;
+    let app = TestApp::answering("The answer is **42**.").await;
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
     let aid = admin.ask(&cid, "What is it?").await;
@@ -58,10 +55,7 @@ async fn answer_streams_and_is_saved_exactly_as_streamed() {
 
 #[tokio::test]
 async fn reconnect_with_last_event_id_replays_only_what_was_missed() {
-    let app = TestApp::builder()
-        .turns(vec![ScriptedTurn::text("one two three four five six")])
-        .build()
-        .await;
+    let app = TestApp::answering("one two three four five six").await;
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
     let aid = admin.ask(&cid, "count").await;
@@ -380,10 +374,7 @@ async fn restart_mid_answer_marks_it_interrupted_and_keeps_what_was_saved() {
 
 #[tokio::test]
 async fn many_people_asking_at_once_all_get_answers() {
-    let app = TestApp::builder()
-        .turns(vec![ScriptedTurn::text("ok")])
-        .build()
-        .await;
+    let app = TestApp::answering("ok").await;
     let admin = app.admin().await;
     let mut chats = Vec::new();
     for _ in 0..30 {

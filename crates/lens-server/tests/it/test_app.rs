@@ -93,6 +93,14 @@ impl TestApp {
         }
     }
 
+    /// A server whose model answers `words` word by word.
+    pub async fn answering(words: &str) -> TestApp {
+        Self::builder()
+            .turns(vec![ScriptedTurn::text(words)])
+            .build()
+            .await
+    }
+
     /// A server whose model answers `words` word by word, `ms` apart.
     pub async fn paced(words: &str, ms: u64) -> TestApp {
         Self::builder()
