@@ -14,10 +14,10 @@ pub const NO_MODEL_TEXT: &str = "No language model is configured, so Lens cannot
 An admin can set one in **Settings → Model** (or with the `LENS_MODEL_*` environment variables).";
 
 /// Added when the person sent code but no sandbox tool is available on this server.
-const NO_SANDBOX_TEXT: &str = "Code blocks in ```python or ```bash fences are run for you once this server's code sandbox is enabled.";
+const NO_SANDBOX_TEXT: &str = "Code blocks fenced as `python` or `bash` are run for you once this server's code sandbox is enabled.";
 
 /// Added when the person sent no code and the sandbox tools exist.
-const HOW_TO_RUN_TEXT: &str = "Meanwhile, send code in ```python or ```bash fences and Lens runs it in this conversation's sandbox.";
+const HOW_TO_RUN_TEXT: &str = "Meanwhile, send code in a block fenced as `python` or `bash` and Lens runs it in this conversation's sandbox.";
 
 /// The Direct provider.
 #[derive(Debug, Default, Clone)]
