@@ -40,7 +40,9 @@ export default defineConfig({
       url: `http://127.0.0.1:${PORT}/healthz`,
       reuseExistingServer: false,
       timeout: 30_000,
-      env: { LENS_LOG: 'warn' },
+      // Every answer-events response ends after a second, so each test that follows a
+      // running answer also proves the browser resumes with Last-Event-ID.
+      env: { LENS_LOG: 'warn', LENS_SSE_MAX_SECS: '1' },
     },
   ],
 });

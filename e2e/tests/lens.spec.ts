@@ -110,6 +110,36 @@ test('a dropped page resumes the running answer where it was', async ({ page }) 
   }
 });
 
+test('a dropped connection resumes the stream without repeating text', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  await chat.api('PUT', '/api/v1/settings/model', {
+    provider: 'openai_compatible', base_url: `http://127.0.0.1:${MODEL_PORT}/v1`, model: 'scripted',
+  });
+  try {
+    await page.goto('/chat');
+    const followed: Promise<string>[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/events')) followed.push(r.allHeaders().then((h) => h['last-event-id'] ?? ''));
+    });
+    await chat.send('Count once more');
+    const answer = chat.lastAnswer();
+    // The server ends each response after a second (LENS_SSE_MAX_SECS=1): the browser
+    // reconnects by itself with Last-Event-ID and gets only what it missed.
+    await expect(answer).toContainText('word25', { timeout: 20_000 });
+    const ids = await Promise.all(followed);
+    expect(ids.length).toBeGreaterThanOrEqual(2);
+    expect(ids[0]).toBe('');
+    expect(Number(ids[ids.length - 1])).toBeGreaterThan(1);
+    const words = (await answer.locator('.markdown').innerText()).trim().split(/\s+/);
+    expect(words.slice(0, 25)).toEqual(Array.from({ length: 25 }, (_, i) => `word${i + 1}`));
+    await page.getByTestId('stop').click();
+    await expect(answer).toHaveAttribute('data-status', 'stopped');
+  } finally {
+    await chat.api('PUT', '/api/v1/settings/model', { provider: 'direct' });
+  }
+});
+
 test('the admin makes an account in Settings; it cannot see the admin\'s chat', async ({ page, browser }) => {
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
   await page.getByTestId('settings-link').click();

@@ -76,6 +76,10 @@ pub struct Config {
     /// Largest request body accepted, in bytes.
     #[arg(long, env = "LENS_BODY_LIMIT", default_value_t = 1024 * 1024)]
     pub body_limit: usize,
+    /// Longest a single answer-events response stays open, in seconds; the browser then
+    /// reconnects with Last-Event-ID and misses nothing (proxies cut long responses anyway).
+    #[arg(long, env = "LENS_SSE_MAX_SECS", default_value_t = 300)]
+    pub sse_max_secs: u64,
     /// Days a login session lasts.
     #[arg(long, env = "LENS_SESSION_DAYS", default_value_t = 30)]
     pub session_days: i64,

@@ -35,9 +35,13 @@ async fn owned_answer(
     Ok(message)
 }
 
+/// How soon a browser reconnects when a response ends before the answer does.
+const RETRY: Duration = Duration::from_millis(500);
+
 fn to_sse(id: String, event: &StreamEvent) -> Event {
     Event::default()
         .id(id)
+        .retry(RETRY)
         .event(event.name())
         .json_data(event)
         .unwrap_or_else(|_| Event::default().event("error").data("{}"))
@@ -84,7 +88,14 @@ pub async fn get_answer_events(
         .unwrap_or(0);
     let events: std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>> =
         match state.answers.get(&aid) {
-            Some(log) => Box::pin(follow(log, seen)),
+            // Responses end after a while; the client comes back with Last-Event-ID.
+            Some(log) => {
+                let deadline = tokio::time::sleep(Duration::from_secs(state.config.sse_max_secs));
+                Box::pin(futures_util::StreamExt::take_until(
+                    follow(log, seen),
+                    deadline,
+                ))
+            }
             None => {
                 // Finished long ago (or before a restart): the saved message is the whole story.
                 let message = if message.status == MessageStatus::Streaming {

@@ -400,3 +400,32 @@ async fn many_people_asking_at_once_all_get_answers() {
         assert_eq!(message.status, MessageStatus::Complete);
     }
 }
+
+#[tokio::test]
+async fn long_answers_span_several_responses_without_losing_or_repeating_events() {
+    let words: String = (0..40).map(|n| format!("w{n} ")).collect();
+    let app = TestApp::builder()
+        .turns(vec![
+            ScriptedTurn::text(&words).paced(Duration::from_millis(50)),
+        ])
+        .config(|c| c.sse_max_secs = 1)
+        .build()
+        .await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    let aid = admin.ask(&cid, "long").await;
+    let mut all = Vec::new();
+    let mut responses = 0;
+    while !matches!(all.last(), Some((_, StreamEvent::Done { .. }))) {
+        let last = all.last().map(|(id, _): &(String, StreamEvent)| id.clone());
+        all.extend(admin.events(&cid, &aid, last.as_deref(), 10_000).await);
+        responses += 1;
+        assert!(responses < 20, "the answer never ended");
+    }
+    assert!(
+        responses >= 2,
+        "a 2-second answer spans several 1-second responses"
+    );
+    assert_eq!(streamed_text(&all), words);
+    assert_eq!(done(&all).text, words);
+}
