@@ -1,0 +1,106 @@
+//! The `SandboxDriver` trait: the only way the server touches a sandbox.
+
+use std::{collections::BTreeMap, pin::Pin, time::Duration};
+
+use futures_util::Stream;
+use lens_types::{OutputStream, RunEnding};
+use serde::{Deserialize, Serialize};
+
+use crate::SandboxError;
+
+/// Where a conversation's sandbox stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxState {
+    /// Never made, or deleted.
+    Absent,
+    /// Processes alive.
+    Running,
+    /// No process; the workspace is kept.
+    Stopped,
+}
+
+/// One sandbox, as `list` and `status` report it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxInfo {
+    pub name: String,
+    pub chat_id: String,
+    pub state: SandboxState,
+    /// Bytes the workspace holds.
+    pub disk_bytes: u64,
+}
+
+/// A command to run in a sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecRequest {
+    pub argv: Vec<String>,
+    /// Added to the sandbox's own clean environment.
+    pub env: BTreeMap<String, String>,
+    pub timeout: Duration,
+}
+
+/// What a run yields: output chunks as they come, then exactly one ending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunEvent {
+    Output {
+        stream: OutputStream,
+        bytes: Vec<u8>,
+    },
+    Ended(RunEnding),
+}
+
+/// A run in progress. Dropping it stops the run and kills its processes.
+pub type RunStream = Pin<Box<dyn Stream<Item = RunEvent> + Send>>;
+
+/// A file or folder in a workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// Relative to `/workspace`.
+    pub path: String,
+    pub size: u64,
+    pub is_dir: bool,
+}
+
+/// A sandbox backend. Held as `Arc<dyn SandboxDriver>`; every implementation passes the
+/// same behavioural story.
+#[async_trait::async_trait]
+pub trait SandboxDriver: Send + Sync {
+    /// Makes the conversation's sandbox if absent and starts it if stopped.
+    async fn ensure(&self, chat_id: &str) -> Result<SandboxInfo, SandboxError>;
+
+    /// Runs a command in the running sandbox.
+    async fn exec(&self, chat_id: &str, request: ExecRequest) -> Result<RunStream, SandboxError>;
+
+    /// Runs Python in the conversation's one kernel, where names persist between runs.
+    async fn run_python(
+        &self,
+        chat_id: &str,
+        code: &str,
+        timeout: Duration,
+    ) -> Result<RunStream, SandboxError>;
+
+    /// Writes a file under `/workspace` (folders made as needed).
+    async fn put_file(&self, chat_id: &str, path: &str, bytes: Vec<u8>)
+    -> Result<(), SandboxError>;
+
+    /// Reads a file under `/workspace`, refusing more than `max_bytes`.
+    async fn get_file(
+        &self,
+        chat_id: &str,
+        path: &str,
+        max_bytes: u64,
+    ) -> Result<Vec<u8>, SandboxError>;
+
+    /// Lists a folder under `/workspace`.
+    async fn list_files(&self, chat_id: &str, path: &str) -> Result<Vec<FileEntry>, SandboxError>;
+
+    /// Ends every process; keeps the workspace.
+    async fn stop(&self, chat_id: &str) -> Result<(), SandboxError>;
+
+    /// Ends every process and deletes the workspace.
+    async fn delete(&self, chat_id: &str) -> Result<(), SandboxError>;
+
+    async fn status(&self, chat_id: &str) -> Result<SandboxInfo, SandboxError>;
+
+    async fn list(&self) -> Result<Vec<SandboxInfo>, SandboxError>;
+}

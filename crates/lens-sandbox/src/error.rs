@@ -1,0 +1,24 @@
+//! What a sandbox operation can fail with, split by what the caller must decide.
+
+/// A sandbox failure. Messages are fit to show a person; none carries host paths.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SandboxError {
+    /// The conversation id cannot name a sandbox.
+    #[error("`{0}` cannot name a sandbox: ids are 1–9 lowercase letters or digits")]
+    BadName(String),
+    /// A path leaves `/workspace` or is otherwise not allowed.
+    #[error("the path `{0}` is outside the workspace")]
+    BadPath(String),
+    /// No such file or sandbox.
+    #[error("{0} does not exist")]
+    NotFound(String),
+    /// The sandbox cannot run on this machine (the check says why).
+    #[error("the sandbox is not available here: {0}")]
+    Unavailable(String),
+    /// The workspace is full.
+    #[error("the sandbox's disk quota is used up")]
+    QuotaExceeded,
+    /// The driver or its backend failed; the log has details.
+    #[error("the sandbox failed: {0}")]
+    Backend(String),
+}

@@ -1,0 +1,27 @@
+//! Lens's code sandboxes.
+//!
+//! The server touches a sandbox only through [`SandboxDriver`]: one sandbox per
+//! conversation, named `lens-chat-<id>`, with states absent → running → stopped →
+//! deleted. Design decisions:
+//! - A run is a stream of output chunks followed by exactly one [`RunEnding`]; the
+//!   driver never decides what a person or a model sees. [`OutputCapture`] does, the
+//!   same way for every driver: the *start* of stdout and the *end* of stderr (where
+//!   the result and the traceback are), cut on character boundaries, with byte counts.
+//! - Names are DNS labels of at most 19 characters, because the OpenShell gateway names
+//!   sandboxes that way; [`sandbox_name`] refuses anything else.
+//!
+//! This crate holds the parts every driver shares; the local (bubblewrap) driver and
+//! the gateway driver build on them.
+
+mod capture;
+mod driver;
+mod error;
+mod name;
+
+pub use capture::{CapturedRun, MODEL_TEXT_LIMIT, OutputCapture};
+pub use driver::{
+    ExecRequest, FileEntry, RunEvent, RunStream, SandboxDriver, SandboxInfo, SandboxState,
+};
+pub use error::SandboxError;
+pub use lens_types::{OutputStream, RunEnding, RunOutput};
+pub use name::sandbox_name;
