@@ -1,0 +1,283 @@
+//! `lens-sandbox-agent [--root DIR]`: serves the agent protocol on stdin/stdout.
+//!
+//! Plain threads, no async runtime: the binary stays small and its behaviour simple.
+//! One thread reads requests; each run has a waiter thread and two pipe readers; every
+//! reply goes through one locked stdout so frames never interleave.
+
+use std::{
+    collections::HashMap,
+    io::Read,
+    os::unix::process::{CommandExt, ExitStatusExt},
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    sync::{Arc, Mutex, mpsc},
+    thread,
+    time::Duration,
+};
+
+use base64::{Engine, engine::general_purpose::STANDARD as B64};
+use lens_sandbox_agent::{
+    paths::resolve,
+    protocol::{Entry, Reply, Request, read_frame, write_frame},
+};
+use lens_types::{OutputStream, RunEnding};
+use nix::{sys::signal::Signal, unistd::Pid};
+
+/// Why a run's process group was killed, if it was.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum KillReason {
+    Requested,
+    TimedOut,
+}
+
+struct Agent {
+    root: PathBuf,
+    out: Mutex<std::io::Stdout>,
+    /// Running commands: id → channel that tells its waiter to kill it.
+    runs: Mutex<HashMap<u64, mpsc::Sender<KillReason>>>,
+}
+
+impl Agent {
+    fn reply(&self, reply: &Reply) {
+        if let Ok(mut out) = self.out.lock() {
+            // If the server is gone there is no one to tell; the agent ends with stdin.
+            let _ = write_frame(&mut *out, reply);
+        }
+    }
+
+    fn failed(&self, id: u64, message: impl Into<String>) {
+        self.reply(&Reply::Failed {
+            id,
+            message: message.into(),
+        });
+    }
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut root = PathBuf::from(lens_sandbox_agent::paths::WORKSPACE);
+    while let Some(a) = args.next() {
+        if a == "--root" {
+            root = args.next().map(PathBuf::from).unwrap_or(root);
+        }
+    }
+    let agent = Arc::new(Agent {
+        root,
+        out: Mutex::new(std::io::stdout()),
+        runs: Mutex::default(),
+    });
+    let mut stdin = std::io::stdin().lock();
+    loop {
+        match read_frame::<_, Request>(&mut stdin) {
+            Ok(Some(request)) => handle(&agent, request),
+            Ok(None) => break,
+            Err(e) => {
+                // A broken frame means the stream cannot be trusted any more.
+                agent.failed(0, format!("bad frame: {e}"));
+                break;
+            }
+        }
+    }
+    // The server went away: nothing may outlive it.
+    if let Ok(runs) = agent.runs.lock() {
+        for kill in runs.values() {
+            let _ = kill.send(KillReason::Requested);
+        }
+    }
+}
+
+fn handle(agent: &Arc<Agent>, request: Request) {
+    match request {
+        Request::Exec {
+            id,
+            argv,
+            env,
+            timeout_ms,
+        } => exec(agent, id, argv, env, Duration::from_millis(timeout_ms)),
+        Request::Kill { id } => {
+            let sent = agent
+                .runs
+                .lock()
+                .ok()
+                .and_then(|r| r.get(&id).map(|k| k.send(KillReason::Requested).is_ok()));
+            match sent {
+                Some(true) => agent.reply(&Reply::Done { id }),
+                _ => agent.failed(id, "no such run"),
+            }
+        }
+        Request::WriteFile { id, path, data } => match write_file(&agent.root, &path, &data) {
+            Ok(()) => agent.reply(&Reply::Done { id }),
+            Err(m) => agent.failed(id, m),
+        },
+        Request::ReadFile {
+            id,
+            path,
+            max_bytes,
+        } => match read_file(&agent.root, &path, max_bytes) {
+            Ok(data) => agent.reply(&Reply::File { id, data }),
+            Err(m) => agent.failed(id, m),
+        },
+        Request::ListFiles { id, path } => match list_files(&agent.root, &path) {
+            Ok(entries) => agent.reply(&Reply::Files { id, entries }),
+            Err(m) => agent.failed(id, m),
+        },
+    }
+}
+
+fn exec(
+    agent: &Arc<Agent>,
+    id: u64,
+    argv: Vec<String>,
+    env: Vec<(String, String)>,
+    timeout: Duration,
+) {
+    let Some((program, args)) = argv.split_first() else {
+        return agent.failed(id, "nothing to run");
+    };
+    let spawned = Command::new(program)
+        .args(args)
+        .env_clear()
+        .envs(env)
+        .current_dir(&agent.root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own group, so a time-out or a Stop kills everything it started.
+        .process_group(0)
+        .spawn();
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => return agent.failed(id, format!("could not start `{program}`: {e}")),
+    };
+    let group = Pid::from_raw(child.id() as i32);
+    let (kill_tx, kill_rx) = mpsc::channel();
+    if let Ok(mut runs) = agent.runs.lock() {
+        runs.insert(id, kill_tx.clone());
+    }
+    let pipes: Vec<thread::JoinHandle<()>> = [
+        child
+            .stdout
+            .take()
+            .map(|p| (OutputStream::Stdout, Box::new(p) as Box<dyn Read + Send>)),
+        child
+            .stderr
+            .take()
+            .map(|p| (OutputStream::Stderr, Box::new(p) as Box<dyn Read + Send>)),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|(stream, mut pipe)| {
+        let agent = agent.clone();
+        thread::spawn(move || {
+            let mut buf = vec![0u8; 64 * 1024];
+            while let Ok(n @ 1..) = pipe.read(&mut buf) {
+                agent.reply(&Reply::Output {
+                    id,
+                    stream,
+                    data: B64.encode(&buf[..n]),
+                });
+            }
+        })
+    })
+    .collect();
+    // The time-out: a sleeping thread that asks for the kill (ignored once the run ended).
+    thread::spawn(move || {
+        thread::sleep(timeout);
+        let _ = kill_tx.send(KillReason::TimedOut);
+    });
+    let agent = agent.clone();
+    thread::spawn(move || {
+        let mut killed = None;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) => {}
+                Err(_) => break None,
+            }
+            if let Ok(reason) = kill_rx.recv_timeout(Duration::from_millis(5)) {
+                killed.get_or_insert(reason);
+                let _ = nix::sys::signal::killpg(group, Signal::SIGKILL);
+            }
+        };
+        // Whatever the run left behind in its group goes with it, so its pipes close.
+        let _ = nix::sys::signal::killpg(group, Signal::SIGKILL);
+        for p in pipes {
+            let _ = p.join();
+        }
+        if let Ok(mut runs) = agent.runs.lock() {
+            runs.remove(&id);
+        }
+        let ending = match (killed, status) {
+            (Some(KillReason::TimedOut), _) => RunEnding::TimedOut {
+                after_ms: timeout.as_millis() as u64,
+            },
+            (Some(KillReason::Requested), _) => RunEnding::CutShort,
+            (None, Some(s)) => match (s.code(), s.signal()) {
+                (Some(code), _) => RunEnding::Exited { code },
+                (None, Some(signal)) => RunEnding::Killed { signal },
+                (None, None) => RunEnding::Killed { signal: 0 },
+            },
+            (None, None) => RunEnding::Killed { signal: 0 },
+        };
+        agent.reply(&Reply::Ended { id, ending });
+    });
+}
+
+fn write_file(root: &Path, path: &str, data: &str) -> Result<(), String> {
+    let target = resolve(root, path).map_err(|e| e.to_string())?;
+    let bytes = B64
+        .decode(data)
+        .map_err(|_| "the file data is not base64".to_string())?;
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("could not make the folder: {e}"))?;
+    }
+    // Written beside it and renamed, so a reader never sees half a file.
+    let tmp = target.with_file_name(format!(
+        ".{}.lens-tmp",
+        target
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("file")
+    ));
+    std::fs::write(&tmp, bytes).map_err(|e| format!("could not write `{path}`: {e}"))?;
+    std::fs::rename(&tmp, &target).map_err(|e| format!("could not write `{path}`: {e}"))
+}
+
+fn read_file(root: &Path, path: &str, max_bytes: u64) -> Result<String, String> {
+    let target = resolve(root, path).map_err(|e| e.to_string())?;
+    let meta = std::fs::metadata(&target).map_err(|_| format!("`{path}` does not exist"))?;
+    if !meta.is_file() {
+        return Err(format!("`{path}` is not a file"));
+    }
+    if meta.len() > max_bytes {
+        return Err(format!(
+            "`{path}` is {} bytes, more than the {max_bytes} allowed",
+            meta.len()
+        ));
+    }
+    std::fs::read(&target)
+        .map(|b| B64.encode(b))
+        .map_err(|e| format!("could not read `{path}`: {e}"))
+}
+
+fn list_files(root: &Path, path: &str) -> Result<Vec<Entry>, String> {
+    let dir = resolve(root, path).map_err(|e| e.to_string())?;
+    let real_root = root.canonicalize().map_err(|e| e.to_string())?;
+    let mut entries = Vec::new();
+    for item in std::fs::read_dir(&dir).map_err(|_| format!("`{path}` is not a folder"))? {
+        let Ok(item) = item else { continue };
+        let Ok(meta) = item.metadata() else { continue };
+        let rel = item
+            .path()
+            .strip_prefix(&real_root)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        entries.push(Entry {
+            path: rel,
+            size: meta.len(),
+            is_dir: meta.is_dir(),
+        });
+    }
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(entries)
+}

@@ -1,0 +1,149 @@
+//! The agent's wire protocol: each frame is a big-endian u32 length, then that many bytes
+//! of JSON. Requests go in on stdin; replies come out on stdout, tagged with the
+//! request's id, and may interleave between requests.
+
+use std::io::{self, Read, Write};
+
+use lens_types::{OutputStream, RunEnding};
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+
+/// Frames larger than this are refused (a file read or write is limited by it too).
+pub const MAX_FRAME: usize = 48 * 1024 * 1024;
+
+/// What the server asks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Request {
+    /// Run a command in the workspace, in its own process group.
+    Exec {
+        id: u64,
+        argv: Vec<String>,
+        env: Vec<(String, String)>,
+        timeout_ms: u64,
+    },
+    /// Kill a running command's whole process group; its ending says `cut_short`.
+    Kill { id: u64 },
+    /// Write a file (base64) under the workspace, making folders as needed.
+    WriteFile { id: u64, path: String, data: String },
+    /// Read a file under the workspace, refusing more than `max_bytes`.
+    ReadFile {
+        id: u64,
+        path: String,
+        max_bytes: u64,
+    },
+    /// List a folder under the workspace.
+    ListFiles { id: u64, path: String },
+}
+
+/// One entry of a folder listing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    pub path: String,
+    pub size: u64,
+    pub is_dir: bool,
+}
+
+/// What the agent answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reply {
+    /// A chunk of a running command's output (base64: programs print bytes, not text).
+    Output {
+        id: u64,
+        stream: OutputStream,
+        data: String,
+    },
+    /// A command ended; nothing more comes for this id.
+    Ended {
+        id: u64,
+        ending: RunEnding,
+    },
+    /// A file's contents (base64).
+    File {
+        id: u64,
+        data: String,
+    },
+    Files {
+        id: u64,
+        entries: Vec<Entry>,
+    },
+    /// A write or a kill was done.
+    Done {
+        id: u64,
+    },
+    /// A request failed; the message is fit to show.
+    Failed {
+        id: u64,
+        message: String,
+    },
+}
+
+/// Writes one frame and flushes.
+pub fn write_frame<W: Write, T: Serialize>(w: &mut W, msg: &T) -> io::Result<()> {
+    let body = serde_json::to_vec(msg).map_err(io::Error::other)?;
+    if body.len() > MAX_FRAME {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "frame too large",
+        ));
+    }
+    w.write_all(&(body.len() as u32).to_be_bytes())?;
+    w.write_all(&body)?;
+    w.flush()
+}
+
+/// Reads one frame; `Ok(None)` at a clean end of input.
+pub fn read_frame<R: Read, T: DeserializeOwned>(r: &mut R) -> io::Result<Option<T>> {
+    let mut len = [0u8; 4];
+    match r.read_exact(&mut len) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let len = u32::from_be_bytes(len) as usize;
+    if len > MAX_FRAME {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "frame too large",
+        ));
+    }
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body)?;
+    serde_json::from_slice(&body)
+        .map(Some)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip_and_end_cleanly() {
+        let mut buf = Vec::new();
+        let req = Request::Exec {
+            id: 7,
+            argv: vec!["true".into()],
+            env: vec![],
+            timeout_ms: 100,
+        };
+        write_frame(&mut buf, &req).unwrap();
+        write_frame(&mut buf, &Request::Kill { id: 7 }).unwrap();
+        let mut r = buf.as_slice();
+        assert_eq!(read_frame::<_, Request>(&mut r).unwrap(), Some(req));
+        assert_eq!(
+            read_frame::<_, Request>(&mut r).unwrap(),
+            Some(Request::Kill { id: 7 })
+        );
+        assert_eq!(read_frame::<_, Request>(&mut r).unwrap(), None);
+    }
+
+    #[test]
+    fn oversized_and_malformed_frames_are_errors() {
+        let huge = ((MAX_FRAME + 1) as u32).to_be_bytes();
+        assert!(read_frame::<_, Request>(&mut huge.as_slice()).is_err());
+        let mut bad = 3u32.to_be_bytes().to_vec();
+        bad.extend_from_slice(b"{x}");
+        assert!(read_frame::<_, Request>(&mut bad.as_slice()).is_err());
+    }
+}

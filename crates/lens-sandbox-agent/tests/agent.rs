@@ -1,0 +1,274 @@
+//! The agent binary over its real stdin/stdout: runs, endings, kills and files.
+//! (Here it runs unconfined in a temp folder; the local driver's tests run it in bwrap.)
+
+use std::{
+    io::Write,
+    process::{Child, ChildStdin, Command, Stdio},
+    sync::mpsc,
+    time::Duration,
+};
+
+use base64::{Engine, engine::general_purpose::STANDARD as B64};
+use lens_sandbox_agent::protocol::{Reply, Request, read_frame, write_frame};
+use lens_types::{OutputStream, RunEnding};
+
+struct Agent {
+    child: Child,
+    stdin: ChildStdin,
+    replies: mpsc::Receiver<Reply>,
+    _dir: tempfile::TempDir,
+}
+
+impl Agent {
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lens-sandbox-agent"))
+            .arg("--root")
+            .arg(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let (tx, replies) = mpsc::channel();
+        std::thread::spawn(move || {
+            while let Ok(Some(reply)) = read_frame::<_, Reply>(&mut stdout) {
+                if tx.send(reply).is_err() {
+                    break;
+                }
+            }
+        });
+        Agent {
+            child,
+            stdin,
+            replies,
+            _dir: dir,
+        }
+    }
+
+    fn send(&mut self, request: Request) {
+        write_frame(&mut self.stdin, &request).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn next(&self) -> Reply {
+        self.replies
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the agent answers")
+    }
+
+    /// Runs to the end: (stdout, stderr, ending).
+    fn run(&mut self, id: u64, argv: &[&str], timeout_ms: u64) -> (String, String, RunEnding) {
+        self.send(Request::Exec {
+            id,
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            env: vec![
+                ("PATH".into(), "/usr/bin:/bin".into()),
+                ("LENS_TEST".into(), "1".into()),
+            ],
+            timeout_ms,
+        });
+        self.collect(id)
+    }
+
+    fn collect(&self, id: u64) -> (String, String, RunEnding) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        loop {
+            match self.next() {
+                Reply::Output {
+                    id: i,
+                    stream,
+                    data,
+                } if i == id => {
+                    let bytes = B64.decode(data).unwrap();
+                    match stream {
+                        OutputStream::Stdout => out.extend(bytes),
+                        OutputStream::Stderr => err.extend(bytes),
+                    }
+                }
+                Reply::Ended { id: i, ending } if i == id => {
+                    return (
+                        String::from_utf8_lossy(&out).into(),
+                        String::from_utf8_lossy(&err).into(),
+                        ending,
+                    );
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_run_streams_both_pipes_and_reports_its_exit_code() {
+    let mut a = Agent::start();
+    let (out, err, ending) = a.run(1, &["sh", "-c", "echo hi; echo oops >&2; exit 3"], 10_000);
+    assert_eq!(
+        (out.as_str(), err.as_str(), ending),
+        ("hi\n", "oops\n", RunEnding::Exited { code: 3 })
+    );
+}
+
+#[test]
+fn the_environment_is_only_what_was_given() {
+    let mut a = Agent::start();
+    let (out, _, _) = a.run(1, &["env"], 10_000);
+    let mut vars: Vec<&str> = out.lines().map(|l| l.split('=').next().unwrap()).collect();
+    vars.sort();
+    assert_eq!(vars, vec!["LENS_TEST", "PATH"]);
+}
+
+#[test]
+fn a_time_out_kills_the_whole_group() {
+    let mut a = Agent::start();
+    let (out, _, ending) = a.run(1, &["sh", "-c", "sleep 30 & echo started; wait"], 300);
+    assert_eq!(out, "started\n");
+    assert_eq!(ending, RunEnding::TimedOut { after_ms: 300 });
+}
+
+#[test]
+fn a_kill_request_cuts_the_run_short() {
+    let mut a = Agent::start();
+    a.send(Request::Exec {
+        id: 5,
+        argv: vec!["sleep".into(), "30".into()],
+        env: vec![],
+        timeout_ms: 60_000,
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    a.send(Request::Kill { id: 5 });
+    let mut ended = None;
+    let mut done = false;
+    while ended.is_none() || !done {
+        match a.next() {
+            Reply::Done { id: 5 } => done = true,
+            Reply::Ended { id: 5, ending } => ended = Some(ending),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(ended, Some(RunEnding::CutShort));
+    a.send(Request::Kill { id: 5 });
+    assert!(
+        matches!(a.next(), Reply::Failed { id: 5, .. }),
+        "the run is gone"
+    );
+}
+
+#[test]
+fn background_processes_do_not_outlive_their_run() {
+    let mut a = Agent::start();
+    // The shell exits at once; its child keeps the pipes open until the agent kills it.
+    let (out, _, ending) = a.run(1, &["sh", "-c", "sleep 30 & echo bye"], 60_000);
+    assert_eq!(
+        (out.as_str(), ending),
+        ("bye\n", RunEnding::Exited { code: 0 })
+    );
+}
+
+#[test]
+fn a_missing_program_is_a_clear_failure() {
+    let mut a = Agent::start();
+    a.send(Request::Exec {
+        id: 9,
+        argv: vec!["no-such-program".into()],
+        env: vec![],
+        timeout_ms: 1000,
+    });
+    assert!(
+        matches!(a.next(), Reply::Failed { id: 9, message } if message.contains("no-such-program"))
+    );
+}
+
+#[test]
+fn files_are_written_read_and_listed_inside_the_workspace_only() {
+    let mut a = Agent::start();
+    a.send(Request::WriteFile {
+        id: 1,
+        path: "data/a.txt".into(),
+        data: B64.encode("hello"),
+    });
+    assert_eq!(a.next(), Reply::Done { id: 1 });
+    a.send(Request::ReadFile {
+        id: 2,
+        path: "/workspace/data/a.txt".into(),
+        max_bytes: 100,
+    });
+    assert_eq!(
+        a.next(),
+        Reply::File {
+            id: 2,
+            data: B64.encode("hello")
+        }
+    );
+    a.send(Request::ListFiles {
+        id: 3,
+        path: "data".into(),
+    });
+    let Reply::Files { entries, .. } = a.next() else {
+        panic!()
+    };
+    assert_eq!(entries.len(), 1);
+    assert_eq!(
+        (entries[0].path.as_str(), entries[0].size, entries[0].is_dir),
+        ("data/a.txt", 5, false)
+    );
+    // The run sees the same files.
+    let (out, _, _) = a.run(4, &["cat", "data/a.txt"], 10_000);
+    assert_eq!(out, "hello");
+
+    for (id, request) in [
+        (
+            10,
+            Request::WriteFile {
+                id: 10,
+                path: "../escape".into(),
+                data: B64.encode("x"),
+            },
+        ),
+        (
+            11,
+            Request::ReadFile {
+                id: 11,
+                path: "/etc/passwd".into(),
+                max_bytes: 100_000,
+            },
+        ),
+        (
+            12,
+            Request::ReadFile {
+                id: 12,
+                path: "data/a.txt".into(),
+                max_bytes: 2,
+            },
+        ),
+        (
+            13,
+            Request::ListFiles {
+                id: 13,
+                path: "data/a.txt".into(),
+            },
+        ),
+        (
+            14,
+            Request::ReadFile {
+                id: 14,
+                path: "nothing-here".into(),
+                max_bytes: 2,
+            },
+        ),
+    ] {
+        a.send(request);
+        assert!(
+            matches!(a.next(), Reply::Failed { id: i, .. } if i == id),
+            "request {id}"
+        );
+    }
+}
