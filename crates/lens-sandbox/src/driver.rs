@@ -47,6 +47,8 @@ pub enum RunEvent {
         bytes: Vec<u8>,
     },
     Ended(RunEnding),
+    /// The run could not start (no such program, ...); nothing more comes.
+    Failed(String),
 }
 
 /// A run in progress. Dropping it stops the run and kills its processes.

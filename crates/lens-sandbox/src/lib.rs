@@ -10,12 +10,13 @@
 //! - Names are DNS labels of at most 19 characters, because the OpenShell gateway names
 //!   sandboxes that way; [`sandbox_name`] refuses anything else.
 //!
-//! This crate holds the parts every driver shares; the local (bubblewrap) driver and
-//! the gateway driver build on them.
+//! [`LocalDriver`] runs sandboxes on this machine with bubblewrap; the gateway driver
+//! (OpenShell) will share the trait and the behavioural story in `tests/story.rs`.
 
 mod capture;
 mod driver;
 mod error;
+mod local;
 mod name;
 
 pub use capture::{CapturedRun, MODEL_TEXT_LIMIT, OutputCapture};
@@ -24,4 +25,5 @@ pub use driver::{
 };
 pub use error::SandboxError;
 pub use lens_types::{OutputStream, RunEnding, RunOutput};
+pub use local::{DEFAULT_HOST_UID, LocalDriver};
 pub use name::sandbox_name;
