@@ -23,6 +23,8 @@ use lens_sandbox_agent::{
 use lens_types::{OutputStream, RunEnding};
 use nix::{sys::signal::Signal, unistd::Pid};
 
+mod kernel;
+
 /// Why a run's process group was killed, if it was.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum KillReason {
@@ -35,6 +37,8 @@ struct Agent {
     out: Mutex<std::io::Stdout>,
     /// Running commands: id → channel that tells its waiter to kill it.
     runs: Mutex<HashMap<u64, mpsc::Sender<KillReason>>>,
+    /// The Python kernel, started by the first cell; one cell runs at a time.
+    kernel: Mutex<Option<kernel::Kernel>>,
 }
 
 impl Agent {
@@ -65,6 +69,7 @@ fn main() {
         root,
         out: Mutex::new(std::io::stdout()),
         runs: Mutex::default(),
+        kernel: Mutex::default(),
     });
     let mut stdin = std::io::stdin().lock();
     loop {
@@ -94,6 +99,12 @@ fn handle(agent: &Arc<Agent>, request: Request) {
             env,
             timeout_ms,
         } => exec(agent, id, argv, env, Duration::from_millis(timeout_ms)),
+        Request::Python {
+            id,
+            code,
+            env,
+            timeout_ms,
+        } => python(agent, id, code, env, Duration::from_millis(timeout_ms)),
         Request::Kill { id } => {
             let sent = agent
                 .runs
@@ -219,6 +230,49 @@ fn exec(
             },
             (None, None) => RunEnding::Killed { signal: 0 },
         };
+        agent.reply(&Reply::Ended { id, ending });
+    });
+}
+
+fn python(
+    agent: &Arc<Agent>,
+    id: u64,
+    code: String,
+    env: Vec<(String, String)>,
+    timeout: Duration,
+) {
+    let (kill_tx, kill_rx) = mpsc::channel();
+    if let Ok(mut runs) = agent.runs.lock() {
+        runs.insert(id, kill_tx);
+    }
+    let agent = agent.clone();
+    thread::spawn(move || {
+        let ending = {
+            let Ok(mut slot) = agent.kernel.try_lock() else {
+                agent.runs.lock().map(|mut r| r.remove(&id)).ok();
+                return agent.failed(id, "the Python kernel is busy with another cell");
+            };
+            if slot.is_none() {
+                match kernel::Kernel::start(&agent.root, &env) {
+                    Ok(k) => *slot = Some(k),
+                    Err(m) => {
+                        agent.runs.lock().map(|mut r| r.remove(&id)).ok();
+                        return agent.failed(id, m);
+                    }
+                }
+            }
+            let send = |stream, bytes: &[u8]| {
+                agent.reply(&Reply::Output {
+                    id,
+                    stream,
+                    data: B64.encode(bytes),
+                })
+            };
+            kernel::run_cell(&mut slot, &code, timeout, &kill_rx, &send)
+        };
+        if let Ok(mut runs) = agent.runs.lock() {
+            runs.remove(&id);
+        }
         agent.reply(&Reply::Ended { id, ending });
     });
 }

@@ -21,6 +21,13 @@ pub enum Request {
         env: Vec<(String, String)>,
         timeout_ms: u64,
     },
+    /// Run Python in the sandbox's one kernel, where names persist between cells.
+    Python {
+        id: u64,
+        code: String,
+        env: Vec<(String, String)>,
+        timeout_ms: u64,
+    },
     /// Kill a running command's whole process group; its ending says `cut_short`.
     Kill { id: u64 },
     /// Write a file (base64) under the workspace, making folders as needed.

@@ -272,3 +272,82 @@ fn files_are_written_read_and_listed_inside_the_workspace_only() {
         );
     }
 }
+
+impl Agent {
+    fn python(&mut self, id: u64, code: &str, timeout_ms: u64) -> (String, String, RunEnding) {
+        self.send(Request::Python {
+            id,
+            code: code.into(),
+            env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
+            timeout_ms,
+        });
+        self.collect(id)
+    }
+}
+
+#[test]
+fn python_cells_share_one_namespace_like_a_notebook() {
+    let mut a = Agent::start();
+    let (out, err, ending) = a.python(1, "import math\nx = 21\nprint('set')", 20_000);
+    assert_eq!(
+        (out.as_str(), err.as_str(), ending),
+        ("set\n", "", RunEnding::Exited { code: 0 })
+    );
+    let (out, _, ending) = a.python(2, "x * 2", 20_000);
+    assert_eq!(
+        (out.as_str(), ending),
+        ("42\n", RunEnding::Exited { code: 0 }),
+        "the last expression is shown"
+    );
+    let (out, _, _) = a.python(3, "print(math.pi > 3, end='')", 20_000);
+    assert_eq!(out, "True");
+}
+
+#[test]
+fn python_errors_show_the_traceback_and_keep_the_kernel() {
+    let mut a = Agent::start();
+    a.python(1, "y = 5", 20_000);
+    let (_, err, ending) = a.python(2, "1 / 0", 20_000);
+    assert!(err.contains("ZeroDivisionError"), "{err}");
+    assert_eq!(ending, RunEnding::Exited { code: 1 });
+    let (_, _, ending) = a.python(3, "import sys\nsys.exit(3)", 20_000);
+    assert_eq!(ending, RunEnding::Exited { code: 3 });
+    let (out, _, _) = a.python(4, "y", 20_000);
+    assert_eq!(out, "5\n");
+    // A cell cannot forge the end of its output: it never learns the mark.
+    let (out, _, _) = a.python(
+        5,
+        "import os; print(os.environ.get('LENS_KERNEL_NONCE'))",
+        20_000,
+    );
+    assert_eq!(out, "None\n");
+}
+
+#[test]
+fn a_python_time_out_interrupts_the_cell_and_keeps_the_names() {
+    let mut a = Agent::start();
+    a.python(1, "z = 7", 20_000);
+    let (out, err, ending) = a.python(2, "import time\nprint('working')\ntime.sleep(30)", 500);
+    assert_eq!(out, "working\n");
+    assert!(err.contains("KeyboardInterrupt"), "{err}");
+    assert_eq!(ending, RunEnding::TimedOut { after_ms: 500 });
+    let (out, _, _) = a.python(3, "z", 20_000);
+    assert_eq!(
+        out, "7\n",
+        "an interrupted cell leaves the kernel as it was"
+    );
+}
+
+#[test]
+fn a_kernel_that_ignores_interrupts_is_restarted_and_says_so() {
+    let mut a = Agent::start();
+    a.python(1, "w = 1", 20_000);
+    let stubborn =
+        "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(30)";
+    let (_, err, ending) = a.python(2, stubborn, 300);
+    assert_eq!(ending, RunEnding::TimedOut { after_ms: 300 });
+    assert!(err.contains("restarted the Python kernel"), "{err}");
+    let (_, err, ending) = a.python(3, "w", 20_000);
+    assert!(err.contains("NameError"), "a fresh kernel: {err}");
+    assert_eq!(ending, RunEnding::Exited { code: 1 });
+}

@@ -8,7 +8,7 @@
 //! secrets or environment is mounted or passed in.
 //!
 //! Still to come (see the sandbox issue): cgroup limits, the disk quota, Landlock and
-//! seccomp in the agent, the Python kernel, and the egress proxy.
+//! seccomp in the agent, and the egress proxy.
 
 use std::{
     collections::HashMap,
@@ -349,13 +349,25 @@ impl SandboxDriver for LocalDriver {
 
     async fn run_python(
         &self,
-        _chat_id: &str,
-        _code: &str,
-        _timeout: Duration,
+        chat_id: &str,
+        code: &str,
+        timeout: Duration,
     ) -> Result<RunStream, SandboxError> {
-        Err(SandboxError::Unavailable(
-            "the persistent Python kernel is not built yet".into(),
-        ))
+        let running = self.running(chat_id).await?;
+        let env: Vec<(String, String)> = BASE_ENV
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let timeout_ms = timeout.as_millis() as u64;
+        let (id, rx) = self
+            .send(&running, |id| Request::Python {
+                id,
+                code: code.to_owned(),
+                env,
+                timeout_ms,
+            })
+            .await?;
+        Ok(run_stream(running, id, rx))
     }
 
     async fn put_file(

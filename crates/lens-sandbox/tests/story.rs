@@ -158,10 +158,31 @@ async fn the_sandbox_sees_nothing_of_the_host() {
     );
     // The root holds the system's read-only parts, scratch space and the workspace: no
     // host home, no Lens data directory, no /work, no /root.
-    let root: Vec<&str> = lines[3..].iter().take_while(|l| l.parse::<u32>().is_err()).copied().collect();
-    assert_eq!(root, ["bin", "dev", "etc", "lib", "lib64", "proc", "sbin", "tmp", "usr", "workspace"]);
+    let root: Vec<&str> = lines[3..]
+        .iter()
+        .take_while(|l| l.parse::<u32>().is_err())
+        .copied()
+        .collect();
+    assert_eq!(
+        root,
+        [
+            "bin",
+            "dev",
+            "etc",
+            "lib",
+            "lib64",
+            "proc",
+            "sbin",
+            "tmp",
+            "usr",
+            "workspace"
+        ]
+    );
     let processes: u32 = lines[3 + root.len()].parse().unwrap();
-    assert!(processes < 10, "only the sandbox's own processes are visible: {processes}");
+    assert!(
+        processes < 10,
+        "only the sandbox's own processes are visible: {processes}"
+    );
     assert!(lines.iter().any(|l| l.contains("No such file")), "{out}");
     assert!(
         lines.iter().any(|l| l.contains("Read-only file system")),
@@ -236,4 +257,60 @@ async fn bad_names_and_paths_are_refused() {
         d.get_file("ok", "/etc/passwd", 10_000).await,
         Err(SandboxError::BadPath(_))
     ));
+}
+
+async fn python(d: &dyn SandboxDriver, chat: &str, code: &str) -> (String, String, RunEnding) {
+    let mut stream = d.run_python(chat, code, T).await.unwrap();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    while let Some(event) = stream.next().await {
+        match event {
+            RunEvent::Output {
+                stream: OutputStream::Stdout,
+                bytes,
+            } => out.extend(bytes),
+            RunEvent::Output {
+                stream: OutputStream::Stderr,
+                bytes,
+            } => err.extend(bytes),
+            RunEvent::Ended(ending) => {
+                return (
+                    String::from_utf8_lossy(&out).into(),
+                    String::from_utf8_lossy(&err).into(),
+                    ending,
+                );
+            }
+            RunEvent::Failed(m) => panic!("{m}"),
+        }
+    }
+    panic!("no ending")
+}
+
+#[tokio::test]
+async fn python_keeps_its_names_between_runs_and_sees_the_same_files() {
+    let (d, _dir) = driver();
+    let (out, err, ending) = python(
+        &*d,
+        "py",
+        "import numpy as np\nm = np.arange(6).reshape(2, 3)\nprint(m.sum())",
+    )
+    .await;
+    assert_eq!(
+        (out.as_str(), err.as_str(), ending),
+        ("15\n", "", RunEnding::Exited { code: 0 })
+    );
+    let (out, _, _) = python(
+        &*d,
+        "py",
+        "open('m.txt', 'w').write(str(m.shape))\nm.T.shape",
+    )
+    .await;
+    assert_eq!(out, "(3, 2)\n");
+    let (out, _, _) = run(&*d, "py", "cat m.txt", T).await;
+    assert_eq!(out, "(2, 3)");
+    // Stopping the sandbox ends the kernel: its names are gone, its files are not.
+    d.stop("py").await.unwrap();
+    let (_, err, _) = python(&*d, "py", "m").await;
+    assert!(err.contains("NameError"), "{err}");
+    let (out, _, _) = python(&*d, "py", "open('m.txt').read()").await;
+    assert_eq!(out, "'(2, 3)'\n");
 }
