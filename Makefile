@@ -20,10 +20,11 @@ dist/index.html: $(WEB_SOURCES)
 	@$(ENV) $(WEB)
 
 server: setup
-	@$(ENV) cargo build --release --locked -p lens-server
+	@$(ENV) cargo build --release --locked -p lens-server -p lens-sandbox-agent
 
 run: web server
-	@$(ENV) ./target/release/lens serve --data-dir $(DATA) --web-dist ./dist
+	@echo "Lens runs code in a bubblewrap sandbox per conversation (--sandbox); see docs/sandbox.md"
+	@$(ENV) ./target/release/lens serve --data-dir $(DATA) --web-dist ./dist --sandbox
 
 test: setup
 	@$(ENV) scripts/test

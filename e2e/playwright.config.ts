@@ -36,7 +36,7 @@ export default defineConfig({
       timeout: 10_000,
     },
     {
-      command: `bash -c 'rm -rf ${DATA} && exec ../target/release/lens serve --addr 127.0.0.1:${PORT} --data-dir ${DATA} --web-dist ../dist'`,
+      command: `bash -c 'rm -rf ${DATA} && exec ../target/release/lens serve --addr 127.0.0.1:${PORT} --data-dir ${DATA} --web-dist ../dist --sandbox'`,
       url: `http://127.0.0.1:${PORT}/healthz`,
       reuseExistingServer: false,
       timeout: 30_000,

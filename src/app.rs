@@ -9,9 +9,7 @@ use lens_types::SessionResponse;
 use leptos::prelude::*;
 use wasm_bindgen::{JsCast, closure::Closure};
 
-use crate::pages::{
-    chat_page::ChatPage, login_page::LoginPage, settings_page::SettingsPage, setup_page::SetupPage,
-};
+use crate::pages::{chat_page::ChatPage, login_page::LoginPage, settings_page::SettingsPage, setup_page::SetupPage};
 
 /// Who is logged in (`None` until known or when logged out).
 #[derive(Clone, Copy)]
@@ -25,9 +23,7 @@ pub struct Nav {
 
 impl Nav {
     fn current_path() -> String {
-        web_sys::window()
-            .and_then(|w| w.location().pathname().ok())
-            .unwrap_or_else(|| "/".into())
+        web_sys::window().and_then(|w| w.location().pathname().ok()).unwrap_or_else(|| "/".into())
     }
 
     /// Goes to `to` (a path on this site), adding a history entry.
@@ -45,11 +41,7 @@ impl Nav {
 
     /// The chat id in `/chat/{cid}`, if any.
     pub fn chat_id(&self) -> Option<String> {
-        self.path.with(|p| {
-            p.strip_prefix("/chat/")
-                .filter(|c| !c.is_empty() && !c.contains('/'))
-                .map(str::to_owned)
-        })
+        self.path.with(|p| p.strip_prefix("/chat/").filter(|c| !c.is_empty() && !c.contains('/')).map(str::to_owned))
     }
 
     /// Follows Back/Forward, and keeps same-site link clicks inside the app.
@@ -58,39 +50,36 @@ impl Nav {
             return;
         };
         let on_pop = Closure::<dyn FnMut()>::new(move || self.path.set(Self::current_path()));
-        let _ =
-            window.add_event_listener_with_callback("popstate", on_pop.as_ref().unchecked_ref());
+        let _ = window.add_event_listener_with_callback("popstate", on_pop.as_ref().unchecked_ref());
         on_pop.forget();
-        let on_click =
-            Closure::<dyn FnMut(web_sys::MouseEvent)>::new(move |ev: web_sys::MouseEvent| {
-                if ev.default_prevented()
-                    || ev.button() != 0
-                    || ev.ctrl_key()
-                    || ev.meta_key()
-                    || ev.shift_key()
-                    || ev.alt_key()
-                {
-                    return;
-                }
-                let anchor = ev
-                    .target()
-                    .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-                    .and_then(|e| e.closest("a[href]").ok().flatten());
-                let Some(anchor) = anchor else { return };
-                let href = anchor.get_attribute("href").unwrap_or_default();
-                // Only plain same-site paths; leave downloads, new tabs and other sites alone.
-                if href.starts_with('/')
-                    && !href.starts_with("//")
-                    && !anchor.has_attribute("download")
-                    && !anchor.has_attribute("target")
-                {
-                    ev.prevent_default();
-                    self.go(&href);
-                }
-            });
+        let on_click = Closure::<dyn FnMut(web_sys::MouseEvent)>::new(move |ev: web_sys::MouseEvent| {
+            if ev.default_prevented()
+                || ev.button() != 0
+                || ev.ctrl_key()
+                || ev.meta_key()
+                || ev.shift_key()
+                || ev.alt_key()
+            {
+                return;
+            }
+            let anchor = ev
+                .target()
+                .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+                .and_then(|e| e.closest("a[href]").ok().flatten());
+            let Some(anchor) = anchor else { return };
+            let href = anchor.get_attribute("href").unwrap_or_default();
+            // Only plain same-site paths; leave downloads, new tabs and other sites alone.
+            if href.starts_with('/')
+                && !href.starts_with("//")
+                && !anchor.has_attribute("download")
+                && !anchor.has_attribute("target")
+            {
+                ev.prevent_default();
+                self.go(&href);
+            }
+        });
         if let Some(document) = window.document() {
-            let _ = document
-                .add_event_listener_with_callback("click", on_click.as_ref().unchecked_ref());
+            let _ = document.add_event_listener_with_callback("click", on_click.as_ref().unchecked_ref());
         }
         on_click.forget();
     }
@@ -99,9 +88,7 @@ impl Nav {
 #[component]
 pub fn App() -> impl IntoView {
     let session = Session(RwSignal::new(None));
-    let nav = Nav {
-        path: RwSignal::new(Nav::current_path()),
-    };
+    let nav = Nav { path: RwSignal::new(Nav::current_path()) };
     nav.listen();
     provide_context(session);
     provide_context(nav);
@@ -112,9 +99,7 @@ pub fn App() -> impl IntoView {
             "/login" => view! { <LoginPage /> }.into_any(),
             "/" | "/chat" => view! { <RequireLogin><ChatPage /></RequireLogin> }.into_any(),
             "/settings" => view! { <RequireLogin><SettingsPage /></RequireLogin> }.into_any(),
-            _ if nav.chat_id().is_some() => {
-                view! { <RequireLogin><ChatPage /></RequireLogin> }.into_any()
-            }
+            _ if nav.chat_id().is_some() => view! { <RequireLogin><ChatPage /></RequireLogin> }.into_any(),
             _ => view! { <p class="page-message">"This page does not exist."</p> }.into_any(),
         }
     };
@@ -135,10 +120,7 @@ fn RequireLogin(children: ChildrenFn) -> impl IntoView {
                     ready.set(true);
                 }
                 Err(_) => {
-                    let needed = crate::api::setup_status()
-                        .await
-                        .map(|s| s.needed)
-                        .unwrap_or(false);
+                    let needed = crate::api::setup_status().await.map(|s| s.needed).unwrap_or(false);
                     nav.go(if needed { "/setup" } else { "/login" });
                 }
             }

@@ -2,9 +2,7 @@
 //!   cargo test -p lens-web --target wasm32-unknown-unknown
 #![cfg(target_arch = "wasm32")]
 
-use lens_types::{
-    MessageStatus, MessageView as Message, Role, RunEnding, RunOutput, StepStatus, ToolStep as Step,
-};
+use lens_types::{MessageStatus, MessageView as Message, Role, RunEnding, RunOutput, StepStatus, ToolStep as Step};
 use lens_web::components::{message_view::MessageView, tool_step::ToolStep};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -45,50 +43,25 @@ fn step(status: StepStatus) -> Step {
 }
 
 fn text(el: &web_sys::Element, selector: &str) -> String {
-    el.query_selector(selector)
-        .unwrap()
-        .unwrap_or_else(|| panic!("no {selector}"))
-        .text_content()
-        .unwrap()
+    el.query_selector(selector).unwrap().unwrap_or_else(|| panic!("no {selector}")).text_content().unwrap()
 }
 
 #[wasm_bindgen_test]
 fn tool_step_is_folded_worded_and_opens() {
     let el = container();
-    let _h = leptos::mount::mount_to(
-        el.clone().unchecked_into(),
-        || view! { <ToolStep step=step(StepStatus::Failed) /> },
-    );
-    let details: web_sys::HtmlDetailsElement = el
-        .query_selector("details")
-        .unwrap()
-        .unwrap()
-        .unchecked_into();
+    let _h =
+        leptos::mount::mount_to(el.clone().unchecked_into(), || view! { <ToolStep step=step(StepStatus::Failed) /> });
+    let details: web_sys::HtmlDetailsElement = el.query_selector("details").unwrap().unwrap().unchecked_into();
     assert!(!details.open(), "folded at first");
     assert_eq!(text(&el, ".glyph"), "✕");
-    assert_eq!(
-        el.query_selector(".glyph")
-            .unwrap()
-            .unwrap()
-            .get_attribute("aria-hidden")
-            .as_deref(),
-        Some("true")
-    );
+    assert_eq!(el.query_selector(".glyph").unwrap().unwrap().get_attribute("aria-hidden").as_deref(), Some("true"));
     assert_eq!(text(&el, ".sr-only"), "Step failed: ");
-    let summary: web_sys::HtmlElement = el
-        .query_selector("summary")
-        .unwrap()
-        .unwrap()
-        .unchecked_into();
+    let summary: web_sys::HtmlElement = el.query_selector("summary").unwrap().unwrap().unchecked_into();
     summary.click();
     assert!(details.open());
     // Program output is text: the <b> is shown, not rendered.
     assert_eq!(text(&el, "[data-testid=run-stdout]"), "<b>hi</b>\n");
-    assert!(
-        el.query_selector("[data-testid=run-stdout] b")
-            .unwrap()
-            .is_none()
-    );
+    assert!(el.query_selector("[data-testid=run-stdout] b").unwrap().is_none());
     assert_eq!(text(&el, "[data-testid=run-stderr]"), "Traceback: boom");
     assert_eq!(text(&el, "[data-testid=run-ending]"), "exited with code 1");
 }
@@ -106,15 +79,8 @@ async fn streaming_answer_updates_in_place() {
         error: None,
         created_at: 0,
     });
-    let _h = leptos::mount::mount_to(
-        el.clone().unchecked_into(),
-        move || view! { <MessageView message /> },
-    );
-    assert!(
-        el.query_selector("[data-testid=answer-streaming]")
-            .unwrap()
-            .is_some()
-    );
+    let _h = leptos::mount::mount_to(el.clone().unchecked_into(), move || view! { <MessageView message /> });
+    assert!(el.query_selector("[data-testid=answer-streaming]").unwrap().is_some());
     message.update(|m| {
         m.text.push_str("lo **you**");
         m.steps.push(step(StepStatus::Running));
@@ -127,11 +93,7 @@ async fn streaming_answer_updates_in_place() {
         m.steps[0].status = StepStatus::Succeeded;
     });
     leptos::task::tick().await;
-    assert!(
-        el.query_selector("[data-testid=answer-streaming]")
-            .unwrap()
-            .is_none()
-    );
+    assert!(el.query_selector("[data-testid=answer-streaming]").unwrap().is_none());
     assert_eq!(text(&el, "[data-testid=answer-ending]"), "Stopped.");
     assert_eq!(text(&el, ".glyph"), "✓");
 }

@@ -140,6 +140,38 @@ test('a dropped connection resumes the stream without repeating text', async ({ 
   }
 });
 
+test('Direct mode runs code blocks: folded runs with output, errors in red, names kept', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  await page.goto('/chat');
+  await chat.send('```python\nanswer = 6 * 7\nprint(answer)\n```');
+  const answer = chat.lastAnswer();
+  await expect(answer).toHaveAttribute('data-status', 'complete');
+  const step = answer.getByTestId('tool-step');
+  await expect(step).toHaveAttribute('data-status', 'succeeded');
+  await expect(step.getByTestId('tool-step-summary')).toHaveText('Run Python: answer = 6 * 7…');
+  await expect(step.getByTestId('run-stdout')).toBeHidden();
+  await step.locator('summary').click();
+  await expect(step.getByTestId('tool-step-input')).toHaveText('answer = 6 * 7\nprint(answer)');
+  await expect(step.getByTestId('run-stdout')).toHaveText('42');
+  await expect(step.getByTestId('run-ending')).toHaveText('exited normally');
+
+  // The kernel keeps names between messages; a failing run shows red stderr and its code.
+  await chat.send('```python\nprint(answer + 1)\nraise ValueError("bad input")\n```');
+  const failed = chat.lastAnswer().getByTestId('tool-step');
+  await expect(failed).toHaveAttribute('data-status', 'failed');
+  await failed.locator('summary').click();
+  await expect(failed.getByTestId('run-stdout')).toHaveText('43');
+  await expect(failed.getByTestId('run-stderr')).toContainText('ValueError: bad input');
+  await expect(failed.getByTestId('run-stderr')).toHaveCSS('color', /rgb\((179, 38, 30|255, 138, 128)\)/);
+  await expect(failed.getByTestId('run-ending')).toHaveText('exited with code 1');
+
+  // A reload shows the same runs.
+  await page.reload();
+  await expect(page.getByTestId('tool-step')).toHaveCount(2);
+  await expect(page.getByTestId('tool-step').nth(1)).toHaveAttribute('data-status', 'failed');
+});
+
 test('the admin makes an account in Settings; it cannot see the admin\'s chat', async ({ page, browser }) => {
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
   await page.getByTestId('settings-link').click();

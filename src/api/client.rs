@@ -37,11 +37,7 @@ impl std::fmt::Display for ClientError {
 pub type ApiResult<T> = Result<T, ClientError>;
 
 fn network_error(e: impl std::fmt::Display) -> ClientError {
-    ClientError {
-        status: 0,
-        code: None,
-        message: format!("Lens could not be reached ({e}). Check your connection."),
-    }
+    ClientError { status: 0, code: None, message: format!("Lens could not be reached ({e}). Check your connection.") }
 }
 
 async fn read<T: DeserializeOwned>(resp: Response) -> ApiResult<T> {
@@ -54,16 +50,8 @@ async fn read<T: DeserializeOwned>(resp: Response) -> ApiResult<T> {
     }
     let status = resp.status();
     match resp.json::<ErrorBody>().await {
-        Ok(body) => Err(ClientError {
-            status,
-            code: Some(body.error.code),
-            message: body.error.message,
-        }),
-        Err(_) => Err(ClientError {
-            status,
-            code: None,
-            message: format!("the server answered HTTP {status}"),
-        }),
+        Ok(body) => Err(ClientError { status, code: Some(body.error.code), message: body.error.message }),
+        Err(_) => Err(ClientError { status, code: None, message: format!("the server answered HTTP {status}") }),
     }
 }
 
@@ -83,10 +71,7 @@ async fn get<T: DeserializeOwned>(path: &str) -> ApiResult<T> {
     read(resp).await
 }
 
-async fn send_json<B: Serialize, T: DeserializeOwned>(
-    builder: RequestBuilder,
-    body: &B,
-) -> ApiResult<T> {
+async fn send_json<B: Serialize, T: DeserializeOwned>(builder: RequestBuilder, body: &B) -> ApiResult<T> {
     let req = unsafe_req(builder).json(body).map_err(network_error)?;
     read(req.send().await.map_err(network_error)?).await
 }
@@ -127,11 +112,7 @@ pub async fn list_chats() -> ApiResult<Vec<ChatView>> {
 }
 
 pub async fn create_chat() -> ApiResult<ChatView> {
-    send_json(
-        Request::post("/api/v1/chats"),
-        &CreateChatRequest::default(),
-    )
-    .await
+    send_json(Request::post("/api/v1/chats"), &CreateChatRequest::default()).await
 }
 
 pub async fn get_chat(cid: &str) -> ApiResult<ChatDetail> {
@@ -139,13 +120,7 @@ pub async fn get_chat(cid: &str) -> ApiResult<ChatDetail> {
 }
 
 pub async fn rename_chat(cid: &str, title: &str) -> ApiResult<ChatView> {
-    send_json(
-        Request::patch(&format!("/api/v1/chats/{cid}")),
-        &RenameChatRequest {
-            title: title.to_owned(),
-        },
-    )
-    .await
+    send_json(Request::patch(&format!("/api/v1/chats/{cid}")), &RenameChatRequest { title: title.to_owned() }).await
 }
 
 pub async fn delete_chat(cid: &str) -> ApiResult<()> {
@@ -153,23 +128,12 @@ pub async fn delete_chat(cid: &str) -> ApiResult<()> {
 }
 
 pub async fn send_message(cid: &str, text: &str) -> ApiResult<CreateMessageResponse> {
-    let body = CreateMessageRequest {
-        text: text.to_owned(),
-        attachments: vec![],
-        page: None,
-    };
-    send_json(
-        Request::post(&format!("/api/v1/chats/{cid}/messages")),
-        &body,
-    )
-    .await
+    let body = CreateMessageRequest { text: text.to_owned(), attachments: vec![], page: None };
+    send_json(Request::post(&format!("/api/v1/chats/{cid}/messages")), &body).await
 }
 
 pub async fn stop_answer(cid: &str, aid: &str) -> ApiResult<()> {
-    send_empty(Request::post(&format!(
-        "/api/v1/chats/{cid}/answers/{aid}/stop"
-    )))
-    .await
+    send_empty(Request::post(&format!("/api/v1/chats/{cid}/answers/{aid}/stop"))).await
 }
 
 pub async fn list_tokens() -> ApiResult<Vec<TokenView>> {
@@ -177,13 +141,7 @@ pub async fn list_tokens() -> ApiResult<Vec<TokenView>> {
 }
 
 pub async fn create_token(name: &str) -> ApiResult<CreateTokenResponse> {
-    send_json(
-        Request::post("/api/v1/tokens"),
-        &CreateTokenRequest {
-            name: name.to_owned(),
-        },
-    )
-    .await
+    send_json(Request::post("/api/v1/tokens"), &CreateTokenRequest { name: name.to_owned() }).await
 }
 
 pub async fn delete_token(id: i64) -> ApiResult<()> {
@@ -202,8 +160,6 @@ pub async fn model_settings() -> ApiResult<ModelSettingsView> {
     get("/api/v1/settings/model").await
 }
 
-pub async fn update_model_settings(
-    req: &UpdateModelSettingsRequest,
-) -> ApiResult<ModelSettingsView> {
+pub async fn update_model_settings(req: &UpdateModelSettingsRequest) -> ApiResult<ModelSettingsView> {
     send_json(Request::put("/api/v1/settings/model"), req).await
 }

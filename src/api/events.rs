@@ -8,9 +8,7 @@ use lens_types::StreamEvent;
 use wasm_bindgen::{JsCast, closure::Closure};
 use web_sys::{EventSource, MessageEvent};
 
-const NAMES: [&str; 7] = [
-    "step", "output", "token", "approval", "notice", "error", "done",
-];
+const NAMES: [&str; 7] = ["step", "output", "token", "approval", "notice", "error", "done"];
 
 /// An open stream; dropping it closes the connection.
 pub struct AnswerStream {
@@ -65,12 +63,7 @@ pub fn follow(
             on_lost();
         }
     });
-    source
-        .add_event_listener_with_callback("error", lost.as_ref().unchecked_ref())
-        .map_err(|e| format!("{e:?}"))?;
+    source.add_event_listener_with_callback("error", lost.as_ref().unchecked_ref()).map_err(|e| format!("{e:?}"))?;
     handlers.push(lost);
-    Ok(AnswerStream {
-        source,
-        _handlers: handlers,
-    })
+    Ok(AnswerStream { source, _handlers: handlers })
 }

@@ -35,10 +35,7 @@ pub fn CredentialsForm(
         }
         error.set(None);
         busy.set(true);
-        let req = CredentialsRequest {
-            username: username.get(),
-            password: password.get(),
-        };
+        let req = CredentialsRequest { username: username.get(), password: password.get() };
         leptos::task::spawn_local(async move {
             let result = match action {
                 AuthAction::Setup => crate::api::setup(&req).await,
@@ -54,16 +51,8 @@ pub fn CredentialsForm(
             busy.set(false);
         });
     };
-    let new_password = if confirm {
-        "new-password"
-    } else {
-        "current-password"
-    };
-    let button = if confirm {
-        "Create admin account"
-    } else {
-        "Log in"
-    };
+    let new_password = if confirm { "new-password" } else { "current-password" };
+    let button = if confirm { "Create admin account" } else { "Log in" };
     view! {
         <form class="card form" on:submit=submit data-testid="credentials-form">
             <label>

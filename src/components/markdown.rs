@@ -7,9 +7,7 @@ use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, html};
 fn safe_url(url: &str) -> bool {
     let lower = url.trim().to_ascii_lowercase();
     match lower.split_once(':') {
-        Some((scheme, _))
-            if !scheme.contains('/') && !scheme.contains('?') && !scheme.contains('#') =>
-        {
+        Some((scheme, _)) if !scheme.contains('/') && !scheme.contains('?') && !scheme.contains('#') => {
             matches!(scheme, "http" | "https" | "mailto")
         }
         _ => true,
@@ -20,28 +18,12 @@ fn safe_url(url: &str) -> bool {
 pub fn markdown_to_html(src: &str) -> String {
     let parser = Parser::new_ext(src, Options::ENABLE_TABLES).map(|event| match event {
         Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
-        Event::Start(Tag::Link {
-            link_type,
-            dest_url,
-            title,
-            id,
-        }) if !safe_url(&dest_url) => Event::Start(Tag::Link {
-            link_type,
-            dest_url: CowStr::Borrowed("#"),
-            title,
-            id,
-        }),
-        Event::Start(Tag::Image {
-            link_type,
-            dest_url,
-            title,
-            id,
-        }) if !safe_url(&dest_url) => Event::Start(Tag::Image {
-            link_type,
-            dest_url: CowStr::Borrowed("#"),
-            title,
-            id,
-        }),
+        Event::Start(Tag::Link { link_type, dest_url, title, id }) if !safe_url(&dest_url) => {
+            Event::Start(Tag::Link { link_type, dest_url: CowStr::Borrowed("#"), title, id })
+        }
+        Event::Start(Tag::Image { link_type, dest_url, title, id }) if !safe_url(&dest_url) => {
+            Event::Start(Tag::Image { link_type, dest_url: CowStr::Borrowed("#"), title, id })
+        }
         other => other,
     });
     let mut out = String::new();
@@ -66,29 +48,20 @@ mod tests {
 
     #[test]
     fn renders_markdown() {
-        assert_eq!(
-            markdown_to_html("# Hi *there*"),
-            "<h1>Hi <em>there</em></h1>\n"
-        );
+        assert_eq!(markdown_to_html("# Hi *there*"), "<h1>Hi <em>there</em></h1>\n");
     }
 
     #[test]
     fn raw_html_is_escaped() {
-        let out = markdown_to_html(
-            "<script>alert(1)</script>\n\nand <img src=x onerror=alert(1)> inline",
-        );
+        let out = markdown_to_html("<script>alert(1)</script>\n\nand <img src=x onerror=alert(1)> inline");
         assert!(!out.contains("<script>") && !out.contains("<img"), "{out}");
         assert!(out.contains("&lt;script&gt;"), "{out}");
     }
 
     #[test]
     fn script_links_are_neutralised() {
-        let out =
-            markdown_to_html("[x](javascript:alert(1)) [y](https://example.org/a) [z](/chat)");
+        let out = markdown_to_html("[x](javascript:alert(1)) [y](https://example.org/a) [z](/chat)");
         assert!(!out.contains("javascript:"), "{out}");
-        assert!(
-            out.contains("href=\"https://example.org/a\"") && out.contains("href=\"/chat\""),
-            "{out}"
-        );
+        assert!(out.contains("href=\"https://example.org/a\"") && out.contains("href=\"/chat\""), "{out}");
     }
 }

@@ -11,9 +11,7 @@ use crate::components::{markdown::Markdown, tool_step::ToolStep};
 fn ending_note(m: &Message) -> Option<String> {
     match m.status {
         MessageStatus::Stopped => Some("Stopped.".into()),
-        MessageStatus::Interrupted => {
-            Some("Interrupted: the server restarted while this answer was written.".into())
-        }
+        MessageStatus::Interrupted => Some("Interrupted: the server restarted while this answer was written.".into()),
         MessageStatus::Failed => Some(match &m.error {
             Some(e) => format!("Failed: {}", e.message),
             None => "Failed.".into(),
@@ -34,8 +32,7 @@ pub fn MessageView(
     let is_user = move || message.with(|m| m.role == Role::User);
     let text = Signal::derive(move || message.with(|m| m.text.clone()));
     let streaming = move || message.with(|m| m.status == MessageStatus::Streaming);
-    let step_ids =
-        move || message.with(|m| m.steps.iter().map(|s| s.id.clone()).collect::<Vec<_>>());
+    let step_ids = move || message.with(|m| m.steps.iter().map(|s| s.id.clone()).collect::<Vec<_>>());
     view! {
         <article
             class=move || if is_user() { "message user" } else { "message assistant" }

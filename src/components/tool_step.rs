@@ -36,12 +36,7 @@ pub fn ToolStep(
     let status = move || step.with(|s| s.status);
     let glyph = move || status_glyph(status()).0;
     let words = move || status_glyph(status()).1;
-    let class = move || {
-        format!(
-            "tool-step status-{}",
-            words().split(' ').next().unwrap_or("")
-        )
-    };
+    let class = move || format!("tool-step status-{}", words().split(' ').next().unwrap_or(""));
     view! {
         <details class=class data-testid="tool-step" data-status=words>
             <summary>
@@ -58,13 +53,24 @@ pub fn ToolStep(
                             view! {
                                 <h4>"Output"</h4>
                                 <pre class="stdout" data-testid="run-stdout">{o.stdout.clone()}</pre>
+                                {o.stdout_cut.then(|| view! {
+                                    <p class="cut-note" data-testid="stdout-cut">
+                                        {format!("Showing the start of stdout: {} bytes in all.", o.stdout_bytes)}
+                                    </p>
+                                })}
                                 <Show when={
                                     let has = !o.stderr.is_empty();
                                     move || has
                                 }>
                                     <pre class="stderr" data-testid="run-stderr">{o.stderr.clone()}</pre>
                                 </Show>
+                                {o.stderr_cut.then(|| view! {
+                                    <p class="cut-note" data-testid="stderr-cut">
+                                        {format!("Showing the end of stderr: {} bytes in all.", o.stderr_bytes)}
+                                    </p>
+                                })}
                                 <p class="ending" data-testid="run-ending">{o.ending.describe()}</p>
+                                <p class="duration muted">{format!("{} · {} ms", o.language, o.duration_ms)}</p>
                             }
                         })
                 }}
@@ -122,10 +128,7 @@ mod tests {
             approval: None,
         };
         let html = view! { <ToolStep step /> }.to_html();
-        assert!(
-            html.contains("<details") && !html.contains("open"),
-            "{html}"
-        );
+        assert!(html.contains("<details") && !html.contains("open"), "{html}");
         assert!(html.contains("Step succeeded: "), "{html}");
         assert!(html.contains("✓"), "{html}");
         assert!(!html.contains("<script>"), "{html}");

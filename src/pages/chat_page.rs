@@ -33,17 +33,13 @@ impl ChatState {
     fn apply(self, aid: &str, event: StreamEvent) {
         match event {
             StreamEvent::Token { text } => self.update_answer(aid, |m| m.text.push_str(&text)),
-            StreamEvent::Step { step } => self.update_answer(aid, |m| {
-                match m.steps.iter_mut().find(|s| s.id == step.id) {
+            StreamEvent::Step { step } => {
+                self.update_answer(aid, |m| match m.steps.iter_mut().find(|s| s.id == step.id) {
                     Some(old) => *old = step,
                     None => m.steps.push(step),
-                }
-            }),
-            StreamEvent::Output {
-                step_id,
-                stream,
-                text,
-            } => self.live.update(|l| {
+                })
+            }
+            StreamEvent::Output { step_id, stream, text } => self.live.update(|l| {
                 let entry = l.entry(step_id).or_default();
                 match stream {
                     lens_types::OutputStream::Stdout => entry.0.push_str(&text),
@@ -124,9 +120,7 @@ impl ChatState {
         );
         match stream {
             Ok(s) => self.stream.set_value(Some(s)),
-            Err(e) => self
-                .error
-                .set(Some(format!("The answer could not be followed: {e}"))),
+            Err(e) => self.error.set(Some(format!("The answer could not be followed: {e}"))),
         }
     }
 }
@@ -166,10 +160,9 @@ pub fn ChatPage() -> impl IntoView {
     });
 
     let answering = Signal::derive(move || {
-        state.messages.with(|ms| {
-            ms.last()
-                .is_some_and(|m| m.role == Role::Assistant && m.status == MessageStatus::Streaming)
-        })
+        state
+            .messages
+            .with(|ms| ms.last().is_some_and(|m| m.role == Role::Assistant && m.status == MessageStatus::Streaming))
     });
 
     let on_send = Callback::new(move |text: String| {
@@ -202,10 +195,7 @@ pub fn ChatPage() -> impl IntoView {
         let Some(id) = cid.get_untracked() else {
             return;
         };
-        let Some(aid) = state
-            .messages
-            .with_untracked(|ms| ms.last().map(|m| m.id.clone()))
-        else {
+        let Some(aid) = state.messages.with_untracked(|ms| ms.last().map(|m| m.id.clone())) else {
             return;
         };
         leptos::task::spawn_local(async move {
@@ -222,10 +212,9 @@ pub fn ChatPage() -> impl IntoView {
         let Some(window) = web_sys::window() else {
             return;
         };
-        let Ok(Some(title)) = window.prompt_with_message_and_default(
-            "New name for this chat",
-            &state.title.get_untracked(),
-        ) else {
+        let Ok(Some(title)) =
+            window.prompt_with_message_and_default("New name for this chat", &state.title.get_untracked())
+        else {
             return;
         };
         leptos::task::spawn_local(async move {
@@ -246,10 +235,7 @@ pub fn ChatPage() -> impl IntoView {
             return;
         };
         let confirmed = web_sys::window()
-            .and_then(|w| {
-                w.confirm_with_message("Delete this chat and everything in it?")
-                    .ok()
-            })
+            .and_then(|w| w.confirm_with_message("Delete this chat and everything in it?").ok())
             .unwrap_or(false);
         if !confirmed {
             return;
@@ -266,11 +252,7 @@ pub fn ChatPage() -> impl IntoView {
     };
 
     let current = Signal::derive(move || cid.get());
-    let message_ids = move || {
-        state
-            .messages
-            .with(|ms| ms.iter().map(|m| m.id.clone()).collect::<Vec<_>>())
-    };
+    let message_ids = move || state.messages.with(|ms| ms.iter().map(|m| m.id.clone()).collect::<Vec<_>>());
     let live = Signal::derive(move || state.live.get());
 
     view! {

@@ -1,8 +1,7 @@
 //! Settings: the account and its API tokens; for the admin, accounts and the model.
 
 use lens_types::{
-    CredentialsRequest, ModelProvider, ModelSettingsView, TokenView, UpdateModelSettingsRequest,
-    UserView,
+    CredentialsRequest, ModelProvider, ModelSettingsView, TokenView, UpdateModelSettingsRequest, UserView,
 };
 use leptos::prelude::*;
 
@@ -14,18 +13,8 @@ use crate::{
 #[component]
 pub fn SettingsPage() -> impl IntoView {
     let session = expect_context::<Session>();
-    let is_admin = move || {
-        session
-            .0
-            .with(|s| s.as_ref().is_some_and(|s| s.user.is_admin))
-    };
-    let username = move || {
-        session.0.with(|s| {
-            s.as_ref()
-                .map(|s| s.user.username.clone())
-                .unwrap_or_default()
-        })
-    };
+    let is_admin = move || session.0.with(|s| s.as_ref().is_some_and(|s| s.user.is_admin));
+    let username = move || session.0.with(|s| s.as_ref().map(|s| s.user.username.clone()).unwrap_or_default());
     let nav = expect_context::<Nav>();
     let logout = move |_| {
         leptos::task::spawn_local(async move {
@@ -142,23 +131,16 @@ fn ModelSection() -> impl IntoView {
             Err(e) => status.set(Some(e.message)),
         }
     });
-    let locked = move |field: &'static str| {
-        view_sig.with(|v| {
-            v.as_ref()
-                .is_some_and(|v| v.locked.iter().any(|l| l == field))
-        })
-    };
+    let locked =
+        move |field: &'static str| view_sig.with(|v| v.as_ref().is_some_and(|v| v.locked.iter().any(|l| l == field)));
     let save = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let unlocked = |field: &'static str| !locked(field);
         let req = UpdateModelSettingsRequest {
-            provider: unlocked("provider")
-                .then(|| ModelProvider::parse(&provider.get_untracked()))
-                .flatten(),
+            provider: unlocked("provider").then(|| ModelProvider::parse(&provider.get_untracked())).flatten(),
             base_url: unlocked("base_url").then(|| base_url.get_untracked()),
             model: unlocked("model").then(|| model.get_untracked()),
-            api_key: (unlocked("api_key") && !api_key.get_untracked().is_empty())
-                .then(|| api_key.get_untracked()),
+            api_key: (unlocked("api_key") && !api_key.get_untracked().is_empty()).then(|| api_key.get_untracked()),
         };
         leptos::task::spawn_local(async move {
             match api::update_model_settings(&req).await {
@@ -222,10 +204,7 @@ fn UsersSection() -> impl IntoView {
     reload();
     let create = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        let req = CredentialsRequest {
-            username: name.get_untracked(),
-            password: password.get_untracked(),
-        };
+        let req = CredentialsRequest { username: name.get_untracked(), password: password.get_untracked() };
         leptos::task::spawn_local(async move {
             match api::create_user(&req).await {
                 Ok(u) => {

@@ -27,18 +27,10 @@ pub struct Anthropic {
 
 impl Anthropic {
     /// `base_url` is the API root, e.g. `https://api.anthropic.com` (no `/v1`).
-    pub fn new(
-        client: reqwest::Client,
-        base_url: &str,
-        model: &str,
-        api_key: Option<String>,
-    ) -> Self {
+    pub fn new(client: reqwest::Client, base_url: &str, model: &str, api_key: Option<String>) -> Self {
         Self {
             client,
-            base_url: base_url
-                .trim_end_matches('/')
-                .trim_end_matches("/v1")
-                .to_owned(),
+            base_url: base_url.trim_end_matches('/').trim_end_matches("/v1").to_owned(),
             model: model.to_owned(),
             api_key: api_key.filter(|k| !k.is_empty()),
             max_tokens: 4096,
@@ -50,9 +42,7 @@ impl Anthropic {
         let mut messages: Vec<Value> = Vec::new();
         for m in &req.messages {
             match m {
-                ChatMessage::User { text } => {
-                    messages.push(json!({"role": "user", "content": text}))
-                }
+                ChatMessage::User { text } => messages.push(json!({"role": "user", "content": text})),
                 ChatMessage::Assistant { text, tool_calls } => {
                     let mut content = Vec::new();
                     if !text.is_empty() {
@@ -63,11 +53,8 @@ impl Anthropic {
                     }
                     messages.push(json!({"role": "assistant", "content": content}));
                 }
-                ChatMessage::ToolResult {
-                    call_id, content, ..
-                } => {
-                    let block =
-                        json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
+                ChatMessage::ToolResult { call_id, content, .. } => {
+                    let block = json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
                     match messages.last_mut() {
                         Some(last) if last["role"] == "user" && last["content"].is_array() => {
                             if let Some(a) = last["content"].as_array_mut() {
@@ -118,10 +105,7 @@ impl Turn {
         let kind = v.get("type").and_then(Value::as_str).unwrap_or(name);
         match kind {
             "message_start" => {
-                if let Some(n) = v
-                    .pointer("/message/usage/input_tokens")
-                    .and_then(Value::as_u64)
-                {
+                if let Some(n) = v.pointer("/message/usage/input_tokens").and_then(Value::as_u64) {
                     self.usage.input_tokens = n;
                 }
             }
@@ -129,29 +113,10 @@ impl Turn {
                 let block = v.get("content_block").unwrap_or(&Value::Null);
                 if block.get("type").and_then(Value::as_str) == Some("tool_use") {
                     let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
-                    let id = block
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned();
-                    let name = block
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned();
-                    self.uses.insert(
-                        index,
-                        PartialUse {
-                            id,
-                            name,
-                            json: String::new(),
-                        },
-                    );
-                } else if let Some(t) = block
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .filter(|t| !t.is_empty())
-                {
+                    let id = block.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+                    let name = block.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+                    self.uses.insert(index, PartialUse { id, name, json: String::new() });
+                } else if let Some(t) = block.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
                     out.push(ModelEvent::TextDelta(t.to_owned()));
                 }
             }
@@ -165,16 +130,11 @@ impl Turn {
                     }
                     Some("input_json_delta") => {
                         let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
-                        let part = delta
-                            .get("partial_json")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default();
+                        let part = delta.get("partial_json").and_then(Value::as_str).unwrap_or_default();
                         match self.uses.get_mut(&index) {
                             Some(u) => u.json.push_str(part),
                             None => {
-                                return Err(LlmError::Protocol(
-                                    "tool input for an unknown block".into(),
-                                ));
+                                return Err(LlmError::Protocol("tool input for an unknown block".into()));
                             }
                         }
                     }
@@ -188,17 +148,10 @@ impl Turn {
                         json!({})
                     } else {
                         serde_json::from_str(&u.json).map_err(|_| {
-                            LlmError::Protocol(format!(
-                                "the input of tool call `{}` is not JSON",
-                                u.name
-                            ))
+                            LlmError::Protocol(format!("the input of tool call `{}` is not JSON", u.name))
                         })?
                     };
-                    out.push(ModelEvent::ToolCall(ToolCall {
-                        id: u.id,
-                        name: u.name,
-                        arguments,
-                    }));
+                    out.push(ModelEvent::ToolCall(ToolCall { id: u.id, name: u.name, arguments }));
                 }
             }
             "message_delta" => {
@@ -211,19 +164,13 @@ impl Turn {
                 out.push(ModelEvent::Usage(self.usage));
             }
             "error" => {
-                let msg = v
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown error");
+                let msg = v.pointer("/error/message").and_then(Value::as_str).unwrap_or("unknown error");
                 let status = match v.pointer("/error/type").and_then(Value::as_str) {
                     Some("overloaded_error") => 529,
                     Some("rate_limit_error") => return Err(LlmError::RateLimited),
                     _ => 500,
                 };
-                return Err(LlmError::Status {
-                    status,
-                    detail: msg.chars().take(300).collect(),
-                });
+                return Err(LlmError::Status { status, detail: msg.chars().take(300).collect() });
             }
             _ => {}
         }
@@ -233,8 +180,8 @@ impl Turn {
 
 impl TurnParser for Turn {
     fn frame(&mut self, frame: &sse::Frame, out: &mut Vec<ModelEvent>) -> Result<bool, LlmError> {
-        let v: Value = serde_json::from_str(&frame.data)
-            .map_err(|_| LlmError::Protocol("a stream event is not JSON".into()))?;
+        let v: Value =
+            serde_json::from_str(&frame.data).map_err(|_| LlmError::Protocol("a stream event is not JSON".into()))?;
         self.event(frame.event.as_deref().unwrap_or(""), &v, out)?;
         Ok(self.finished)
     }

@@ -14,10 +14,12 @@ pub const NO_MODEL_TEXT: &str = "No language model is configured, so Lens cannot
 An admin can set one in **Settings → Model** (or with the `LENS_MODEL_*` environment variables).";
 
 /// Added when the person sent code but no sandbox tool is available on this server.
-const NO_SANDBOX_TEXT: &str = "Code blocks fenced as `python` or `bash` are run for you once this server's code sandbox is enabled.";
+const NO_SANDBOX_TEXT: &str =
+    "Code blocks fenced as `python` or `bash` are run for you once this server's code sandbox is enabled.";
 
 /// Added when the person sent no code and the sandbox tools exist.
-const HOW_TO_RUN_TEXT: &str = "Meanwhile, send code in a block fenced as `python` or `bash` and Lens runs it in this conversation's sandbox.";
+const HOW_TO_RUN_TEXT: &str =
+    "Meanwhile, send code in a block fenced as `python` or `bash` and Lens runs it in this conversation's sandbox.";
 
 /// The Direct provider.
 #[derive(Debug, Default, Clone)]
@@ -59,17 +61,10 @@ impl Direct {
     pub fn respond(request: &ChatRequest) -> Vec<ModelEvent> {
         let has_tool = |name: &str| request.tools.iter().any(|t| t.name == name);
         // After tool results, the turn is over: say what ran rather than run it again.
-        let results = request
-            .messages
-            .iter()
-            .rev()
-            .take_while(|m| matches!(m, ChatMessage::ToolResult { .. }))
-            .count();
+        let results = request.messages.iter().rev().take_while(|m| matches!(m, ChatMessage::ToolResult { .. })).count();
         if results > 0 {
             let noun = if results == 1 { "block" } else { "blocks" };
-            return words(&format!(
-                "Ran {results} code {noun}; the results are above."
-            ));
+            return words(&format!("Ran {results} code {noun}; the results are above."));
         }
         let last_user = request.messages.iter().rev().find_map(|m| match m {
             ChatMessage::User { text } => Some(text.as_str()),
@@ -102,20 +97,14 @@ impl Direct {
         } else {
             ""
         };
-        let text = if extra.is_empty() {
-            NO_MODEL_TEXT.to_owned()
-        } else {
-            format!("{NO_MODEL_TEXT}\n\n{extra}")
-        };
+        let text = if extra.is_empty() { NO_MODEL_TEXT.to_owned() } else { format!("{NO_MODEL_TEXT}\n\n{extra}") };
         words(&text)
     }
 }
 
 /// Splits text into word-sized deltas so the answer streams like a model's would.
 fn words(text: &str) -> Vec<ModelEvent> {
-    text.split_inclusive(' ')
-        .map(|w| ModelEvent::TextDelta(w.to_owned()))
-        .collect()
+    text.split_inclusive(' ').map(|w| ModelEvent::TextDelta(w.to_owned())).collect()
 }
 
 #[async_trait::async_trait]
@@ -126,9 +115,7 @@ impl ChatModel for Direct {
 
     async fn stream(&self, request: ChatRequest) -> Result<ModelStream, LlmError> {
         let events = Self::respond(&request);
-        Ok(Box::pin(futures_util::stream::iter(
-            events.into_iter().map(Ok),
-        )))
+        Ok(Box::pin(futures_util::stream::iter(events.into_iter().map(Ok))))
     }
 }
 
@@ -138,16 +125,7 @@ mod tests {
     use crate::ToolSpec;
 
     fn text_of(events: &[ModelEvent]) -> String {
-        events
-            .iter()
-            .filter_map(|e| {
-                if let ModelEvent::TextDelta(t) = e {
-                    Some(t.as_str())
-                } else {
-                    None
-                }
-            })
-            .collect()
+        events.iter().filter_map(|e| if let ModelEvent::TextDelta(t) = e { Some(t.as_str()) } else { None }).collect()
     }
 
     fn request(text: &str, tools: &[&str]) -> ChatRequest {
@@ -156,11 +134,7 @@ mod tests {
             messages: vec![ChatMessage::User { text: text.into() }],
             tools: tools
                 .iter()
-                .map(|t| ToolSpec {
-                    name: (*t).into(),
-                    description: String::new(),
-                    parameters: json!({}),
-                })
+                .map(|t| ToolSpec { name: (*t).into(), description: String::new(), parameters: json!({}) })
                 .collect(),
         }
     }
@@ -180,8 +154,7 @@ mod tests {
 
     #[test]
     fn fenced_blocks_become_tool_calls_when_offered() {
-        let msg =
-            "run these\n```python\nx = 1\nprint(x)\n```\nand\n```bash\nls -l\n```\n```js\n1\n```";
+        let msg = "run these\n```python\nx = 1\nprint(x)\n```\nand\n```bash\nls -l\n```\n```js\n1\n```";
         let out = Direct::respond(&request(msg, &["run_python", "run_bash"]));
         assert_eq!(out.len(), 2);
         assert_eq!(
@@ -200,18 +173,12 @@ mod tests {
     #[test]
     fn after_tool_results_it_closes_the_turn() {
         let mut req = request("```bash\ntrue\n```", &["run_bash"]);
-        req.messages.push(ChatMessage::Assistant {
-            text: String::new(),
-            tool_calls: vec![],
-        });
+        req.messages.push(ChatMessage::Assistant { text: String::new(), tool_calls: vec![] });
         req.messages.push(ChatMessage::ToolResult {
             call_id: "direct_0".into(),
             name: "run_bash".into(),
             content: "ok".into(),
         });
-        assert_eq!(
-            text_of(&Direct::respond(&req)),
-            "Ran 1 code block; the results are above."
-        );
+        assert_eq!(text_of(&Direct::respond(&req)), "Ran 1 code block; the results are above.");
     }
 }

@@ -30,10 +30,7 @@ impl LlmError {
         match status {
             401 | 403 => Self::Unauthorized(status),
             429 => Self::RateLimited,
-            _ => Self::Status {
-                status,
-                detail: provider_message(body),
-            },
+            _ => Self::Status { status, detail: provider_message(body) },
         }
     }
 
@@ -47,27 +44,15 @@ impl LlmError {
 fn provider_message(body: &str) -> String {
     let msg = serde_json::from_str::<serde_json::Value>(body)
         .ok()
-        .and_then(|v| {
-            v.pointer("/error/message")
-                .and_then(|m| m.as_str())
-                .map(str::to_owned)
-        })
+        .and_then(|v| v.pointer("/error/message").and_then(|m| m.as_str()).map(str::to_owned))
         .unwrap_or_else(|| body.trim().to_owned());
     let cut: String = msg.chars().take(300).collect();
-    if cut.is_empty() {
-        "no details".to_owned()
-    } else {
-        cut
-    }
+    if cut.is_empty() { "no details".to_owned() } else { cut }
 }
 
 impl From<reqwest::Error> for LlmError {
     fn from(e: reqwest::Error) -> Self {
         // reqwest's Display can include the URL; it never includes headers (the key).
-        if e.is_body() || e.is_decode() {
-            Self::StreamCut
-        } else {
-            Self::Unreachable(e.without_url().to_string())
-        }
+        if e.is_body() || e.is_decode() { Self::StreamCut } else { Self::Unreachable(e.without_url().to_string()) }
     }
 }

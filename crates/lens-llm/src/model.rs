@@ -26,18 +26,9 @@ pub struct ToolCall {
 /// One message of the conversation as the model sees it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ChatMessage {
-    User {
-        text: String,
-    },
-    Assistant {
-        text: String,
-        tool_calls: Vec<ToolCall>,
-    },
-    ToolResult {
-        call_id: String,
-        name: String,
-        content: String,
-    },
+    User { text: String },
+    Assistant { text: String, tool_calls: Vec<ToolCall> },
+    ToolResult { call_id: String, name: String, content: String },
 }
 
 /// Everything one model turn needs.

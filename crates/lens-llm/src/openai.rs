@@ -26,12 +26,7 @@ pub struct OpenAiCompatible {
 
 impl OpenAiCompatible {
     /// `base_url` ends before `/chat/completions`, e.g. `http://127.0.0.1:11434/v1`.
-    pub fn new(
-        client: reqwest::Client,
-        base_url: &str,
-        model: &str,
-        api_key: Option<String>,
-    ) -> Self {
+    pub fn new(client: reqwest::Client, base_url: &str, model: &str, api_key: Option<String>) -> Self {
         Self {
             client,
             base_url: base_url.trim_end_matches('/').to_owned(),
@@ -59,9 +54,7 @@ impl OpenAiCompatible {
                         "function": {"name": c.name, "arguments": c.arguments.to_string()},
                     })).collect::<Vec<_>>(),
                 }),
-                ChatMessage::ToolResult {
-                    call_id, content, ..
-                } => {
+                ChatMessage::ToolResult { call_id, content, .. } => {
                     json!({"role": "tool", "tool_call_id": call_id, "content": content})
                 }
             });
@@ -99,23 +92,11 @@ impl PartialCall {
         let arguments = if self.arguments.trim().is_empty() {
             json!({})
         } else {
-            serde_json::from_str(&self.arguments).map_err(|_| {
-                LlmError::Protocol(format!(
-                    "the arguments of tool call `{}` are not JSON",
-                    self.name
-                ))
-            })?
+            serde_json::from_str(&self.arguments)
+                .map_err(|_| LlmError::Protocol(format!("the arguments of tool call `{}` are not JSON", self.name)))?
         };
-        let id = if self.id.is_empty() {
-            format!("call_{n}")
-        } else {
-            self.id
-        };
-        Ok(ToolCall {
-            id,
-            name: self.name,
-            arguments,
-        })
+        let id = if self.id.is_empty() { format!("call_{n}") } else { self.id };
+        Ok(ToolCall { id, name: self.name, arguments })
     }
 }
 
@@ -129,33 +110,20 @@ struct Turn {
 impl Turn {
     fn chunk(&mut self, v: &Value, out: &mut Vec<ModelEvent>) -> Result<(), LlmError> {
         if let Some(err) = v.get("error") {
-            let msg = err
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("unknown error");
-            return Err(LlmError::Status {
-                status: 200,
-                detail: msg.chars().take(300).collect(),
-            });
+            let msg = err.get("message").and_then(Value::as_str).unwrap_or("unknown error");
+            return Err(LlmError::Status { status: 200, detail: msg.chars().take(300).collect() });
         }
         if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
             out.push(ModelEvent::Usage(Usage {
                 input_tokens: u.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
-                output_tokens: u
-                    .get("completion_tokens")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0),
+                output_tokens: u.get("completion_tokens").and_then(Value::as_u64).unwrap_or(0),
             }));
         }
         let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
             return Ok(());
         };
         let delta = choice.get("delta").unwrap_or(&Value::Null);
-        if let Some(text) = delta
-            .get("content")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-        {
+        if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
             out.push(ModelEvent::TextDelta(text.to_owned()));
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
@@ -174,11 +142,7 @@ impl Turn {
         let index = match c.get("index").and_then(Value::as_u64) {
             Some(i) => i as usize,
             // No index (Ollama): a new id is a new call; otherwise its place in the list.
-            None => match self
-                .calls
-                .iter()
-                .find(|(_, p)| !id.is_empty() && p.id == id)
-            {
+            None => match self.calls.iter().find(|(_, p)| !id.is_empty() && p.id == id) {
                 Some((i, _)) => *i,
                 None if id.is_empty() => pos,
                 None => self.calls.len(),
@@ -189,11 +153,7 @@ impl Turn {
             call.id = id.to_owned();
         }
         if let Some(f) = c.get("function") {
-            if let Some(name) = f
-                .get("name")
-                .and_then(Value::as_str)
-                .filter(|n| !n.is_empty())
-            {
+            if let Some(name) = f.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()) {
                 // llama.cpp repeats the name on every piece: keep the first.
                 if call.name.is_empty() {
                     call.name = name.to_owned();
@@ -221,19 +181,15 @@ impl TurnParser for Turn {
             self.finish(out)?;
             return Ok(true);
         }
-        let v: Value = serde_json::from_str(&frame.data)
-            .map_err(|_| LlmError::Protocol("a stream chunk is not JSON".into()))?;
+        let v: Value =
+            serde_json::from_str(&frame.data).map_err(|_| LlmError::Protocol("a stream chunk is not JSON".into()))?;
         self.chunk(&v, out)?;
         Ok(false)
     }
 
     /// Ollama ends the body after a `finish_reason` without `[DONE]`: that is a clean end.
     fn end(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), LlmError> {
-        if self.finished {
-            self.finish(out)
-        } else {
-            Err(LlmError::StreamCut)
-        }
+        if self.finished { self.finish(out) } else { Err(LlmError::StreamCut) }
     }
 }
 
@@ -244,10 +200,7 @@ impl ChatModel for OpenAiCompatible {
     }
 
     async fn stream(&self, request: ChatRequest) -> Result<ModelStream, LlmError> {
-        let mut http = self
-            .client
-            .post(format!("{}/chat/completions", self.base_url))
-            .json(&self.body(&request));
+        let mut http = self.client.post(format!("{}/chat/completions", self.base_url)).json(&self.body(&request));
         if let Some(key) = &self.api_key {
             http = http.bearer_auth(key);
         }

@@ -19,20 +19,14 @@ impl ScriptedTurn {
     /// A turn that answers `text` in word-sized pieces.
     pub fn text(text: &str) -> Self {
         Self {
-            events: text
-                .split_inclusive(' ')
-                .map(|w| ModelEvent::TextDelta(w.to_owned()))
-                .collect(),
+            events: text.split_inclusive(' ').map(|w| ModelEvent::TextDelta(w.to_owned())).collect(),
             ..Self::default()
         }
     }
 
     /// A turn made of these events.
     pub fn events(events: Vec<ModelEvent>) -> Self {
-        Self {
-            events,
-            ..Self::default()
-        }
+        Self { events, ..Self::default() }
     }
 
     /// Waits `delay` before each event.
@@ -60,10 +54,7 @@ pub struct Scripted {
 
 impl Scripted {
     pub fn new(turns: Vec<ScriptedTurn>) -> Self {
-        Self {
-            turns: Mutex::new(turns.into()),
-            ..Self::default()
-        }
+        Self { turns: Mutex::new(turns.into()), ..Self::default() }
     }
 
     /// The requests the model was sent, oldest first.
@@ -84,18 +75,13 @@ impl ChatModel for Scripted {
         }
         let turn = {
             let next = self.turns.lock().ok().and_then(|mut t| t.pop_front());
-            let mut last = self
-                .last
-                .lock()
-                .map_err(|_| LlmError::Protocol("script poisoned".into()))?;
+            let mut last = self.last.lock().map_err(|_| LlmError::Protocol("script poisoned".into()))?;
             match next {
                 Some(t) => {
                     *last = Some(t.clone());
                     t
                 }
-                None => last
-                    .clone()
-                    .unwrap_or_else(|| ScriptedTurn::text("(the script is empty)")),
+                None => last.clone().unwrap_or_else(|| ScriptedTurn::text("(the script is empty)")),
             }
         };
         let delay = turn.delay;

@@ -26,13 +26,7 @@ where
         data: Vec<String>,
         done: bool,
     }
-    let state = State {
-        body,
-        buf: Vec::new(),
-        event: None,
-        data: Vec::new(),
-        done: false,
-    };
+    let state = State { body, buf: Vec::new(), event: None, data: Vec::new(), done: false };
     futures_util::stream::unfold(state, |mut st| async move {
         loop {
             // Drain whole lines already buffered.
@@ -53,10 +47,7 @@ where
                     if st.data.is_empty() && st.event.is_none() {
                         continue;
                     }
-                    let frame = Frame {
-                        event: st.event.take(),
-                        data: std::mem::take(&mut st.data).join("\n"),
-                    };
+                    let frame = Frame { event: st.event.take(), data: std::mem::take(&mut st.data).join("\n") };
                     return Some((Ok(frame), st));
                 }
                 if line.starts_with(':') {
@@ -100,45 +91,21 @@ mod tests {
     use super::*;
 
     async fn read(chunks: &[&str]) -> Vec<Frame> {
-        let owned: Vec<Result<Bytes, reqwest::Error>> = chunks
-            .iter()
-            .map(|c| Ok(Bytes::from(c.to_string())))
-            .collect();
-        frames(futures_util::stream::iter(owned))
-            .map(|f| f.unwrap())
-            .collect()
-            .await
+        let owned: Vec<Result<Bytes, reqwest::Error>> = chunks.iter().map(|c| Ok(Bytes::from(c.to_string()))).collect();
+        frames(futures_util::stream::iter(owned)).map(|f| f.unwrap()).collect().await
     }
 
     #[tokio::test]
     async fn joins_lines_split_across_chunks() {
-        let got = read(&[
-            "event: a\nda",
-            "ta: {\"x\":",
-            "1}\n\n: comment\ndata: é",
-            "\n\n",
-        ])
-        .await;
+        let got = read(&["event: a\nda", "ta: {\"x\":", "1}\n\n: comment\ndata: é", "\n\n"]).await;
         assert_eq!(got.len(), 2);
-        assert_eq!(
-            got[0],
-            Frame {
-                event: Some("a".into()),
-                data: "{\"x\":1}".into()
-            }
-        );
+        assert_eq!(got[0], Frame { event: Some("a".into()), data: "{\"x\":1}".into() });
         assert_eq!(got[1].data, "é");
     }
 
     #[tokio::test]
     async fn last_frame_without_blank_line_counts() {
         let got = read(&["data: [DONE]"]).await;
-        assert_eq!(
-            got,
-            vec![Frame {
-                event: None,
-                data: "[DONE]".into()
-            }]
-        );
+        assert_eq!(got, vec![Frame { event: None, data: "[DONE]".into() }]);
     }
 }

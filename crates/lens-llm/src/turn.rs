@@ -23,36 +23,28 @@ where
     S: Stream<Item = Result<Bytes, reqwest::Error>> + Send + Unpin + 'static,
     P: TurnParser,
 {
-    let start = (
-        Box::pin(sse::frames(body)),
-        parser,
-        Vec::new().into_iter(),
-        false,
-    );
-    Box::pin(futures_util::stream::unfold(
-        start,
-        |(mut frames, mut parser, mut pending, mut over)| async move {
-            loop {
-                if let Some(event) = pending.next() {
-                    return Some((Ok(event), (frames, parser, pending, over)));
-                }
-                if over {
-                    return None;
-                }
-                let mut out = Vec::new();
-                let step = match frames.next().await {
-                    None => {
-                        over = true;
-                        parser.end(&mut out)
-                    }
-                    Some(Err(e)) => Err(e),
-                    Some(Ok(frame)) => parser.frame(&frame, &mut out).map(|last| over = last),
-                };
-                if let Err(e) = step {
-                    return Some((Err(e), (frames, parser, Vec::new().into_iter(), true)));
-                }
-                pending = out.into_iter();
+    let start = (Box::pin(sse::frames(body)), parser, Vec::new().into_iter(), false);
+    Box::pin(futures_util::stream::unfold(start, |(mut frames, mut parser, mut pending, mut over)| async move {
+        loop {
+            if let Some(event) = pending.next() {
+                return Some((Ok(event), (frames, parser, pending, over)));
             }
-        },
-    ))
+            if over {
+                return None;
+            }
+            let mut out = Vec::new();
+            let step = match frames.next().await {
+                None => {
+                    over = true;
+                    parser.end(&mut out)
+                }
+                Some(Err(e)) => Err(e),
+                Some(Ok(frame)) => parser.frame(&frame, &mut out).map(|last| over = last),
+            };
+            if let Err(e) = step {
+                return Some((Err(e), (frames, parser, Vec::new().into_iter(), true)));
+            }
+            pending = out.into_iter();
+        }
+    }))
 }

@@ -67,20 +67,8 @@ impl Kernel {
         let stdin = child.stdin.take().ok_or("no stdin")?;
         let (tx, chunks) = mpsc::channel();
         let pipes: [(OutputStream, Option<Box<dyn Read + Send>>); 2] = [
-            (
-                OutputStream::Stdout,
-                child
-                    .stdout
-                    .take()
-                    .map(|p| Box::new(p) as Box<dyn Read + Send>),
-            ),
-            (
-                OutputStream::Stderr,
-                child
-                    .stderr
-                    .take()
-                    .map(|p| Box::new(p) as Box<dyn Read + Send>),
-            ),
+            (OutputStream::Stdout, child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>)),
+            (OutputStream::Stderr, child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>)),
         ];
         for (stream, pipe) in pipes {
             let Some(mut pipe) = pipe else { continue };
@@ -95,13 +83,7 @@ impl Kernel {
             });
         }
         let group = Pid::from_raw(child.id() as i32);
-        Ok(Self {
-            child,
-            stdin,
-            group,
-            mark: format!("\0{nonce} ").into_bytes(),
-            chunks,
-        })
+        Ok(Self { child, stdin, group, mark: format!("\0{nonce} ").into_bytes(), chunks })
     }
 
     fn interrupt(&self) {
@@ -135,10 +117,8 @@ impl Scan {
             return self.pending.drain(..at).collect();
         }
         // Keep back only a tail that could be the start of the mark.
-        let keep = (1..=mark.len().min(self.pending.len()))
-            .rev()
-            .find(|&n| self.pending.ends_with(&mark[..n]))
-            .unwrap_or(0);
+        let keep =
+            (1..=mark.len().min(self.pending.len())).rev().find(|&n| self.pending.ends_with(&mark[..n])).unwrap_or(0);
         let upto = self.pending.len() - keep;
         self.pending.drain(..upto).collect()
     }
@@ -168,10 +148,7 @@ pub fn run_cell(
         .and_then(|()| kernel.stdin.flush());
     if wrote.is_err() {
         *slot = None;
-        send(
-            OutputStream::Stderr,
-            b"[the Python kernel had stopped; run the cell again to start a new one]\n",
-        );
+        send(OutputStream::Stderr, b"[the Python kernel had stopped; run the cell again to start a new one]\n");
         return RunEnding::Killed { signal: 0 };
     }
     let deadline = Instant::now() + timeout;
@@ -182,10 +159,7 @@ pub fn run_cell(
             break;
         }
         if killed.is_none() {
-            let reason = kills
-                .try_recv()
-                .ok()
-                .or_else(|| (Instant::now() >= deadline).then_some(KillReason::TimedOut));
+            let reason = kills.try_recv().ok().or_else(|| (Instant::now() >= deadline).then_some(KillReason::TimedOut));
             if let Some(reason) = reason {
                 kernel.interrupt();
                 killed = Some((reason, Instant::now()));
@@ -195,7 +169,10 @@ pub fn run_cell(
             && at.elapsed() > INTERRUPT_GRACE
         {
             *slot = None;
-            send(OutputStream::Stderr, b"\n[Lens restarted the Python kernel: it did not stop when interrupted, so its names are gone]\n");
+            send(
+                OutputStream::Stderr,
+                b"\n[Lens restarted the Python kernel: it did not stop when interrupted, so its names are gone]\n",
+            );
             break;
         }
         match kernel.chunks.recv_timeout(Duration::from_millis(10)) {
@@ -211,10 +188,7 @@ pub fn run_cell(
                 // The kernel died inside the cell (os._exit, a crash, the memory limit).
                 let status = kernel.child.wait().ok();
                 *slot = None;
-                send(
-                    OutputStream::Stderr,
-                    b"\n[the Python kernel exited; its names are gone]\n",
-                );
+                send(OutputStream::Stderr, b"\n[the Python kernel exited; its names are gone]\n");
                 return match (killed, status) {
                     (Some((reason, _)), _) => ending_for(reason, timeout),
                     (None, Some(s)) => match (s.code(), s.signal()) {
@@ -232,18 +206,14 @@ pub fn run_cell(
     }
     match scans[0].status.as_deref() {
         Some("ok") => RunEnding::Exited { code: 0 },
-        Some(s) if s.starts_with("exit:") => RunEnding::Exited {
-            code: s[5..].parse().unwrap_or(1),
-        },
+        Some(s) if s.starts_with("exit:") => RunEnding::Exited { code: s[5..].parse().unwrap_or(1) },
         _ => RunEnding::Exited { code: 1 },
     }
 }
 
 fn ending_for(reason: KillReason, timeout: Duration) -> RunEnding {
     match reason {
-        KillReason::TimedOut => RunEnding::TimedOut {
-            after_ms: timeout.as_millis() as u64,
-        },
+        KillReason::TimedOut => RunEnding::TimedOut { after_ms: timeout.as_millis() as u64 },
         KillReason::Requested => RunEnding::CutShort,
     }
 }

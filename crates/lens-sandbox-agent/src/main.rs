@@ -50,10 +50,7 @@ impl Agent {
     }
 
     fn failed(&self, id: u64, message: impl Into<String>) {
-        self.reply(&Reply::Failed {
-            id,
-            message: message.into(),
-        });
+        self.reply(&Reply::Failed { id, message: message.into() });
     }
 }
 
@@ -65,12 +62,8 @@ fn main() {
             root = args.next().map(PathBuf::from).unwrap_or(root);
         }
     }
-    let agent = Arc::new(Agent {
-        root,
-        out: Mutex::new(std::io::stdout()),
-        runs: Mutex::default(),
-        kernel: Mutex::default(),
-    });
+    let agent =
+        Arc::new(Agent { root, out: Mutex::new(std::io::stdout()), runs: Mutex::default(), kernel: Mutex::default() });
     let mut stdin = std::io::stdin().lock();
     loop {
         match read_frame::<_, Request>(&mut stdin) {
@@ -93,24 +86,12 @@ fn main() {
 
 fn handle(agent: &Arc<Agent>, request: Request) {
     match request {
-        Request::Exec {
-            id,
-            argv,
-            env,
-            timeout_ms,
-        } => exec(agent, id, argv, env, Duration::from_millis(timeout_ms)),
-        Request::Python {
-            id,
-            code,
-            env,
-            timeout_ms,
-        } => python(agent, id, code, env, Duration::from_millis(timeout_ms)),
+        Request::Exec { id, argv, env, timeout_ms } => exec(agent, id, argv, env, Duration::from_millis(timeout_ms)),
+        Request::Python { id, code, env, timeout_ms } => {
+            python(agent, id, code, env, Duration::from_millis(timeout_ms))
+        }
         Request::Kill { id } => {
-            let sent = agent
-                .runs
-                .lock()
-                .ok()
-                .and_then(|r| r.get(&id).map(|k| k.send(KillReason::Requested).is_ok()));
+            let sent = agent.runs.lock().ok().and_then(|r| r.get(&id).map(|k| k.send(KillReason::Requested).is_ok()));
             match sent {
                 Some(true) => agent.reply(&Reply::Done { id }),
                 _ => agent.failed(id, "no such run"),
@@ -120,11 +101,7 @@ fn handle(agent: &Arc<Agent>, request: Request) {
             Ok(()) => agent.reply(&Reply::Done { id }),
             Err(m) => agent.failed(id, m),
         },
-        Request::ReadFile {
-            id,
-            path,
-            max_bytes,
-        } => match read_file(&agent.root, &path, max_bytes) {
+        Request::ReadFile { id, path, max_bytes } => match read_file(&agent.root, &path, max_bytes) {
             Ok(data) => agent.reply(&Reply::File { id, data }),
             Err(m) => agent.failed(id, m),
         },
@@ -135,13 +112,7 @@ fn handle(agent: &Arc<Agent>, request: Request) {
     }
 }
 
-fn exec(
-    agent: &Arc<Agent>,
-    id: u64,
-    argv: Vec<String>,
-    env: Vec<(String, String)>,
-    timeout: Duration,
-) {
+fn exec(agent: &Arc<Agent>, id: u64, argv: Vec<String>, env: Vec<(String, String)>, timeout: Duration) {
     let Some((program, args)) = argv.split_first() else {
         return agent.failed(id, "nothing to run");
     };
@@ -166,14 +137,8 @@ fn exec(
         runs.insert(id, kill_tx.clone());
     }
     let pipes: Vec<thread::JoinHandle<()>> = [
-        child
-            .stdout
-            .take()
-            .map(|p| (OutputStream::Stdout, Box::new(p) as Box<dyn Read + Send>)),
-        child
-            .stderr
-            .take()
-            .map(|p| (OutputStream::Stderr, Box::new(p) as Box<dyn Read + Send>)),
+        child.stdout.take().map(|p| (OutputStream::Stdout, Box::new(p) as Box<dyn Read + Send>)),
+        child.stderr.take().map(|p| (OutputStream::Stderr, Box::new(p) as Box<dyn Read + Send>)),
     ]
     .into_iter()
     .flatten()
@@ -182,11 +147,7 @@ fn exec(
         thread::spawn(move || {
             let mut buf = vec![0u8; 64 * 1024];
             while let Ok(n @ 1..) = pipe.read(&mut buf) {
-                agent.reply(&Reply::Output {
-                    id,
-                    stream,
-                    data: B64.encode(&buf[..n]),
-                });
+                agent.reply(&Reply::Output { id, stream, data: B64.encode(&buf[..n]) });
             }
         })
     })
@@ -219,9 +180,7 @@ fn exec(
             runs.remove(&id);
         }
         let ending = match (killed, status) {
-            (Some(KillReason::TimedOut), _) => RunEnding::TimedOut {
-                after_ms: timeout.as_millis() as u64,
-            },
+            (Some(KillReason::TimedOut), _) => RunEnding::TimedOut { after_ms: timeout.as_millis() as u64 },
             (Some(KillReason::Requested), _) => RunEnding::CutShort,
             (None, Some(s)) => match (s.code(), s.signal()) {
                 (Some(code), _) => RunEnding::Exited { code },
@@ -234,13 +193,7 @@ fn exec(
     });
 }
 
-fn python(
-    agent: &Arc<Agent>,
-    id: u64,
-    code: String,
-    env: Vec<(String, String)>,
-    timeout: Duration,
-) {
+fn python(agent: &Arc<Agent>, id: u64, code: String, env: Vec<(String, String)>, timeout: Duration) {
     let (kill_tx, kill_rx) = mpsc::channel();
     if let Ok(mut runs) = agent.runs.lock() {
         runs.insert(id, kill_tx);
@@ -261,13 +214,7 @@ fn python(
                     }
                 }
             }
-            let send = |stream, bytes: &[u8]| {
-                agent.reply(&Reply::Output {
-                    id,
-                    stream,
-                    data: B64.encode(bytes),
-                })
-            };
+            let send = |stream, bytes: &[u8]| agent.reply(&Reply::Output { id, stream, data: B64.encode(bytes) });
             kernel::run_cell(&mut slot, &code, timeout, &kill_rx, &send)
         };
         if let Ok(mut runs) = agent.runs.lock() {
@@ -279,20 +226,13 @@ fn python(
 
 fn write_file(root: &Path, path: &str, data: &str) -> Result<(), String> {
     let target = resolve(root, path).map_err(|e| e.to_string())?;
-    let bytes = B64
-        .decode(data)
-        .map_err(|_| "the file data is not base64".to_string())?;
+    let bytes = B64.decode(data).map_err(|_| "the file data is not base64".to_string())?;
     if let Some(parent) = target.parent() {
         std::fs::create_dir_all(parent).map_err(|e| format!("could not make the folder: {e}"))?;
     }
     // Written beside it and renamed, so a reader never sees half a file.
-    let tmp = target.with_file_name(format!(
-        ".{}.lens-tmp",
-        target
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("file")
-    ));
+    let tmp =
+        target.with_file_name(format!(".{}.lens-tmp", target.file_name().and_then(|n| n.to_str()).unwrap_or("file")));
     std::fs::write(&tmp, bytes).map_err(|e| format!("could not write `{path}`: {e}"))?;
     std::fs::rename(&tmp, &target).map_err(|e| format!("could not write `{path}`: {e}"))
 }
@@ -304,14 +244,9 @@ fn read_file(root: &Path, path: &str, max_bytes: u64) -> Result<String, String> 
         return Err(format!("`{path}` is not a file"));
     }
     if meta.len() > max_bytes {
-        return Err(format!(
-            "`{path}` is {} bytes, more than the {max_bytes} allowed",
-            meta.len()
-        ));
+        return Err(format!("`{path}` is {} bytes, more than the {max_bytes} allowed", meta.len()));
     }
-    std::fs::read(&target)
-        .map(|b| B64.encode(b))
-        .map_err(|e| format!("could not read `{path}`: {e}"))
+    std::fs::read(&target).map(|b| B64.encode(b)).map_err(|e| format!("could not read `{path}`: {e}"))
 }
 
 fn list_files(root: &Path, path: &str) -> Result<Vec<Entry>, String> {
@@ -321,16 +256,8 @@ fn list_files(root: &Path, path: &str) -> Result<Vec<Entry>, String> {
     for item in std::fs::read_dir(&dir).map_err(|_| format!("`{path}` is not a folder"))? {
         let Ok(item) = item else { continue };
         let Ok(meta) = item.metadata() else { continue };
-        let rel = item
-            .path()
-            .strip_prefix(&real_root)
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        entries.push(Entry {
-            path: rel,
-            size: meta.len(),
-            is_dir: meta.is_dir(),
-        });
+        let rel = item.path().strip_prefix(&real_root).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+        entries.push(Entry { path: rel, size: meta.len(), is_dir: meta.is_dir() });
     }
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(entries)

@@ -68,26 +68,11 @@ mod tests {
         let root = dir.path();
         std::fs::create_dir(root.join("data")).unwrap();
         let real = root.canonicalize().unwrap();
-        assert_eq!(
-            resolve(root, "data/a.csv").unwrap(),
-            real.join("data/a.csv")
-        );
-        assert_eq!(
-            resolve(root, "/workspace/data/../b.txt").unwrap(),
-            real.join("b.txt")
-        );
+        assert_eq!(resolve(root, "data/a.csv").unwrap(), real.join("data/a.csv"));
+        assert_eq!(resolve(root, "/workspace/data/../b.txt").unwrap(), real.join("b.txt"));
         assert_eq!(resolve(root, "/workspace").unwrap(), real);
-        assert_eq!(
-            resolve(root, "new/dir/file").unwrap(),
-            real.join("new/dir/file")
-        );
-        for bad in [
-            "../x",
-            "data/../../x",
-            "/etc/passwd",
-            "/workspacex/a",
-            "a\0b",
-        ] {
+        assert_eq!(resolve(root, "new/dir/file").unwrap(), real.join("new/dir/file"));
+        for bad in ["../x", "data/../../x", "/etc/passwd", "/workspacex/a", "a\0b"] {
             assert!(resolve(root, bad).is_err(), "{bad}");
         }
     }

@@ -15,29 +15,15 @@ pub const MAX_FRAME: usize = 48 * 1024 * 1024;
 #[serde(rename_all = "snake_case")]
 pub enum Request {
     /// Run a command in the workspace, in its own process group.
-    Exec {
-        id: u64,
-        argv: Vec<String>,
-        env: Vec<(String, String)>,
-        timeout_ms: u64,
-    },
+    Exec { id: u64, argv: Vec<String>, env: Vec<(String, String)>, timeout_ms: u64 },
     /// Run Python in the sandbox's one kernel, where names persist between cells.
-    Python {
-        id: u64,
-        code: String,
-        env: Vec<(String, String)>,
-        timeout_ms: u64,
-    },
+    Python { id: u64, code: String, env: Vec<(String, String)>, timeout_ms: u64 },
     /// Kill a running command's whole process group; its ending says `cut_short`.
     Kill { id: u64 },
     /// Write a file (base64) under the workspace, making folders as needed.
     WriteFile { id: u64, path: String, data: String },
     /// Read a file under the workspace, refusing more than `max_bytes`.
-    ReadFile {
-        id: u64,
-        path: String,
-        max_bytes: u64,
-    },
+    ReadFile { id: u64, path: String, max_bytes: u64 },
     /// List a folder under the workspace.
     ListFiles { id: u64, path: String },
 }
@@ -89,10 +75,7 @@ pub enum Reply {
 pub fn write_frame<W: Write, T: Serialize>(w: &mut W, msg: &T) -> io::Result<()> {
     let body = serde_json::to_vec(msg).map_err(io::Error::other)?;
     if body.len() > MAX_FRAME {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "frame too large",
-        ));
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "frame too large"));
     }
     w.write_all(&(body.len() as u32).to_be_bytes())?;
     w.write_all(&body)?;
@@ -109,16 +92,11 @@ pub fn read_frame<R: Read, T: DeserializeOwned>(r: &mut R) -> io::Result<Option<
     }
     let len = u32::from_be_bytes(len) as usize;
     if len > MAX_FRAME {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "frame too large",
-        ));
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "frame too large"));
     }
     let mut body = vec![0u8; len];
     r.read_exact(&mut body)?;
-    serde_json::from_slice(&body)
-        .map(Some)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    serde_json::from_slice(&body).map(Some).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
 #[cfg(test)]
@@ -128,20 +106,12 @@ mod tests {
     #[test]
     fn frames_round_trip_and_end_cleanly() {
         let mut buf = Vec::new();
-        let req = Request::Exec {
-            id: 7,
-            argv: vec!["true".into()],
-            env: vec![],
-            timeout_ms: 100,
-        };
+        let req = Request::Exec { id: 7, argv: vec!["true".into()], env: vec![], timeout_ms: 100 };
         write_frame(&mut buf, &req).unwrap();
         write_frame(&mut buf, &Request::Kill { id: 7 }).unwrap();
         let mut r = buf.as_slice();
         assert_eq!(read_frame::<_, Request>(&mut r).unwrap(), Some(req));
-        assert_eq!(
-            read_frame::<_, Request>(&mut r).unwrap(),
-            Some(Request::Kill { id: 7 })
-        );
+        assert_eq!(read_frame::<_, Request>(&mut r).unwrap(), Some(Request::Kill { id: 7 }));
         assert_eq!(read_frame::<_, Request>(&mut r).unwrap(), None);
     }
 

@@ -39,12 +39,7 @@ impl Agent {
                 }
             }
         });
-        Agent {
-            child,
-            stdin,
-            replies,
-            _dir: dir,
-        }
+        Agent { child, stdin, replies, _dir: dir }
     }
 
     fn send(&mut self, request: Request) {
@@ -53,9 +48,7 @@ impl Agent {
     }
 
     fn next(&self) -> Reply {
-        self.replies
-            .recv_timeout(Duration::from_secs(20))
-            .expect("the agent answers")
+        self.replies.recv_timeout(Duration::from_secs(20)).expect("the agent answers")
     }
 
     /// Runs to the end: (stdout, stderr, ending).
@@ -63,10 +56,7 @@ impl Agent {
         self.send(Request::Exec {
             id,
             argv: argv.iter().map(|s| s.to_string()).collect(),
-            env: vec![
-                ("PATH".into(), "/usr/bin:/bin".into()),
-                ("LENS_TEST".into(), "1".into()),
-            ],
+            env: vec![("PATH".into(), "/usr/bin:/bin".into()), ("LENS_TEST".into(), "1".into())],
             timeout_ms,
         });
         self.collect(id)
@@ -76,11 +66,7 @@ impl Agent {
         let (mut out, mut err) = (Vec::new(), Vec::new());
         loop {
             match self.next() {
-                Reply::Output {
-                    id: i,
-                    stream,
-                    data,
-                } if i == id => {
+                Reply::Output { id: i, stream, data } if i == id => {
                     let bytes = B64.decode(data).unwrap();
                     match stream {
                         OutputStream::Stdout => out.extend(bytes),
@@ -88,11 +74,7 @@ impl Agent {
                     }
                 }
                 Reply::Ended { id: i, ending } if i == id => {
-                    return (
-                        String::from_utf8_lossy(&out).into(),
-                        String::from_utf8_lossy(&err).into(),
-                        ending,
-                    );
+                    return (String::from_utf8_lossy(&out).into(), String::from_utf8_lossy(&err).into(), ending);
                 }
                 other => panic!("unexpected {other:?}"),
             }
@@ -111,10 +93,7 @@ impl Drop for Agent {
 fn a_run_streams_both_pipes_and_reports_its_exit_code() {
     let mut a = Agent::start();
     let (out, err, ending) = a.run(1, &["sh", "-c", "echo hi; echo oops >&2; exit 3"], 10_000);
-    assert_eq!(
-        (out.as_str(), err.as_str(), ending),
-        ("hi\n", "oops\n", RunEnding::Exited { code: 3 })
-    );
+    assert_eq!((out.as_str(), err.as_str(), ending), ("hi\n", "oops\n", RunEnding::Exited { code: 3 }));
 }
 
 #[test]
@@ -137,12 +116,7 @@ fn a_time_out_kills_the_whole_group() {
 #[test]
 fn a_kill_request_cuts_the_run_short() {
     let mut a = Agent::start();
-    a.send(Request::Exec {
-        id: 5,
-        argv: vec!["sleep".into(), "30".into()],
-        env: vec![],
-        timeout_ms: 60_000,
-    });
+    a.send(Request::Exec { id: 5, argv: vec!["sleep".into(), "30".into()], env: vec![], timeout_ms: 60_000 });
     std::thread::sleep(Duration::from_millis(100));
     a.send(Request::Kill { id: 5 });
     let mut ended = None;
@@ -156,10 +130,7 @@ fn a_kill_request_cuts_the_run_short() {
     }
     assert_eq!(ended, Some(RunEnding::CutShort));
     a.send(Request::Kill { id: 5 });
-    assert!(
-        matches!(a.next(), Reply::Failed { id: 5, .. }),
-        "the run is gone"
-    );
+    assert!(matches!(a.next(), Reply::Failed { id: 5, .. }), "the run is gone");
 }
 
 #[test]
@@ -167,109 +138,40 @@ fn background_processes_do_not_outlive_their_run() {
     let mut a = Agent::start();
     // The shell exits at once; its child keeps the pipes open until the agent kills it.
     let (out, _, ending) = a.run(1, &["sh", "-c", "sleep 30 & echo bye"], 60_000);
-    assert_eq!(
-        (out.as_str(), ending),
-        ("bye\n", RunEnding::Exited { code: 0 })
-    );
+    assert_eq!((out.as_str(), ending), ("bye\n", RunEnding::Exited { code: 0 }));
 }
 
 #[test]
 fn a_missing_program_is_a_clear_failure() {
     let mut a = Agent::start();
-    a.send(Request::Exec {
-        id: 9,
-        argv: vec!["no-such-program".into()],
-        env: vec![],
-        timeout_ms: 1000,
-    });
-    assert!(
-        matches!(a.next(), Reply::Failed { id: 9, message } if message.contains("no-such-program"))
-    );
+    a.send(Request::Exec { id: 9, argv: vec!["no-such-program".into()], env: vec![], timeout_ms: 1000 });
+    assert!(matches!(a.next(), Reply::Failed { id: 9, message } if message.contains("no-such-program")));
 }
 
 #[test]
 fn files_are_written_read_and_listed_inside_the_workspace_only() {
     let mut a = Agent::start();
-    a.send(Request::WriteFile {
-        id: 1,
-        path: "data/a.txt".into(),
-        data: B64.encode("hello"),
-    });
+    a.send(Request::WriteFile { id: 1, path: "data/a.txt".into(), data: B64.encode("hello") });
     assert_eq!(a.next(), Reply::Done { id: 1 });
-    a.send(Request::ReadFile {
-        id: 2,
-        path: "/workspace/data/a.txt".into(),
-        max_bytes: 100,
-    });
-    assert_eq!(
-        a.next(),
-        Reply::File {
-            id: 2,
-            data: B64.encode("hello")
-        }
-    );
-    a.send(Request::ListFiles {
-        id: 3,
-        path: "data".into(),
-    });
-    let Reply::Files { entries, .. } = a.next() else {
-        panic!()
-    };
+    a.send(Request::ReadFile { id: 2, path: "/workspace/data/a.txt".into(), max_bytes: 100 });
+    assert_eq!(a.next(), Reply::File { id: 2, data: B64.encode("hello") });
+    a.send(Request::ListFiles { id: 3, path: "data".into() });
+    let Reply::Files { entries, .. } = a.next() else { panic!() };
     assert_eq!(entries.len(), 1);
-    assert_eq!(
-        (entries[0].path.as_str(), entries[0].size, entries[0].is_dir),
-        ("data/a.txt", 5, false)
-    );
+    assert_eq!((entries[0].path.as_str(), entries[0].size, entries[0].is_dir), ("data/a.txt", 5, false));
     // The run sees the same files.
     let (out, _, _) = a.run(4, &["cat", "data/a.txt"], 10_000);
     assert_eq!(out, "hello");
 
     for (id, request) in [
-        (
-            10,
-            Request::WriteFile {
-                id: 10,
-                path: "../escape".into(),
-                data: B64.encode("x"),
-            },
-        ),
-        (
-            11,
-            Request::ReadFile {
-                id: 11,
-                path: "/etc/passwd".into(),
-                max_bytes: 100_000,
-            },
-        ),
-        (
-            12,
-            Request::ReadFile {
-                id: 12,
-                path: "data/a.txt".into(),
-                max_bytes: 2,
-            },
-        ),
-        (
-            13,
-            Request::ListFiles {
-                id: 13,
-                path: "data/a.txt".into(),
-            },
-        ),
-        (
-            14,
-            Request::ReadFile {
-                id: 14,
-                path: "nothing-here".into(),
-                max_bytes: 2,
-            },
-        ),
+        (10, Request::WriteFile { id: 10, path: "../escape".into(), data: B64.encode("x") }),
+        (11, Request::ReadFile { id: 11, path: "/etc/passwd".into(), max_bytes: 100_000 }),
+        (12, Request::ReadFile { id: 12, path: "data/a.txt".into(), max_bytes: 2 }),
+        (13, Request::ListFiles { id: 13, path: "data/a.txt".into() }),
+        (14, Request::ReadFile { id: 14, path: "nothing-here".into(), max_bytes: 2 }),
     ] {
         a.send(request);
-        assert!(
-            matches!(a.next(), Reply::Failed { id: i, .. } if i == id),
-            "request {id}"
-        );
+        assert!(matches!(a.next(), Reply::Failed { id: i, .. } if i == id), "request {id}");
     }
 }
 
@@ -289,16 +191,9 @@ impl Agent {
 fn python_cells_share_one_namespace_like_a_notebook() {
     let mut a = Agent::start();
     let (out, err, ending) = a.python(1, "import math\nx = 21\nprint('set')", 20_000);
-    assert_eq!(
-        (out.as_str(), err.as_str(), ending),
-        ("set\n", "", RunEnding::Exited { code: 0 })
-    );
+    assert_eq!((out.as_str(), err.as_str(), ending), ("set\n", "", RunEnding::Exited { code: 0 }));
     let (out, _, ending) = a.python(2, "x * 2", 20_000);
-    assert_eq!(
-        (out.as_str(), ending),
-        ("42\n", RunEnding::Exited { code: 0 }),
-        "the last expression is shown"
-    );
+    assert_eq!((out.as_str(), ending), ("42\n", RunEnding::Exited { code: 0 }), "the last expression is shown");
     let (out, _, _) = a.python(3, "print(math.pi > 3, end='')", 20_000);
     assert_eq!(out, "True");
 }
@@ -315,11 +210,7 @@ fn python_errors_show_the_traceback_and_keep_the_kernel() {
     let (out, _, _) = a.python(4, "y", 20_000);
     assert_eq!(out, "5\n");
     // A cell cannot forge the end of its output: it never learns the mark.
-    let (out, _, _) = a.python(
-        5,
-        "import os; print(os.environ.get('LENS_KERNEL_NONCE'))",
-        20_000,
-    );
+    let (out, _, _) = a.python(5, "import os; print(os.environ.get('LENS_KERNEL_NONCE'))", 20_000);
     assert_eq!(out, "None\n");
 }
 
@@ -332,18 +223,14 @@ fn a_python_time_out_interrupts_the_cell_and_keeps_the_names() {
     assert!(err.contains("KeyboardInterrupt"), "{err}");
     assert_eq!(ending, RunEnding::TimedOut { after_ms: 500 });
     let (out, _, _) = a.python(3, "z", 20_000);
-    assert_eq!(
-        out, "7\n",
-        "an interrupted cell leaves the kernel as it was"
-    );
+    assert_eq!(out, "7\n", "an interrupted cell leaves the kernel as it was");
 }
 
 #[test]
 fn a_kernel_that_ignores_interrupts_is_restarted_and_says_so() {
     let mut a = Agent::start();
     a.python(1, "w = 1", 20_000);
-    let stubborn =
-        "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(30)";
+    let stubborn = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(30)";
     let (_, err, ending) = a.python(2, stubborn, 300);
     assert_eq!(ending, RunEnding::TimedOut { after_ms: 300 });
     assert!(err.contains("restarted the Python kernel"), "{err}");

@@ -169,10 +169,7 @@ impl OutputCapture {
         if self.stdout_chars > 0 {
             let shown = stdout.chars().count();
             if shown < self.stdout_chars {
-                text.push_str(&format!(
-                    "[stdout: the first {shown} of {} characters]\n",
-                    self.stdout_chars
-                ));
+                text.push_str(&format!("[stdout: the first {shown} of {} characters]\n", self.stdout_chars));
             } else {
                 text.push_str("[stdout]\n");
             }
@@ -182,10 +179,7 @@ impl OutputCapture {
         if self.stderr_chars > 0 {
             let shown = stderr.chars().count();
             if shown < self.stderr_chars {
-                text.push_str(&format!(
-                    "[stderr: the last {shown} of {} characters]\n",
-                    self.stderr_chars
-                ));
+                text.push_str(&format!("[stderr: the last {shown} of {} characters]\n", self.stderr_chars));
             } else {
                 text.push_str("[stderr]\n");
             }
@@ -215,19 +209,12 @@ mod tests {
         for (stream, bytes) in chunks {
             c.push(*stream, bytes);
         }
-        c.finish("python", "print()", RunEnding::Exited { code: 0 }, 5, shown)
-            .output
+        c.finish("python", "print()", RunEnding::Exited { code: 0 }, 5, shown).output
     }
 
     #[test]
     fn keeps_the_start_of_stdout_and_the_end_of_stderr() {
-        let out = run(
-            &[
-                (OutputStream::Stdout, b"0123456789"),
-                (OutputStream::Stderr, b"abcdefghij"),
-            ],
-            4,
-        );
+        let out = run(&[(OutputStream::Stdout, b"0123456789"), (OutputStream::Stderr, b"abcdefghij")], 4);
         assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("0123", "ghij"));
         assert!(out.stdout_cut && out.stderr_cut);
         assert_eq!((out.stdout_bytes, out.stderr_bytes), (10, 10));
@@ -255,13 +242,7 @@ mod tests {
 
     #[test]
     fn invalid_bytes_become_replacement_characters() {
-        let out = run(
-            &[
-                (OutputStream::Stdout, b"ok\xff\xfe!"),
-                (OutputStream::Stderr, b"\xe2\x98"),
-            ],
-            100,
-        );
+        let out = run(&[(OutputStream::Stdout, b"ok\xff\xfe!"), (OutputStream::Stderr, b"\xe2\x98")], 100);
         assert_eq!(out.stdout, "ok\u{fffd}\u{fffd}!");
         assert_eq!(out.stderr, "\u{fffd}", "an unfinished character at the end");
     }
@@ -280,14 +261,8 @@ mod tests {
         assert_eq!((out.stdout.len(), out.stderr.len()), (4000, 4000));
         assert_eq!(out.stdout_bytes, 10_000_000);
         assert!(run.for_model.chars().count() <= MODEL_TEXT_LIMIT);
-        assert!(
-            run.for_model
-                .starts_with("[stdout: the first 5900 of 10000000 characters]\n")
-        );
-        assert!(
-            run.for_model
-                .ends_with("[stopped before it finished after 1 ms]")
-        );
+        assert!(run.for_model.starts_with("[stdout: the first 5900 of 10000000 characters]\n"));
+        assert!(run.for_model.ends_with("[stopped before it finished after 1 ms]"));
     }
 
     #[test]
@@ -296,9 +271,6 @@ mod tests {
         c.push(OutputStream::Stdout, b"42\n");
         c.push(OutputStream::Stderr, b"Traceback: boom\n");
         let run = c.finish("python", "x", RunEnding::Exited { code: 1 }, 12, 4000);
-        assert_eq!(
-            run.for_model,
-            "[stdout]\n42\n\n[stderr]\nTraceback: boom\n\n[exited with code 1 after 12 ms]"
-        );
+        assert_eq!(run.for_model, "[stdout]\n42\n\n[stderr]\nTraceback: boom\n\n[exited with code 1 after 12 ms]");
     }
 }

@@ -74,24 +74,13 @@ pub trait SandboxDriver: Send + Sync {
     async fn exec(&self, chat_id: &str, request: ExecRequest) -> Result<RunStream, SandboxError>;
 
     /// Runs Python in the conversation's one kernel, where names persist between runs.
-    async fn run_python(
-        &self,
-        chat_id: &str,
-        code: &str,
-        timeout: Duration,
-    ) -> Result<RunStream, SandboxError>;
+    async fn run_python(&self, chat_id: &str, code: &str, timeout: Duration) -> Result<RunStream, SandboxError>;
 
     /// Writes a file under `/workspace` (folders made as needed).
-    async fn put_file(&self, chat_id: &str, path: &str, bytes: Vec<u8>)
-    -> Result<(), SandboxError>;
+    async fn put_file(&self, chat_id: &str, path: &str, bytes: Vec<u8>) -> Result<(), SandboxError>;
 
     /// Reads a file under `/workspace`, refusing more than `max_bytes`.
-    async fn get_file(
-        &self,
-        chat_id: &str,
-        path: &str,
-        max_bytes: u64,
-    ) -> Result<Vec<u8>, SandboxError>;
+    async fn get_file(&self, chat_id: &str, path: &str, max_bytes: u64) -> Result<Vec<u8>, SandboxError>;
 
     /// Lists a folder under `/workspace`.
     async fn list_files(&self, chat_id: &str, path: &str) -> Result<Vec<FileEntry>, SandboxError>;

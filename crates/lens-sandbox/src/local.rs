@@ -31,8 +31,7 @@ use tokio::{
 };
 
 use crate::{
-    ExecRequest, FileEntry, RunEvent, RunStream, SandboxDriver, SandboxError, SandboxInfo,
-    SandboxState, sandbox_name,
+    ExecRequest, FileEntry, RunEvent, RunStream, SandboxDriver, SandboxError, SandboxInfo, SandboxState, sandbox_name,
 };
 
 /// The host user bwrap runs as (and who owns the workspaces): `nobody` by default.
@@ -90,10 +89,7 @@ impl LocalDriver {
         // The host user must be able to pass through to its own workspaces, and no further.
         std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o711)).map_err(backend)?;
         if !agent.is_file() {
-            return Err(SandboxError::Unavailable(format!(
-                "the sandbox agent is missing at {}",
-                agent.display()
-            )));
+            return Err(SandboxError::Unavailable(format!("the sandbox agent is missing at {}", agent.display())));
         }
         Ok(Self {
             root: root.to_owned(),
@@ -111,72 +107,20 @@ impl LocalDriver {
     fn bwrap_args(&self, workspace: &Path) -> Vec<String> {
         let mut a: Vec<String> = Vec::new();
         let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
-        push(&[
-            "--unshare-user",
-            "--uid",
-            "1000",
-            "--gid",
-            "1000",
-            "--disable-userns",
-        ]);
-        push(&[
-            "--unshare-pid",
-            "--unshare-ipc",
-            "--unshare-uts",
-            "--unshare-net",
-            "--unshare-cgroup-try",
-        ]);
-        push(&[
-            "--hostname",
-            "sandbox",
-            "--die-with-parent",
-            "--new-session",
-            "--cap-drop",
-            "ALL",
-        ]);
+        push(&["--unshare-user", "--uid", "1000", "--gid", "1000", "--disable-userns"]);
+        push(&["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try"]);
+        push(&["--hostname", "sandbox", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]);
         push(&["--ro-bind", "/usr", "/usr"]);
-        push(&[
-            "--symlink",
-            "usr/bin",
-            "/bin",
-            "--symlink",
-            "usr/lib",
-            "/lib",
-        ]);
-        push(&[
-            "--symlink",
-            "usr/lib64",
-            "/lib64",
-            "--symlink",
-            "usr/sbin",
-            "/sbin",
-        ]);
+        push(&["--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib"]);
+        push(&["--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin"]);
         for p in ETC_READ_ONLY {
             push(&["--ro-bind-try", p, p]);
         }
-        push(&[
-            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm",
-        ]);
+        push(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]);
         let ws = workspace.to_string_lossy().into_owned();
         let agent = self.agent.to_string_lossy().into_owned();
-        push(&[
-            "--bind",
-            &ws,
-            "/workspace",
-            "--ro-bind",
-            &agent,
-            "/.lens/agent",
-        ]);
-        push(&[
-            "--chdir",
-            "/workspace",
-            "--remount-ro",
-            "/",
-            "--",
-            "/.lens/agent",
-            "--root",
-            "/workspace",
-        ]);
+        push(&["--bind", &ws, "/workspace", "--ro-bind", &agent, "/.lens/agent"]);
+        push(&["--chdir", "/workspace", "--remount-ro", "/", "--", "/.lens/agent", "--root", "/workspace"]);
         a
     }
 
@@ -184,11 +128,9 @@ impl LocalDriver {
         let workspace = self.workspace(name);
         if !workspace.exists() {
             std::fs::create_dir_all(&workspace).map_err(backend)?;
-            std::os::unix::fs::chown(&workspace, Some(self.host_uid), Some(self.host_uid))
-                .map_err(backend)?;
+            std::os::unix::fs::chown(&workspace, Some(self.host_uid), Some(self.host_uid)).map_err(backend)?;
             use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&workspace, std::fs::Permissions::from_mode(0o700))
-                .map_err(backend)?;
+            std::fs::set_permissions(&workspace, std::fs::Permissions::from_mode(0o700)).map_err(backend)?;
         }
         let mut cmd = tokio::process::Command::new("bwrap");
         cmd.args(self.bwrap_args(&workspace))
@@ -200,9 +142,7 @@ impl LocalDriver {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .kill_on_drop(true);
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| SandboxError::Unavailable(format!("bwrap could not start: {e}")))?;
+        let mut child = cmd.spawn().map_err(|e| SandboxError::Unavailable(format!("bwrap could not start: {e}")))?;
         let stdin = child.stdin.take().ok_or_else(|| backend("no stdin"))?;
         let mut stdout = child.stdout.take().ok_or_else(|| backend("no stdout"))?;
         let waiting: Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<Reply>>>> = Arc::default();
@@ -235,11 +175,7 @@ impl LocalDriver {
                 w.clear();
             }
         });
-        Ok(Arc::new(Running {
-            child,
-            stdin: tokio::sync::Mutex::new(stdin),
-            waiting,
-        }))
+        Ok(Arc::new(Running { child, stdin: tokio::sync::Mutex::new(stdin), waiting }))
     }
 
     /// The running sandbox, started if needed.
@@ -265,21 +201,14 @@ impl LocalDriver {
         running.waiting.lock().map_err(backend)?.insert(id, tx);
         let body = serde_json::to_vec(&make(id)).map_err(backend)?;
         let mut stdin = running.stdin.lock().await;
-        stdin
-            .write_all(&(body.len() as u32).to_be_bytes())
-            .await
-            .map_err(gone)?;
+        stdin.write_all(&(body.len() as u32).to_be_bytes()).await.map_err(gone)?;
         stdin.write_all(&body).await.map_err(gone)?;
         stdin.flush().await.map_err(gone)?;
         Ok((id, rx))
     }
 
     /// One request, one reply.
-    async fn ask(
-        &self,
-        chat_id: &str,
-        make: impl FnOnce(u64) -> Request,
-    ) -> Result<Reply, SandboxError> {
+    async fn ask(&self, chat_id: &str, make: impl FnOnce(u64) -> Request) -> Result<Reply, SandboxError> {
         let running = self.running(chat_id).await?;
         let (id, mut rx) = self.send(&running, make).await?;
         let reply = rx.recv().await.ok_or_else(|| gone("the sandbox stopped"));
@@ -330,97 +259,38 @@ impl SandboxDriver for LocalDriver {
 
     async fn exec(&self, chat_id: &str, request: ExecRequest) -> Result<RunStream, SandboxError> {
         let running = self.running(chat_id).await?;
-        let mut env: Vec<(String, String)> = BASE_ENV
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let mut env: Vec<(String, String)> = BASE_ENV.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         env.extend(request.env);
         let timeout_ms = request.timeout.as_millis() as u64;
-        let (id, rx) = self
-            .send(&running, |id| Request::Exec {
-                id,
-                argv: request.argv,
-                env,
-                timeout_ms,
-            })
-            .await?;
+        let (id, rx) = self.send(&running, |id| Request::Exec { id, argv: request.argv, env, timeout_ms }).await?;
         Ok(run_stream(running, id, rx))
     }
 
-    async fn run_python(
-        &self,
-        chat_id: &str,
-        code: &str,
-        timeout: Duration,
-    ) -> Result<RunStream, SandboxError> {
+    async fn run_python(&self, chat_id: &str, code: &str, timeout: Duration) -> Result<RunStream, SandboxError> {
         let running = self.running(chat_id).await?;
-        let env: Vec<(String, String)> = BASE_ENV
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let env: Vec<(String, String)> = BASE_ENV.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let timeout_ms = timeout.as_millis() as u64;
-        let (id, rx) = self
-            .send(&running, |id| Request::Python {
-                id,
-                code: code.to_owned(),
-                env,
-                timeout_ms,
-            })
-            .await?;
+        let (id, rx) = self.send(&running, |id| Request::Python { id, code: code.to_owned(), env, timeout_ms }).await?;
         Ok(run_stream(running, id, rx))
     }
 
-    async fn put_file(
-        &self,
-        chat_id: &str,
-        path: &str,
-        bytes: Vec<u8>,
-    ) -> Result<(), SandboxError> {
+    async fn put_file(&self, chat_id: &str, path: &str, bytes: Vec<u8>) -> Result<(), SandboxError> {
         let data = B64.encode(bytes);
-        self.ask(chat_id, |id| Request::WriteFile {
-            id,
-            path: path.to_owned(),
-            data,
-        })
-        .await
-        .map(|_| ())
+        self.ask(chat_id, |id| Request::WriteFile { id, path: path.to_owned(), data }).await.map(|_| ())
     }
 
-    async fn get_file(
-        &self,
-        chat_id: &str,
-        path: &str,
-        max_bytes: u64,
-    ) -> Result<Vec<u8>, SandboxError> {
-        match self
-            .ask(chat_id, |id| Request::ReadFile {
-                id,
-                path: path.to_owned(),
-                max_bytes,
-            })
-            .await?
-        {
+    async fn get_file(&self, chat_id: &str, path: &str, max_bytes: u64) -> Result<Vec<u8>, SandboxError> {
+        match self.ask(chat_id, |id| Request::ReadFile { id, path: path.to_owned(), max_bytes }).await? {
             Reply::File { data, .. } => B64.decode(data).map_err(backend),
             other => Err(backend(format!("unexpected reply {other:?}"))),
         }
     }
 
     async fn list_files(&self, chat_id: &str, path: &str) -> Result<Vec<FileEntry>, SandboxError> {
-        match self
-            .ask(chat_id, |id| Request::ListFiles {
-                id,
-                path: path.to_owned(),
-            })
-            .await?
-        {
-            Reply::Files { entries, .. } => Ok(entries
-                .into_iter()
-                .map(|e| FileEntry {
-                    path: e.path,
-                    size: e.size,
-                    is_dir: e.is_dir,
-                })
-                .collect()),
+        match self.ask(chat_id, |id| Request::ListFiles { id, path: path.to_owned() }).await? {
+            Reply::Files { entries, .. } => {
+                Ok(entries.into_iter().map(|e| FileEntry { path: e.path, size: e.size, is_dir: e.is_dir }).collect())
+            }
             other => Err(backend(format!("unexpected reply {other:?}"))),
         }
     }
@@ -458,12 +328,7 @@ impl SandboxDriver for LocalDriver {
         } else {
             SandboxState::Absent
         };
-        Ok(SandboxInfo {
-            name,
-            chat_id: chat_id.to_owned(),
-            state,
-            disk_bytes: disk_usage(&workspace),
-        })
+        Ok(SandboxInfo { name, chat_id: chat_id.to_owned(), state, disk_bytes: disk_usage(&workspace) })
     }
 
     async fn list(&self) -> Result<Vec<SandboxInfo>, SandboxError> {
@@ -504,48 +369,37 @@ fn run_stream(running: Arc<Running>, id: u64, rx: mpsc::UnboundedReceiver<Reply>
             }
         }
     }
-    let guard = Guard {
-        running,
-        id,
-        ended: false,
-    };
-    Box::pin(futures_util::stream::unfold(
-        (rx, guard),
-        |(mut rx, mut guard)| async move {
-            if guard.ended {
-                return None;
+    let guard = Guard { running, id, ended: false };
+    Box::pin(futures_util::stream::unfold((rx, guard), |(mut rx, mut guard)| async move {
+        if guard.ended {
+            return None;
+        }
+        let event = match rx.recv().await {
+            Some(Reply::Output { stream, data, .. }) => {
+                RunEvent::Output { stream, bytes: B64.decode(data).unwrap_or_default() }
             }
-            let event = match rx.recv().await {
-                Some(Reply::Output { stream, data, .. }) => RunEvent::Output {
-                    stream,
-                    bytes: B64.decode(data).unwrap_or_default(),
-                },
-                Some(Reply::Ended { ending, .. }) => {
-                    guard.ended = true;
-                    RunEvent::Ended(ending)
-                }
-                Some(Reply::Failed { message, .. }) => {
-                    guard.ended = true;
-                    RunEvent::Failed(message)
-                }
-                Some(_) => {
-                    return Some((
-                        RunEvent::Output {
-                            stream: lens_types::OutputStream::Stderr,
-                            bytes: Vec::new(),
-                        },
-                        (rx, guard),
-                    ));
-                }
-                // The sandbox died under the run.
-                None => {
-                    guard.ended = true;
-                    RunEvent::Ended(RunEnding::Killed { signal: 9 })
-                }
-            };
-            Some((event, (rx, guard)))
-        },
-    ))
+            Some(Reply::Ended { ending, .. }) => {
+                guard.ended = true;
+                RunEvent::Ended(ending)
+            }
+            Some(Reply::Failed { message, .. }) => {
+                guard.ended = true;
+                RunEvent::Failed(message)
+            }
+            Some(_) => {
+                return Some((
+                    RunEvent::Output { stream: lens_types::OutputStream::Stderr, bytes: Vec::new() },
+                    (rx, guard),
+                ));
+            }
+            // The sandbox died under the run.
+            None => {
+                guard.ended = true;
+                RunEvent::Ended(RunEnding::Killed { signal: 9 })
+            }
+        };
+        Some((event, (rx, guard)))
+    }))
 }
 
 fn disk_usage(dir: &Path) -> u64 {

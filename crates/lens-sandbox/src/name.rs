@@ -4,15 +4,8 @@ use crate::SandboxError;
 
 /// The sandbox name of a conversation.
 pub fn sandbox_name(chat_id: &str) -> Result<String, SandboxError> {
-    let ok = (1..=9).contains(&chat_id.len())
-        && chat_id
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
-    if ok {
-        Ok(format!("lens-chat-{chat_id}"))
-    } else {
-        Err(SandboxError::BadName(chat_id.chars().take(40).collect()))
-    }
+    let ok = (1..=9).contains(&chat_id.len()) && chat_id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    if ok { Ok(format!("lens-chat-{chat_id}")) } else { Err(SandboxError::BadName(chat_id.chars().take(40).collect())) }
 }
 
 #[cfg(test)]

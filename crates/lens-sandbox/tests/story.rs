@@ -5,8 +5,8 @@ use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use futures_util::StreamExt;
 use lens_sandbox::{
-    DEFAULT_HOST_UID, ExecRequest, LocalDriver, OutputStream, RunEnding, RunEvent, SandboxDriver,
-    SandboxError, SandboxState,
+    DEFAULT_HOST_UID, ExecRequest, LocalDriver, OutputStream, RunEnding, RunEvent, SandboxDriver, SandboxError,
+    SandboxState,
 };
 
 /// The agent binary cargo built beside this test (`cargo test` at the workspace root
@@ -15,11 +15,7 @@ fn agent() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().and_then(|d| d.parent()).unwrap();
     let agent = dir.join("lens-sandbox-agent");
-    assert!(
-        agent.is_file(),
-        "build the agent first: cargo build -p lens-sandbox-agent ({})",
-        agent.display()
-    );
+    assert!(agent.is_file(), "build the agent first: cargo build -p lens-sandbox-agent ({})", agent.display());
     agent
 }
 
@@ -29,35 +25,16 @@ fn driver() -> (Arc<dyn SandboxDriver>, tempfile::TempDir) {
     (Arc::new(d), dir)
 }
 
-async fn run(
-    d: &dyn SandboxDriver,
-    chat: &str,
-    script: &str,
-    timeout: Duration,
-) -> (String, String, RunEnding) {
-    let req = ExecRequest {
-        argv: vec!["sh".into(), "-c".into(), script.into()],
-        env: Default::default(),
-        timeout,
-    };
+async fn run(d: &dyn SandboxDriver, chat: &str, script: &str, timeout: Duration) -> (String, String, RunEnding) {
+    let req = ExecRequest { argv: vec!["sh".into(), "-c".into(), script.into()], env: Default::default(), timeout };
     let mut stream = d.exec(chat, req).await.unwrap();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     while let Some(event) = stream.next().await {
         match event {
-            RunEvent::Output {
-                stream: OutputStream::Stdout,
-                bytes,
-            } => out.extend(bytes),
-            RunEvent::Output {
-                stream: OutputStream::Stderr,
-                bytes,
-            } => err.extend(bytes),
+            RunEvent::Output { stream: OutputStream::Stdout, bytes } => out.extend(bytes),
+            RunEvent::Output { stream: OutputStream::Stderr, bytes } => err.extend(bytes),
             RunEvent::Ended(ending) => {
-                return (
-                    String::from_utf8_lossy(&out).into(),
-                    String::from_utf8_lossy(&err).into(),
-                    ending,
-                );
+                return (String::from_utf8_lossy(&out).into(), String::from_utf8_lossy(&err).into(), ending);
             }
             RunEvent::Failed(m) => panic!("the run failed to start: {m}"),
         }
@@ -71,43 +48,21 @@ const T: Duration = Duration::from_secs(20);
 async fn lifecycle_files_and_runs() {
     let (d, _dir) = driver();
     assert_eq!(d.status("chat1").await.unwrap().state, SandboxState::Absent);
-    assert_eq!(
-        d.ensure("chat1").await.unwrap().state,
-        SandboxState::Running
-    );
+    assert_eq!(d.ensure("chat1").await.unwrap().state, SandboxState::Running);
 
     let (out, err, ending) = run(&*d, "chat1", "echo hello; echo warn >&2; exit 4", T).await;
-    assert_eq!(
-        (out.as_str(), err.as_str(), ending),
-        ("hello\n", "warn\n", RunEnding::Exited { code: 4 })
-    );
+    assert_eq!((out.as_str(), err.as_str(), ending), ("hello\n", "warn\n", RunEnding::Exited { code: 4 }));
 
-    d.put_file("chat1", "data/in.csv", b"a,b\n1,2\n".to_vec())
-        .await
-        .unwrap();
+    d.put_file("chat1", "data/in.csv", b"a,b\n1,2\n".to_vec()).await.unwrap();
     let (out, _, _) = run(&*d, "chat1", "wc -l < data/in.csv; echo made > out.txt", T).await;
     assert_eq!(out.trim(), "2");
-    assert_eq!(
-        d.get_file("chat1", "/workspace/out.txt", 100)
-            .await
-            .unwrap(),
-        b"made\n"
-    );
-    let files: Vec<String> = d
-        .list_files("chat1", "")
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|f| f.path)
-        .collect();
+    assert_eq!(d.get_file("chat1", "/workspace/out.txt", 100).await.unwrap(), b"made\n");
+    let files: Vec<String> = d.list_files("chat1", "").await.unwrap().into_iter().map(|f| f.path).collect();
     assert_eq!(files, vec!["data", "out.txt"]);
 
     // Stopped keeps the files; the next run starts it again.
     d.stop("chat1").await.unwrap();
-    assert_eq!(
-        d.status("chat1").await.unwrap().state,
-        SandboxState::Stopped
-    );
+    assert_eq!(d.status("chat1").await.unwrap().state, SandboxState::Stopped);
     let (out, _, _) = run(&*d, "chat1", "cat out.txt", T).await;
     assert_eq!(out, "made\n");
     assert_eq!(d.list().await.unwrap().len(), 1);
@@ -120,21 +75,11 @@ async fn lifecycle_files_and_runs() {
 #[tokio::test]
 async fn conversations_do_not_see_each_other() {
     let (d, _dir) = driver();
-    d.put_file("alice", "secret.txt", b"alice's".to_vec())
-        .await
-        .unwrap();
-    let (out, _, _) = run(
-        &*d,
-        "bob",
-        "ls -A /workspace; cat /workspace/../*/secret.txt 2>/dev/null; echo end",
-        T,
-    )
-    .await;
+    d.put_file("alice", "secret.txt", b"alice's".to_vec()).await.unwrap();
+    let (out, _, _) =
+        run(&*d, "bob", "ls -A /workspace; cat /workspace/../*/secret.txt 2>/dev/null; echo end", T).await;
     assert_eq!(out, "end\n");
-    assert!(matches!(
-        d.get_file("bob", "secret.txt", 100).await,
-        Err(SandboxError::NotFound(_))
-    ));
+    assert!(matches!(d.get_file("bob", "secret.txt", 100).await, Err(SandboxError::NotFound(_))));
 }
 
 #[tokio::test]
@@ -151,43 +96,15 @@ async fn the_sandbox_sees_nothing_of_the_host() {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[0], "1000", "never root inside");
     assert_eq!(lines[1], "sandbox");
-    assert!(
-        !lines[2].contains("LENS") && !lines[2].contains("CARGO"),
-        "{}",
-        lines[2]
-    );
+    assert!(!lines[2].contains("LENS") && !lines[2].contains("CARGO"), "{}", lines[2]);
     // The root holds the system's read-only parts, scratch space and the workspace: no
     // host home, no Lens data directory, no /work, no /root.
-    let root: Vec<&str> = lines[3..]
-        .iter()
-        .take_while(|l| l.parse::<u32>().is_err())
-        .copied()
-        .collect();
-    assert_eq!(
-        root,
-        [
-            "bin",
-            "dev",
-            "etc",
-            "lib",
-            "lib64",
-            "proc",
-            "sbin",
-            "tmp",
-            "usr",
-            "workspace"
-        ]
-    );
+    let root: Vec<&str> = lines[3..].iter().take_while(|l| l.parse::<u32>().is_err()).copied().collect();
+    assert_eq!(root, ["bin", "dev", "etc", "lib", "lib64", "proc", "sbin", "tmp", "usr", "workspace"]);
     let processes: u32 = lines[3 + root.len()].parse().unwrap();
-    assert!(
-        processes < 10,
-        "only the sandbox's own processes are visible: {processes}"
-    );
+    assert!(processes < 10, "only the sandbox's own processes are visible: {processes}");
     assert!(lines.iter().any(|l| l.contains("No such file")), "{out}");
-    assert!(
-        lines.iter().any(|l| l.contains("Read-only file system")),
-        "{out}"
-    );
+    assert!(lines.iter().any(|l| l.contains("Read-only file system")), "{out}");
     // Files the sandbox made belong to the unprivileged host user, never to root.
     run(&*d, "probe", "touch mine", T).await;
     let meta = std::fs::metadata(dir.path().join("sandboxes/lens-chat-probe/mine")).unwrap();
@@ -198,42 +115,21 @@ async fn the_sandbox_sees_nothing_of_the_host() {
 #[tokio::test]
 async fn no_network_but_loopback() {
     let (d, _dir) = driver();
-    let (out, _, _) = run(
-        &*d,
-        "net",
-        "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '",
-        T,
-    )
-    .await;
+    let (out, _, _) = run(&*d, "net", "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '", T).await;
     assert_eq!(out.trim(), "lo");
 }
 
 #[tokio::test]
 async fn time_outs_and_dropped_runs_end_the_whole_tree() {
     let (d, _dir) = driver();
-    let (out, _, ending) = run(
-        &*d,
-        "slow",
-        "sleep 30 & echo started; wait",
-        Duration::from_millis(500),
-    )
-    .await;
-    assert_eq!(
-        (out.as_str(), ending),
-        ("started\n", RunEnding::TimedOut { after_ms: 500 })
-    );
+    let (out, _, ending) = run(&*d, "slow", "sleep 30 & echo started; wait", Duration::from_millis(500)).await;
+    assert_eq!((out.as_str(), ending), ("started\n", RunEnding::TimedOut { after_ms: 500 }));
     // A stream dropped mid-run kills the run: the next run finds no sleeper left.
-    let req = ExecRequest {
-        argv: vec!["sleep".into(), "30".into()],
-        env: Default::default(),
-        timeout: T,
-    };
+    let req = ExecRequest { argv: vec!["sleep".into(), "30".into()], env: Default::default(), timeout: T };
     drop(d.exec("slow", req).await.unwrap());
     let mut left = String::new();
     for _ in 0..50 {
-        left = run(&*d, "slow", "ps -e -o comm= | grep -c sleep || true", T)
-            .await
-            .0;
+        left = run(&*d, "slow", "ps -e -o comm= | grep -c sleep || true", T).await.0;
         if left.trim() == "0" {
             break;
         }
@@ -245,18 +141,9 @@ async fn time_outs_and_dropped_runs_end_the_whole_tree() {
 #[tokio::test]
 async fn bad_names_and_paths_are_refused() {
     let (d, _dir) = driver();
-    assert!(matches!(
-        d.ensure("../etc").await,
-        Err(SandboxError::BadName(_))
-    ));
-    assert!(matches!(
-        d.put_file("ok", "../x", b"x".to_vec()).await,
-        Err(SandboxError::BadPath(_))
-    ));
-    assert!(matches!(
-        d.get_file("ok", "/etc/passwd", 10_000).await,
-        Err(SandboxError::BadPath(_))
-    ));
+    assert!(matches!(d.ensure("../etc").await, Err(SandboxError::BadName(_))));
+    assert!(matches!(d.put_file("ok", "../x", b"x".to_vec()).await, Err(SandboxError::BadPath(_))));
+    assert!(matches!(d.get_file("ok", "/etc/passwd", 10_000).await, Err(SandboxError::BadPath(_))));
 }
 
 async fn python(d: &dyn SandboxDriver, chat: &str, code: &str) -> (String, String, RunEnding) {
@@ -264,20 +151,10 @@ async fn python(d: &dyn SandboxDriver, chat: &str, code: &str) -> (String, Strin
     let (mut out, mut err) = (Vec::new(), Vec::new());
     while let Some(event) = stream.next().await {
         match event {
-            RunEvent::Output {
-                stream: OutputStream::Stdout,
-                bytes,
-            } => out.extend(bytes),
-            RunEvent::Output {
-                stream: OutputStream::Stderr,
-                bytes,
-            } => err.extend(bytes),
+            RunEvent::Output { stream: OutputStream::Stdout, bytes } => out.extend(bytes),
+            RunEvent::Output { stream: OutputStream::Stderr, bytes } => err.extend(bytes),
             RunEvent::Ended(ending) => {
-                return (
-                    String::from_utf8_lossy(&out).into(),
-                    String::from_utf8_lossy(&err).into(),
-                    ending,
-                );
+                return (String::from_utf8_lossy(&out).into(), String::from_utf8_lossy(&err).into(), ending);
             }
             RunEvent::Failed(m) => panic!("{m}"),
         }
@@ -288,22 +165,10 @@ async fn python(d: &dyn SandboxDriver, chat: &str, code: &str) -> (String, Strin
 #[tokio::test]
 async fn python_keeps_its_names_between_runs_and_sees_the_same_files() {
     let (d, _dir) = driver();
-    let (out, err, ending) = python(
-        &*d,
-        "py",
-        "import numpy as np\nm = np.arange(6).reshape(2, 3)\nprint(m.sum())",
-    )
-    .await;
-    assert_eq!(
-        (out.as_str(), err.as_str(), ending),
-        ("15\n", "", RunEnding::Exited { code: 0 })
-    );
-    let (out, _, _) = python(
-        &*d,
-        "py",
-        "open('m.txt', 'w').write(str(m.shape))\nm.T.shape",
-    )
-    .await;
+    let (out, err, ending) =
+        python(&*d, "py", "import numpy as np\nm = np.arange(6).reshape(2, 3)\nprint(m.sum())").await;
+    assert_eq!((out.as_str(), err.as_str(), ending), ("15\n", "", RunEnding::Exited { code: 0 }));
+    let (out, _, _) = python(&*d, "py", "open('m.txt', 'w').write(str(m.shape))\nm.T.shape").await;
     assert_eq!(out, "(3, 2)\n");
     let (out, _, _) = run(&*d, "py", "cat m.txt", T).await;
     assert_eq!(out, "(2, 3)");

@@ -37,20 +37,13 @@ async fn completions() -> Response {
     let chunks = futures_util::stream::iter(0..=TOKENS).then(|i| async move {
         tokio::time::sleep(TOKEN_GAP).await;
         let data = if i == TOKENS {
-            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
-                .to_owned()
+            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n".to_owned()
         } else {
-            format!(
-                "data: {}\n\n",
-                json!({"choices": [{"delta": {"content": format!("{} ", stamp())}}]})
-            )
+            format!("data: {}\n\n", json!({"choices": [{"delta": {"content": format!("{} ", stamp())}}]}))
         };
         Ok::<_, Infallible>(data)
     });
-    Response::builder()
-        .header("content-type", "text/event-stream")
-        .body(Body::from_stream(chunks))
-        .unwrap()
+    Response::builder().header("content-type", "text/event-stream").body(Body::from_stream(chunks)).unwrap()
 }
 
 async fn start_model() -> String {
@@ -69,10 +62,7 @@ async fn read_sse(resp: reqwest::Response, mut on_data: impl FnMut(&str) -> bool
         buf.push_str(&String::from_utf8_lossy(&chunk));
         while let Some(end) = buf.find("\n\n") {
             let frame: String = buf.drain(..end + 2).collect();
-            let data: String = frame
-                .lines()
-                .filter_map(|l| l.strip_prefix("data: "))
-                .collect();
+            let data: String = frame.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
             if !data.is_empty() && !on_data(&data) {
                 return;
             }
@@ -82,21 +72,12 @@ async fn read_sse(resp: reqwest::Response, mut on_data: impl FnMut(&str) -> bool
 
 /// POSTs `body` as the logged-in bench user and reads the JSON answer.
 async fn post_json(http: &reqwest::Client, url: String, csrf: &str, body: Value) -> Value {
-    let resp = http
-        .post(url)
-        .header("x-csrf-token", csrf)
-        .json(&body)
-        .send()
-        .await
-        .expect("the server answers");
+    let resp = http.post(url).header("x-csrf-token", csrf).json(&body).send().await.expect("the server answers");
     resp.json().await.expect("the answer is JSON")
 }
 
 fn latency_of(text: &str) -> Option<u64> {
-    text.trim()
-        .parse::<u64>()
-        .ok()
-        .map(|sent| stamp().saturating_sub(sent))
+    text.trim().parse::<u64>().ok().map(|sent| stamp().saturating_sub(sent))
 }
 
 fn percentile(sorted: &[u64], p: f64) -> f64 {
@@ -110,11 +91,7 @@ fn percentile(sorted: &[u64], p: f64) -> f64 {
 fn rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .map(|l| l.to_owned())
-        })
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).map(|l| l.to_owned()))
         .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
         .unwrap_or(0)
 }
@@ -139,12 +116,7 @@ async fn start_lens(model_url: &str) -> Server {
         l.local_addr().unwrap().port()
     };
     let child = Command::new(env!("CARGO_BIN_EXE_lens"))
-        .args([
-            "serve",
-            "--addr",
-            &format!("127.0.0.1:{port}"),
-            "--data-dir",
-        ])
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--data-dir"])
         .arg(dir.path())
         .env("LENS_MODEL_PROVIDER", "openai_compatible")
         .env("LENS_MODEL_BASE_URL", model_url)
@@ -160,28 +132,17 @@ async fn start_lens(model_url: &str) -> Server {
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    Server {
-        child,
-        base,
-        _dir: dir,
-    }
+    Server { child, base, _dir: dir }
 }
 
 #[tokio::main]
 async fn main() {
-    let n: usize = std::env::var("LENS_BENCH_ANSWERS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(100);
+    let n: usize = std::env::var("LENS_BENCH_ANSWERS").ok().and_then(|v| v.parse().ok()).unwrap_or(100);
     epoch();
     let model_url = start_model().await;
     let server = start_lens(&model_url).await;
     let pid = server.child.id();
-    let http = reqwest::Client::builder()
-        .cookie_store(true)
-        .pool_max_idle_per_host(n * 2)
-        .build()
-        .unwrap();
+    let http = reqwest::Client::builder().cookie_store(true).pool_max_idle_per_host(n * 2).build().unwrap();
     let base = server.base.clone();
 
     let session = post_json(
@@ -206,9 +167,7 @@ async fn main() {
                 let resp = http.post(url).json(&json!({})).send().await.unwrap();
                 read_sse(resp, |data| {
                     if let Ok(v) = serde_json::from_str::<Value>(data)
-                        && let Some(t) = v
-                            .pointer("/choices/0/delta/content")
-                            .and_then(Value::as_str)
+                        && let Some(t) = v.pointer("/choices/0/delta/content").and_then(Value::as_str)
                         && let Some(l) = latency_of(t)
                     {
                         lat.push(l);
@@ -239,22 +198,10 @@ async fn main() {
             let base = base.clone();
             let csrf = csrf.clone();
             tokio::spawn(async move {
-                let made = post_json(
-                    &http,
-                    format!("{base}/api/v1/chats/{cid}/messages"),
-                    &csrf,
-                    json!({"text": "go"}),
-                )
-                .await;
-                let aid = made["answer_id"]
-                    .as_str()
-                    .unwrap_or_else(|| panic!("asking failed: {made}"))
-                    .to_owned();
-                let resp = http
-                    .get(format!("{base}/api/v1/chats/{cid}/answers/{aid}/events"))
-                    .send()
-                    .await
-                    .unwrap();
+                let made =
+                    post_json(&http, format!("{base}/api/v1/chats/{cid}/messages"), &csrf, json!({"text": "go"})).await;
+                let aid = made["answer_id"].as_str().unwrap_or_else(|| panic!("asking failed: {made}")).to_owned();
+                let resp = http.get(format!("{base}/api/v1/chats/{cid}/answers/{aid}/events")).send().await.unwrap();
                 let mut lat = Vec::new();
                 let mut done = false;
                 read_sse(resp, |data| {
@@ -292,25 +239,15 @@ async fn main() {
         "lens figures ({n} concurrent answers x {TOKENS} tokens, {} ms apart; 2-core machine)",
         TOKEN_GAP.as_millis()
     );
-    println!(
-        "  answers completed            {complete}/{n} in {:.2} s",
-        wall.as_secs_f64()
-    );
-    println!(
-        "  resident memory, idle        {:>8.1} MiB",
-        idle as f64 / 1024.0
-    );
+    println!("  answers completed            {complete}/{n} in {:.2} s", wall.as_secs_f64());
+    println!("  resident memory, idle        {:>8.1} MiB", idle as f64 / 1024.0);
     println!(
         "  resident memory, {n} streaming {:>6.1} MiB  ({:.2}x idle)",
         busy as f64 / 1024.0,
         busy as f64 / idle.max(1) as f64
     );
-    let (d50, d99, l50, l99) = (
-        percentile(&direct, 0.5),
-        percentile(&direct, 0.99),
-        percentile(&lens, 0.5),
-        percentile(&lens, 0.99),
-    );
+    let (d50, d99, l50, l99) =
+        (percentile(&direct, 0.5), percentile(&direct, 0.99), percentile(&lens, 0.5), percentile(&lens, 0.99));
     println!(
         "  event latency baseline (model read directly)  p50 {d50:>7.2} ms  p99 {d99:>7.2} ms  ({} tokens)",
         direct.len()
@@ -319,13 +256,6 @@ async fn main() {
         "  event latency through Lens                    p50 {l50:>7.2} ms  p99 {l99:>7.2} ms  ({} tokens)",
         lens.len()
     );
-    println!(
-        "  Lens/baseline                                 p50 {:>6.2}x    p99 {:>6.2}x",
-        l50 / d50,
-        l99 / d99
-    );
-    println!(
-        "  target: p99 through Lens <= 50 ms: {}",
-        if l99 <= 50.0 { "met" } else { "NOT met" }
-    );
+    println!("  Lens/baseline                                 p50 {:>6.2}x    p99 {:>6.2}x", l50 / d50, l99 / d99);
+    println!("  target: p99 through Lens <= 50 ms: {}", if l99 <= 50.0 { "met" } else { "NOT met" });
 }

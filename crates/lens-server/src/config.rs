@@ -80,6 +80,19 @@ pub struct Config {
     /// reconnects with Last-Event-ID and misses nothing (proxies cut long responses anyway).
     #[arg(long, env = "LENS_SSE_MAX_SECS", default_value_t = 300)]
     pub sse_max_secs: u64,
+    /// Turn on the code sandbox (bubblewrap on this machine): run_python, run_bash and
+    /// sandbox_files join the tools, and Direct mode runs fenced code.
+    #[arg(long, env = "LENS_SANDBOX")]
+    pub sandbox: bool,
+    /// The sandbox agent binary; by default the one beside the `lens` binary.
+    #[arg(long, env = "LENS_SANDBOX_AGENT")]
+    pub sandbox_agent: Option<PathBuf>,
+    /// Seconds one run may take before it is stopped.
+    #[arg(long, env = "LENS_SANDBOX_TIMEOUT_SECS", default_value_t = 60)]
+    pub sandbox_timeout_secs: u64,
+    /// Characters of a run's output a person sees (the start of stdout, the end of stderr).
+    #[arg(long, env = "LENS_SANDBOX_SHOWN", default_value_t = 4000)]
+    pub sandbox_shown: usize,
     /// Days a login session lasts.
     #[arg(long, env = "LENS_SESSION_DAYS", default_value_t = 30)]
     pub session_days: i64,
@@ -110,6 +123,14 @@ impl Config {
             model_api_key: None,
             secret: None,
             ..w.config
+        })
+    }
+
+    /// The sandbox agent to use: configured, or beside this executable.
+    pub fn sandbox_agent_path(&self) -> PathBuf {
+        self.sandbox_agent.clone().unwrap_or_else(|| {
+            let exe = std::env::current_exe().unwrap_or_default();
+            exe.with_file_name("lens-sandbox-agent")
         })
     }
 

@@ -98,10 +98,7 @@ impl AppError {
 
     /// The body a client sees.
     pub fn to_api(&self) -> ApiError {
-        ApiError {
-            code: self.code(),
-            message: self.to_string(),
-        }
+        ApiError { code: self.code(), message: self.to_string() }
     }
 }
 
@@ -112,13 +109,7 @@ impl IntoResponse for AppError {
             Self::Internal(e) => tracing::error!(error = %e, "internal error"),
             _ => {}
         }
-        let mut resp = (
-            self.status(),
-            axum::Json(ErrorBody {
-                error: self.to_api(),
-            }),
-        )
-            .into_response();
+        let mut resp = (self.status(), axum::Json(ErrorBody { error: self.to_api() })).into_response();
         if let Self::RateLimited { retry_after_secs } = self
             && let Ok(v) = HeaderValue::from_str(&retry_after_secs.to_string())
         {

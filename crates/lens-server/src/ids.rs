@@ -10,9 +10,7 @@ const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
 /// `len` random characters from a lowercase alphabet without look-alikes.
 pub fn random_id(len: usize) -> String {
     let mut rng = OsRng;
-    (0..len)
-        .map(|_| ALPHABET[rng.gen_range(0..ALPHABET.len())] as char)
-        .collect()
+    (0..len).map(|_| ALPHABET[rng.gen_range(0..ALPHABET.len())] as char).collect()
 }
 
 /// A conversation id.
@@ -48,10 +46,7 @@ mod tests {
     fn sandbox_name_fits_a_dns_label_of_19() {
         let id = chat_id();
         assert!(format!("lens-chat-{id}").len() <= 19);
-        assert!(
-            id.chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        );
+        assert!(id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()));
         assert_ne!(chat_id(), chat_id());
     }
 }

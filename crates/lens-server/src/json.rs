@@ -27,12 +27,9 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 fn map_rejection(rejection: &JsonRejection) -> AppError {
     match rejection.status() {
         StatusCode::PAYLOAD_TOO_LARGE => AppError::PayloadTooLarge,
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => AppError::UnsupportedMediaType(
-            "send the body as JSON with Content-Type: application/json".into(),
-        ),
-        _ => AppError::BadRequest(format!(
-            "the request body is not valid: {}",
-            rejection.body_text()
-        )),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+            AppError::UnsupportedMediaType("send the body as JSON with Content-Type: application/json".into())
+        }
+        _ => AppError::BadRequest(format!("the request body is not valid: {}", rejection.body_text())),
     }
 }

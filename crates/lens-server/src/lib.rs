@@ -35,8 +35,5 @@ pub type Result<T, E = AppError> = std::result::Result<T, E>;
 
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }

@@ -22,47 +22,32 @@ async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Serve(config) => {
             let addr = config.addr;
-            let state =
-                AppState::open(config, ModelSource::Settings, ToolRegistry::default()).await?;
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("listening on {addr}"))?;
+            let sandbox = if config.sandbox { Some(AppState::local_sandbox(&config)?) } else { None };
+            let mut state = AppState::open(config, ModelSource::Settings, ToolRegistry::default()).await?;
+            match sandbox {
+                Some(driver) => {
+                    tracing::info!("the code sandbox is on (bubblewrap on this machine)");
+                    state = state.with_sandbox(driver);
+                }
+                None => tracing::info!("the code sandbox is off; start with --sandbox (LENS_SANDBOX=true) to run code"),
+            }
+            let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("listening on {addr}"))?;
             tracing::info!("Lens is serving on http://{addr}");
-            serve(listener, state, shutdown_signal())
-                .await
-                .context("serving")?;
+            serve(listener, state, shutdown_signal()).await.context("serving")?;
         }
-        Command::Admin {
-            command:
-                AdminCommand::Create {
-                    config,
-                    username,
-                    password,
-                    admin,
-                },
-        } => {
-            lens_server::routes::sessions::check_username(&username)
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
+        Command::Admin { command: AdminCommand::Create { config, username, password, admin } } => {
+            lens_server::routes::sessions::check_username(&username).map_err(|e| anyhow::anyhow!("{e}"))?;
             check_password_rules(&password).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let state =
-                AppState::open(config, ModelSource::Settings, ToolRegistry::default()).await?;
+            let state = AppState::open(config, ModelSource::Settings, ToolRegistry::default()).await?;
             let hash = hash_password(&password).map_err(|e| anyhow::anyhow!("{e}"))?;
             let user = state
                 .store
                 .create_user(username.trim(), &hash, admin)
                 .await?
                 .with_context(|| format!("the username `{username}` is taken"))?;
-            println!(
-                "created {} (id {}{})",
-                user.username,
-                user.id,
-                if user.is_admin { ", admin" } else { "" }
-            );
+            println!("created {} (id {}{})", user.username, user.id, if user.is_admin { ", admin" } else { "" });
         }
-        Command::Openapi => println!(
-            "{}",
-            serde_json::to_string_pretty(&lens_server::openapi::document())?
-        ),
+        Command::Openapi => println!("{}", serde_json::to_string_pretty(&lens_server::openapi::document())?),
     }
     Ok(())
 }

@@ -52,34 +52,19 @@ impl ModelSettings {
             }
             None => stored,
         };
-        let provider = pick(
-            "provider",
-            &c.model_provider,
-            store.setting(PROVIDER).await?,
-        );
-        let base_url = pick(
-            "base_url",
-            &c.model_base_url,
-            store.setting(BASE_URL).await?,
-        );
+        let provider = pick("provider", &c.model_provider, store.setting(PROVIDER).await?);
+        let base_url = pick("base_url", &c.model_base_url, store.setting(BASE_URL).await?);
         let model = pick("model", &c.model_name, store.setting(NAME).await?);
         let sealed = store.setting(API_KEY).await?;
         let stored_key = match sealed {
-            Some(s) => Some(
-                String::from_utf8(state.secret.open(API_KEY, &s)?).map_err(AppError::internal)?,
-            ),
+            Some(s) => Some(String::from_utf8(state.secret.open(API_KEY, &s)?).map_err(AppError::internal)?),
             None => None,
         };
         let api_key = pick("api_key", &c.model_api_key, stored_key);
-        let provider = provider
-            .as_deref()
-            .and_then(ModelProvider::parse)
-            .unwrap_or(ModelProvider::Direct);
+        let provider = provider.as_deref().and_then(ModelProvider::parse).unwrap_or(ModelProvider::Direct);
         Ok(Self {
             provider,
-            base_url: base_url
-                .filter(|u| !u.is_empty())
-                .unwrap_or_else(|| default_base_url(provider).to_owned()),
+            base_url: base_url.filter(|u| !u.is_empty()).unwrap_or_else(|| default_base_url(provider).to_owned()),
             model: model.unwrap_or_default(),
             api_key,
             locked,
@@ -100,27 +85,18 @@ impl ModelSettings {
     pub fn model(&self, client: &reqwest::Client) -> Arc<dyn ChatModel> {
         match self.provider {
             ModelProvider::Direct => Arc::new(Direct),
-            ModelProvider::OpenaiCompatible => Arc::new(OpenAiCompatible::new(
-                client.clone(),
-                &self.base_url,
-                &self.model,
-                self.api_key.clone(),
-            )),
-            ModelProvider::Anthropic => Arc::new(Anthropic::new(
-                client.clone(),
-                &self.base_url,
-                &self.model,
-                self.api_key.clone(),
-            )),
+            ModelProvider::OpenaiCompatible => {
+                Arc::new(OpenAiCompatible::new(client.clone(), &self.base_url, &self.model, self.api_key.clone()))
+            }
+            ModelProvider::Anthropic => {
+                Arc::new(Anthropic::new(client.clone(), &self.base_url, &self.model, self.api_key.clone()))
+            }
         }
     }
 
     /// Applies an admin's change. Locked fields may not change; the whole change is
     /// checked before anything is written.
-    pub async fn update(
-        state: &AppState,
-        req: UpdateModelSettingsRequest,
-    ) -> Result<Self, AppError> {
+    pub async fn update(state: &AppState, req: UpdateModelSettingsRequest) -> Result<Self, AppError> {
         let current = Self::load(state).await?;
         let touched = [
             ("provider", req.provider.is_some()),
@@ -128,10 +104,7 @@ impl ModelSettings {
             ("model", req.model.is_some()),
             ("api_key", req.api_key.is_some()),
         ];
-        if let Some((field, _)) = touched
-            .iter()
-            .find(|(f, t)| *t && current.locked.iter().any(|l| l == f))
-        {
+        if let Some((field, _)) = touched.iter().find(|(f, t)| *t && current.locked.iter().any(|l| l == f)) {
             return Err(AppError::Conflict(format!(
                 "`{field}` is set by the server's environment and cannot be changed here"
             )));
@@ -139,9 +112,7 @@ impl ModelSettings {
         if let Some(url) = &req.base_url {
             let ok = url.is_empty() || url.starts_with("http://") || url.starts_with("https://");
             if !ok || url.len() > 2048 {
-                return Err(AppError::BadRequest(
-                    "the base URL must start with http:// or https://".into(),
-                ));
+                return Err(AppError::BadRequest("the base URL must start with http:// or https://".into()));
             }
         }
         if req.model.as_ref().is_some_and(|m| m.len() > 200) {
@@ -152,20 +123,13 @@ impl ModelSettings {
             pairs.push((PROVIDER, Some(p.as_str().to_owned())));
         }
         if let Some(u) = req.base_url {
-            pairs.push((
-                BASE_URL,
-                Some(u.trim().to_owned()).filter(|u| !u.is_empty()),
-            ));
+            pairs.push((BASE_URL, Some(u.trim().to_owned()).filter(|u| !u.is_empty())));
         }
         if let Some(m) = req.model {
             pairs.push((NAME, Some(m.trim().to_owned())));
         }
         if let Some(k) = req.api_key {
-            let sealed = if k.is_empty() {
-                None
-            } else {
-                Some(state.secret.seal(API_KEY, k.as_bytes())?)
-            };
+            let sealed = if k.is_empty() { None } else { Some(state.secret.seal(API_KEY, k.as_bytes())?) };
             pairs.push((API_KEY, sealed));
         }
         state.store.set_settings(&pairs).await?;

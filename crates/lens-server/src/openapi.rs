@@ -18,43 +18,15 @@ pub struct RouteDoc {
 
 macro_rules! r {
     ($m:literal, $p:literal, $s:literal, $a:literal, $req:expr, $resp:expr) => {
-        RouteDoc {
-            method: $m,
-            path: $p,
-            summary: $s,
-            auth: $a,
-            request: $req,
-            response: $resp,
-        }
+        RouteDoc { method: $m, path: $p, summary: $s, auth: $a, request: $req, response: $resp }
     };
 }
 
 /// Every route the server has.
 pub const ROUTES: &[RouteDoc] = &[
-    r!(
-        "get",
-        "/healthz",
-        "Liveness: the process is up and the database answers",
-        "none",
-        None,
-        Some("Health")
-    ),
-    r!(
-        "get",
-        "/api/v1/openapi.json",
-        "This document",
-        "none",
-        None,
-        None
-    ),
-    r!(
-        "get",
-        "/api/v1/setup",
-        "Whether the first account still has to be made",
-        "none",
-        None,
-        Some("SetupStatus")
-    ),
+    r!("get", "/healthz", "Liveness: the process is up and the database answers", "none", None, Some("Health")),
+    r!("get", "/api/v1/openapi.json", "This document", "none", None, None),
+    r!("get", "/api/v1/setup", "Whether the first account still has to be made", "none", None, Some("SetupStatus")),
     r!(
         "post",
         "/api/v1/setup",
@@ -72,38 +44,10 @@ pub const ROUTES: &[RouteDoc] = &[
         Some("SessionResponse")
     ),
     r!("post", "/api/v1/auth/logout", "Log out", "user", None, None),
-    r!(
-        "get",
-        "/api/v1/me",
-        "Who is logged in, and the CSRF proof",
-        "user",
-        None,
-        Some("SessionResponse")
-    ),
-    r!(
-        "get",
-        "/api/v1/users",
-        "List accounts",
-        "admin",
-        None,
-        Some("UserView[]")
-    ),
-    r!(
-        "post",
-        "/api/v1/users",
-        "Make an account",
-        "admin",
-        Some("CredentialsRequest"),
-        Some("UserView")
-    ),
-    r!(
-        "get",
-        "/api/v1/tokens",
-        "List your API tokens",
-        "user",
-        None,
-        Some("TokenView[]")
-    ),
+    r!("get", "/api/v1/me", "Who is logged in, and the CSRF proof", "user", None, Some("SessionResponse")),
+    r!("get", "/api/v1/users", "List accounts", "admin", None, Some("UserView[]")),
+    r!("post", "/api/v1/users", "Make an account", "admin", Some("CredentialsRequest"), Some("UserView")),
+    r!("get", "/api/v1/tokens", "List your API tokens", "user", None, Some("TokenView[]")),
     r!(
         "post",
         "/api/v1/tokens",
@@ -112,54 +56,12 @@ pub const ROUTES: &[RouteDoc] = &[
         Some("CreateTokenRequest"),
         Some("CreateTokenResponse")
     ),
-    r!(
-        "delete",
-        "/api/v1/tokens/{id}",
-        "Revoke an API token",
-        "user",
-        None,
-        None
-    ),
-    r!(
-        "get",
-        "/api/v1/chats",
-        "List your conversations, most recent first",
-        "user",
-        None,
-        Some("ChatView[]")
-    ),
-    r!(
-        "post",
-        "/api/v1/chats",
-        "Start a conversation",
-        "user",
-        Some("CreateChatRequest"),
-        Some("ChatView")
-    ),
-    r!(
-        "get",
-        "/api/v1/chats/{cid}",
-        "A conversation with its messages",
-        "user",
-        None,
-        Some("ChatDetail")
-    ),
-    r!(
-        "patch",
-        "/api/v1/chats/{cid}",
-        "Rename a conversation",
-        "user",
-        Some("RenameChatRequest"),
-        Some("ChatView")
-    ),
-    r!(
-        "delete",
-        "/api/v1/chats/{cid}",
-        "Delete a conversation, its messages and its sandbox",
-        "user",
-        None,
-        None
-    ),
+    r!("delete", "/api/v1/tokens/{id}", "Revoke an API token", "user", None, None),
+    r!("get", "/api/v1/chats", "List your conversations, most recent first", "user", None, Some("ChatView[]")),
+    r!("post", "/api/v1/chats", "Start a conversation", "user", Some("CreateChatRequest"), Some("ChatView")),
+    r!("get", "/api/v1/chats/{cid}", "A conversation with its messages", "user", None, Some("ChatDetail")),
+    r!("patch", "/api/v1/chats/{cid}", "Rename a conversation", "user", Some("RenameChatRequest"), Some("ChatView")),
+    r!("delete", "/api/v1/chats/{cid}", "Delete a conversation, its messages and its sandbox", "user", None, None),
     r!(
         "post",
         "/api/v1/chats/{cid}/messages",
@@ -176,14 +78,7 @@ pub const ROUTES: &[RouteDoc] = &[
         None,
         Some("StreamEvent")
     ),
-    r!(
-        "post",
-        "/api/v1/chats/{cid}/answers/{aid}/stop",
-        "Stop a running answer",
-        "user",
-        None,
-        None
-    ),
+    r!("post", "/api/v1/chats/{cid}/answers/{aid}/stop", "Stop a running answer", "user", None, None),
     r!(
         "get",
         "/api/v1/settings/model",
@@ -236,17 +131,10 @@ pub fn document() -> Value {
             op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": schema_ref(req)}}});
             schemas.insert(req.to_owned(), json!({"type": "object"}));
         }
-        let media = if route.path.ends_with("/events") {
-            "text/event-stream"
-        } else {
-            "application/json"
-        };
+        let media = if route.path.ends_with("/events") { "text/event-stream" } else { "application/json" };
         op["responses"]["200"] = match route.response {
             Some(resp) => {
-                schemas.insert(
-                    resp.trim_end_matches("[]").to_owned(),
-                    json!({"type": "object"}),
-                );
+                schemas.insert(resp.trim_end_matches("[]").to_owned(), json!({"type": "object"}));
                 json!({"description": "OK", "content": {media: {"schema": schema_ref(resp)}}})
             }
             None => json!({"description": "OK"}),
@@ -257,9 +145,7 @@ pub fn document() -> Value {
         if route.auth == "admin" {
             op["description"] = json!("Admin only.");
         }
-        let entry = paths
-            .entry(route.path.to_owned())
-            .or_insert_with(|| json!({}));
+        let entry = paths.entry(route.path.to_owned()).or_insert_with(|| json!({}));
         entry[route.method] = op;
     }
     schemas.insert(

@@ -13,9 +13,7 @@ use tower_http::{
 
 use crate::{
     AppError, AppState,
-    routes::{
-        answers, chats, health, messages, model_settings, openapi, sessions, setup, tokens, users,
-    },
+    routes::{answers, chats, health, messages, model_settings, openapi, sessions, setup, tokens, users},
 };
 
 /// The whole app: the API under `/api/v1`, `/healthz`, and the web app with an SPA
@@ -28,35 +26,16 @@ pub fn router(state: AppState) -> Router {
         .route("/auth/logout", post(sessions::delete_session))
         .route("/me", get(sessions::get_me))
         .route("/users", get(users::list_users).post(users::create_user))
-        .route(
-            "/tokens",
-            get(tokens::list_tokens).post(tokens::create_token),
-        )
+        .route("/tokens", get(tokens::list_tokens).post(tokens::create_token))
         .route("/tokens/{id}", axum::routing::delete(tokens::delete_token))
         .route("/chats", get(chats::list_chats).post(chats::create_chat))
-        .route(
-            "/chats/{cid}",
-            get(chats::get_chat)
-                .patch(chats::rename_chat)
-                .delete(chats::delete_chat),
-        )
+        .route("/chats/{cid}", get(chats::get_chat).patch(chats::rename_chat).delete(chats::delete_chat))
         .route("/chats/{cid}/messages", post(messages::create_message))
-        .route(
-            "/chats/{cid}/answers/{aid}/events",
-            get(answers::get_answer_events),
-        )
-        .route(
-            "/chats/{cid}/answers/{aid}/stop",
-            post(answers::stop_answer),
-        )
-        .route(
-            "/settings/model",
-            get(model_settings::get_model_settings).put(model_settings::update_model_settings),
-        )
+        .route("/chats/{cid}/answers/{aid}/events", get(answers::get_answer_events))
+        .route("/chats/{cid}/answers/{aid}/stop", post(answers::stop_answer))
+        .route("/settings/model", get(model_settings::get_model_settings).put(model_settings::update_model_settings))
         .fallback(|| async { AppError::NoRoute })
-        .method_not_allowed_fallback(|| async {
-            AppError::BadRequest("this route does not take that method".into())
-        })
+        .method_not_allowed_fallback(|| async { AppError::BadRequest("this route does not take that method".into()) })
         .layer(SetResponseHeaderLayer::overriding(
             HeaderName::from_static("cache-control"),
             HeaderValue::from_static("no-store"),

@@ -27,26 +27,20 @@ impl ServerSecret {
     pub fn load(configured: Option<&str>, data_dir: &Path) -> anyhow::Result<Self> {
         use anyhow::Context;
         if let Some(value) = configured {
-            anyhow::ensure!(
-                value.len() >= 32,
-                "LENS_SECRET must be at least 32 characters"
-            );
+            anyhow::ensure!(value.len() >= 32, "LENS_SECRET must be at least 32 characters");
             return Ok(Self::from_material(value.as_bytes()));
         }
         let path = data_dir.join("secret.key");
         match std::fs::read_to_string(&path) {
             Ok(hex_text) => {
                 let bytes = hex::decode(hex_text.trim()).context("secret.key is not hex")?;
-                let key: [u8; 32] = bytes
-                    .try_into()
-                    .map_err(|_| anyhow::anyhow!("secret.key must hold 32 bytes"))?;
+                let key: [u8; 32] = bytes.try_into().map_err(|_| anyhow::anyhow!("secret.key must hold 32 bytes"))?;
                 Ok(Self(SecretBox::new(Box::new(key))))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let mut key = [0u8; 32];
                 rand::rngs::OsRng.fill_bytes(&mut key);
-                write_new_key(&path, &key)
-                    .with_context(|| format!("creating {}", path.display()))?;
+                write_new_key(&path, &key).with_context(|| format!("creating {}", path.display()))?;
                 Ok(Self(SecretBox::new(Box::new(key))))
             }
             Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
@@ -73,9 +67,7 @@ impl ServerSecret {
         let cipher = Aes256Gcm::new(&self.derive(purpose, b"").into());
         let mut nonce = [0u8; 12];
         rand::rngs::OsRng.fill_bytes(&mut nonce);
-        let ct = cipher
-            .encrypt(Nonce::from_slice(&nonce), plaintext)
-            .map_err(AppError::internal)?;
+        let ct = cipher.encrypt(Nonce::from_slice(&nonce), plaintext).map_err(AppError::internal)?;
         let mut out = nonce.to_vec();
         out.extend_from_slice(&ct);
         Ok(base64::engine::general_purpose::STANDARD.encode(out))
@@ -83,17 +75,13 @@ impl ServerSecret {
 
     /// Decrypts what [`Self::seal`] made with the same purpose.
     pub fn open(&self, purpose: &str, sealed: &str) -> Result<Vec<u8>, AppError> {
-        let raw = base64::engine::general_purpose::STANDARD
-            .decode(sealed)
-            .map_err(AppError::internal)?;
+        let raw = base64::engine::general_purpose::STANDARD.decode(sealed).map_err(AppError::internal)?;
         if raw.len() < 12 {
             return Err(AppError::internal("sealed value too short"));
         }
         let cipher = Aes256Gcm::new(&self.derive(purpose, b"").into());
         let (nonce, ct) = raw.split_at(12);
-        cipher
-            .decrypt(Nonce::from_slice(nonce), ct)
-            .map_err(|_| AppError::internal("sealed value does not open"))
+        cipher.decrypt(Nonce::from_slice(nonce), ct).map_err(|_| AppError::internal("sealed value does not open"))
     }
 }
 
@@ -102,11 +90,7 @@ impl ServerSecret {
 fn write_new_key(path: &Path, key: &[u8; 32]) -> std::io::Result<()> {
     let tmp = path.with_extension("key.tmp");
     let _ = std::fs::remove_file(&tmp);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)?;
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
     f.write_all(hex::encode(key).as_bytes())?;
     f.sync_all()?;
     std::fs::rename(&tmp, path)
@@ -122,10 +106,7 @@ mod tests {
     fn key_file_is_made_once_with_mode_0600() {
         let dir = tempfile::tempdir().unwrap();
         let a = ServerSecret::load(None, dir.path()).unwrap();
-        let mode = std::fs::metadata(dir.path().join("secret.key"))
-            .unwrap()
-            .permissions()
-            .mode();
+        let mode = std::fs::metadata(dir.path().join("secret.key")).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         let b = ServerSecret::load(None, dir.path()).unwrap();
         assert_eq!(a.derive("p", b"c"), b.derive("p", b"c"));

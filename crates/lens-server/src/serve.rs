@@ -14,9 +14,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let app = router(state).into_make_service_with_connect_info::<SocketAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
 }
 
 /// Completes on Ctrl-C or SIGTERM.

@@ -1,11 +1,21 @@
 //! The tool registry: what the model may call, and how a call runs.
 //!
-//! This crate ships no tool that touches a sandbox; the sandbox crate registers
-//! `run_python`, `run_bash` and the file tools. A tool reports live output through
+//! The sandbox tools (`run_python`, `run_bash`, `sandbox_files`) live in `tools/` and
+//! join the registry when the sandbox is on. A tool reports live output through
 //! [`OutputSink`] and its result as a [`ToolOutcome`], which fills the step's
 //! `output` / `file` and the text the model reads.
 
+mod run;
+mod run_bash;
+mod run_python;
+mod sandbox_files;
+
 use std::sync::Arc;
+
+pub use run::RunSettings;
+pub use run_bash::RunBash;
+pub use run_python::RunPython;
+pub use sandbox_files::SandboxFiles;
 
 use lens_llm::{ToolCall, ToolSpec};
 use lens_types::{OutputStream, RunOutput, SharedFileRef};
@@ -23,12 +33,7 @@ pub struct ToolOutcome {
 
 impl ToolOutcome {
     pub fn failed(message: impl Into<String>) -> Self {
-        Self {
-            ok: false,
-            result: message.into(),
-            output: None,
-            file: None,
-        }
+        Self { ok: false, result: message.into(), output: None, file: None }
     }
 }
 
@@ -52,8 +57,7 @@ pub trait Tool: Send + Sync {
     fn summary(&self, args: &serde_json::Value) -> String;
 
     /// Runs the call. Failures are outcomes, not errors: the model reads them.
-    async fn run(&self, ctx: ToolContext, args: serde_json::Value, live: OutputSink)
-    -> ToolOutcome;
+    async fn run(&self, ctx: ToolContext, args: serde_json::Value, live: OutputSink) -> ToolOutcome;
 }
 
 /// The tools on offer, by name.
@@ -63,9 +67,22 @@ pub struct ToolRegistry {
 }
 
 impl ToolRegistry {
+    /// The sandbox tools over `driver`.
+    pub fn sandbox(driver: Arc<dyn lens_sandbox::SandboxDriver>, settings: RunSettings) -> Self {
+        Self::default()
+            .with(Arc::new(RunPython { driver: driver.clone(), settings }))
+            .with(Arc::new(RunBash { driver: driver.clone(), settings }))
+            .with(Arc::new(SandboxFiles { driver }))
+    }
+
     pub fn with(mut self, tool: Arc<dyn Tool>) -> Self {
         self.tools.push(tool);
         self
+    }
+
+    /// Adds every tool of `other`.
+    pub fn extend(&mut self, other: ToolRegistry) {
+        self.tools.extend(other.tools);
     }
 
     pub fn specs(&self) -> Vec<ToolSpec> {

@@ -83,11 +83,7 @@ mod tests {
 
     #[test]
     fn code_serializes_as_its_word() {
-        for code in [
-            ErrorCode::CsrfFailed,
-            ErrorCode::NotFound,
-            ErrorCode::ModelUnavailable,
-        ] {
+        for code in [ErrorCode::CsrfFailed, ErrorCode::NotFound, ErrorCode::ModelUnavailable] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));
         }

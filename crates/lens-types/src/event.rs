@@ -26,18 +26,11 @@ pub enum StreamEvent {
     /// A step started, changed or finished; the latest copy replaces earlier ones.
     Step { step: ToolStep },
     /// Live output of a running step.
-    Output {
-        step_id: String,
-        stream: OutputStream,
-        text: String,
-    },
+    Output { step_id: String, stream: OutputStream, text: String },
     /// More answer text.
     Token { text: String },
     /// A step waits for the person's decision.
-    Approval {
-        step_id: String,
-        approval: ApprovalRef,
-    },
+    Approval { step_id: String, approval: ApprovalRef },
     /// Something the person should know that is not an error.
     Notice { text: String },
     /// The answer failed; `Done` follows with what was saved.

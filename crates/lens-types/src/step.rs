@@ -127,14 +127,8 @@ mod tests {
 
     #[test]
     fn ending_words() {
-        assert_eq!(
-            RunEnding::Exited { code: 2 }.describe(),
-            "exited with code 2"
-        );
-        assert_eq!(
-            RunEnding::TimedOut { after_ms: 1500 }.describe(),
-            "timed out after 1.5 s"
-        );
+        assert_eq!(RunEnding::Exited { code: 2 }.describe(), "exited with code 2");
+        assert_eq!(RunEnding::TimedOut { after_ms: 1500 }.describe(), "timed out after 1.5 s");
         assert!(!RunEnding::OutOfMemory.is_success());
     }
 }

@@ -1,8 +1,6 @@
 //! `Anthropic` against a scripted Messages API stream.
 
-use lens_llm::{
-    Anthropic, ChatMessage, ChatRequest, LlmError, ModelEvent, ToolCall, ToolSpec, Usage,
-};
+use lens_llm::{Anthropic, ChatMessage, ChatRequest, LlmError, ModelEvent, ToolCall, ToolSpec, Usage};
 use serde_json::json;
 
 use crate::fake_server::{collect, dead_url, serve};
@@ -24,11 +22,7 @@ fn request() -> ChatRequest {
                     arguments: json!({"command": "ls"}),
                 }],
             },
-            ChatMessage::ToolResult {
-                call_id: "t0".into(),
-                name: "run_bash".into(),
-                content: "a.txt".into(),
-            },
+            ChatMessage::ToolResult { call_id: "t0".into(), name: "run_bash".into(), content: "a.txt".into() },
         ],
         tools: vec![ToolSpec {
             name: "run_bash".into(),
@@ -39,24 +33,12 @@ fn request() -> ChatRequest {
 }
 
 async fn run(base: &str) -> (Vec<ModelEvent>, Option<LlmError>) {
-    collect(
-        &Anthropic::new(
-            lens_llm::http_client(),
-            base,
-            "claude-test",
-            Some("ak-test".into()),
-        ),
-        request(),
-    )
-    .await
+    collect(&Anthropic::new(lens_llm::http_client(), base, "claude-test", Some("ak-test".into())), request()).await
 }
 
 fn full_stream() -> Vec<String> {
     vec![
-        event(
-            "message_start",
-            json!({"type": "message_start", "message": {"usage": {"input_tokens": 11}}}),
-        ),
+        event("message_start", json!({"type": "message_start", "message": {"usage": {"input_tokens": 11}}})),
         event(
             "content_block_start",
             json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
@@ -70,10 +52,7 @@ fn full_stream() -> Vec<String> {
             "content_block_delta",
             json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "check."}}),
         ),
-        event(
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": 0}),
-        ),
+        event("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
         event(
             "content_block_start",
             json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "tu_1", "name": "run_bash", "input": {}}}),
@@ -86,10 +65,7 @@ fn full_stream() -> Vec<String> {
             "content_block_delta",
             json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "and\": \"date\"}"}}),
         ),
-        event(
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": 1}),
-        ),
+        event("content_block_stop", json!({"type": "content_block_stop", "index": 1})),
         event(
             "content_block_start",
             json!({"type": "content_block_start", "index": 2, "content_block": {"type": "tool_use", "id": "tu_2", "name": "run_bash", "input": {}}}),
@@ -98,10 +74,7 @@ fn full_stream() -> Vec<String> {
             "content_block_delta",
             json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"id\"}"}}),
         ),
-        event(
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": 2}),
-        ),
+        event("content_block_stop", json!({"type": "content_block_stop", "index": 2})),
         event(
             "message_delta",
             json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 30}}),
@@ -130,10 +103,7 @@ async fn text_then_two_tool_uses_with_split_input_and_usage() {
                 name: "run_bash".into(),
                 arguments: json!({"command": "id"})
             }),
-            ModelEvent::Usage(Usage {
-                input_tokens: 11,
-                output_tokens: 30
-            }),
+            ModelEvent::Usage(Usage { input_tokens: 11, output_tokens: 30 }),
         ]
     );
     let seen = script.seen.lock().unwrap();
@@ -148,45 +118,21 @@ async fn text_then_two_tool_uses_with_split_input_and_usage() {
 
 #[tokio::test]
 async fn error_statuses_and_error_events() {
-    for (status, expected) in [
-        (401, LlmError::Unauthorized(401)),
-        (429, LlmError::RateLimited),
-    ] {
-        let (base, _) = serve(
-            status,
-            vec![r#"{"type":"error","error":{"message":"no"}}"#.into()],
-        )
-        .await;
+    for (status, expected) in [(401, LlmError::Unauthorized(401)), (429, LlmError::RateLimited)] {
+        let (base, _) = serve(status, vec![r#"{"type":"error","error":{"message":"no"}}"#.into()]).await;
         assert_eq!(run(&base).await.1, Some(expected));
     }
-    let (base, _) = serve(
-        500,
-        vec![r#"{"type":"error","error":{"type":"api_error","message":"Internal"}}"#.into()],
-    )
-    .await;
-    assert_eq!(
-        run(&base).await.1,
-        Some(LlmError::Status {
-            status: 500,
-            detail: "Internal".into()
-        })
-    );
+    let (base, _) =
+        serve(500, vec![r#"{"type":"error","error":{"type":"api_error","message":"Internal"}}"#.into()]).await;
+    assert_eq!(run(&base).await.1, Some(LlmError::Status { status: 500, detail: "Internal".into() }));
 
     let mut chunks = full_stream()[..4].to_vec();
-    chunks.push(event(
-        "error",
-        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
-    ));
+    chunks
+        .push(event("error", json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})));
     let (base, _) = serve(200, chunks).await;
     let (events, err) = run(&base).await;
     assert_eq!(events, vec![ModelEvent::TextDelta("Let me ".into())]);
-    assert_eq!(
-        err,
-        Some(LlmError::Status {
-            status: 529,
-            detail: "Overloaded".into()
-        })
-    );
+    assert_eq!(err, Some(LlmError::Status { status: 529, detail: "Overloaded".into() }));
 }
 
 #[tokio::test]
@@ -199,16 +145,10 @@ async fn malformed_event_and_cut_stream() {
     let (base, _) = serve(200, full_stream()[..9].to_vec()).await;
     let (events, err) = run(&base).await;
     assert_eq!(err, Some(LlmError::StreamCut));
-    assert!(
-        !events.iter().any(|e| matches!(e, ModelEvent::ToolCall(_))),
-        "no half call is emitted"
-    );
+    assert!(!events.iter().any(|e| matches!(e, ModelEvent::ToolCall(_))), "no half call is emitted");
 }
 
 #[tokio::test]
 async fn endpoint_that_is_down_is_unreachable() {
-    assert!(matches!(
-        run(&dead_url().await).await.1,
-        Some(LlmError::Unreachable(_))
-    ));
+    assert!(matches!(run(&dead_url().await).await.1, Some(LlmError::Unreachable(_))));
 }

@@ -28,32 +28,17 @@ pub struct Script {
 async fn answer(State(script): State<Script>, headers: HeaderMap, body: Bytes) -> Response {
     let json = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
     script.seen.lock().unwrap().push((headers, json));
-    let chunks: Vec<Result<Bytes, Infallible>> = script
-        .chunks
-        .iter()
-        .map(|c| Ok(Bytes::from(c.clone())))
-        .collect();
+    let chunks: Vec<Result<Bytes, Infallible>> = script.chunks.iter().map(|c| Ok(Bytes::from(c.clone()))).collect();
     Response::builder()
         .status(StatusCode::from_u16(script.status).unwrap())
-        .header(
-            "content-type",
-            if script.status == 200 {
-                "text/event-stream"
-            } else {
-                "application/json"
-            },
-        )
+        .header("content-type", if script.status == 200 { "text/event-stream" } else { "application/json" })
         .body(Body::from_stream(futures_util::stream::iter(chunks)))
         .unwrap()
 }
 
 /// Serves `script` on a loopback port; returns the base URL.
 pub async fn serve(status: u16, chunks: Vec<String>) -> (String, Script) {
-    let script = Script {
-        status,
-        chunks,
-        seen: Arc::default(),
-    };
+    let script = Script { status, chunks, seen: Arc::default() };
     let app = Router::new()
         .route("/v1/chat/completions", post(answer))
         .route("/v1/messages", post(answer))
@@ -65,10 +50,7 @@ pub async fn serve(status: u16, chunks: Vec<String>) -> (String, Script) {
 }
 
 /// Runs one turn to its end: the events, and the error that ended it, if any.
-pub async fn collect(
-    model: &dyn ChatModel,
-    request: ChatRequest,
-) -> (Vec<ModelEvent>, Option<LlmError>) {
+pub async fn collect(model: &dyn ChatModel, request: ChatRequest) -> (Vec<ModelEvent>, Option<LlmError>) {
     let mut stream = match model.stream(request).await {
         Ok(s) => s,
         Err(e) => return (vec![], Some(e)),

@@ -23,28 +23,14 @@ fn sse(chunks: &[serde_json::Value]) -> Vec<String> {
 
 async fn run(base: &str) -> (Vec<ModelEvent>, Option<LlmError>) {
     collect(
-        &OpenAiCompatible::new(
-            lens_llm::http_client(),
-            &format!("{base}/v1"),
-            "m",
-            Some("sk-test".into()),
-        ),
+        &OpenAiCompatible::new(lens_llm::http_client(), &format!("{base}/v1"), "m", Some("sk-test".into())),
         request(),
     )
     .await
 }
 
 fn text(events: &[ModelEvent]) -> String {
-    events
-        .iter()
-        .filter_map(|e| {
-            if let ModelEvent::TextDelta(t) = e {
-                Some(t.as_str())
-            } else {
-                None
-            }
-        })
-        .collect()
+    events.iter().filter_map(|e| if let ModelEvent::TextDelta(t) = e { Some(t.as_str()) } else { None }).collect()
 }
 
 fn calls(events: &[ModelEvent]) -> Vec<(String, String, serde_json::Value)> {
@@ -72,18 +58,12 @@ async fn text_stream_with_usage_and_request_shape() {
     let (events, err) = run(&base).await;
     assert_eq!(err, None);
     assert_eq!(text(&events), "Hello");
-    assert!(events.contains(&ModelEvent::Usage(Usage {
-        input_tokens: 7,
-        output_tokens: 2
-    })));
+    assert!(events.contains(&ModelEvent::Usage(Usage { input_tokens: 7, output_tokens: 2 })));
     let seen = script.seen.lock().unwrap();
     let (headers, body) = &seen[0];
     assert_eq!(headers["authorization"], "Bearer sk-test");
     assert_eq!(body["stream"], true);
-    assert_eq!(
-        body["messages"][0],
-        json!({"role": "system", "content": "be brief"})
-    );
+    assert_eq!(body["messages"][0], json!({"role": "system", "content": "be brief"}));
     assert_eq!(body["tools"][0]["function"]["name"], "run_python");
 }
 
@@ -106,11 +86,7 @@ async fn openai_tool_call_arguments_split_across_chunks_and_two_calls() {
     assert_eq!(
         calls(&events),
         vec![
-            (
-                "call_a".into(),
-                "run_python".into(),
-                json!({"code": "print(1)"})
-            ),
+            ("call_a".into(), "run_python".into(), json!({"code": "print(1)"})),
             ("call_b".into(), "run_bash".into(), json!({"command": "ls"})),
         ]
     );
@@ -127,10 +103,7 @@ async fn llama_cpp_repeats_id_and_name_on_every_piece() {
     let (base, _) = serve(200, chunks).await;
     let (events, err) = run(&base).await;
     assert_eq!(err, None);
-    assert_eq!(
-        calls(&events),
-        vec![("x1".into(), "run_bash".into(), json!({"command": "pwd"}))]
-    );
+    assert_eq!(calls(&events), vec![("x1".into(), "run_bash".into(), json!({"command": "pwd"}))]);
 }
 
 #[tokio::test]
@@ -160,13 +133,7 @@ async fn error_statuses_become_clear_errors() {
     for (status, expected) in [
         (401, LlmError::Unauthorized(401)),
         (429, LlmError::RateLimited),
-        (
-            500,
-            LlmError::Status {
-                status: 500,
-                detail: "boom".into(),
-            },
-        ),
+        (500, LlmError::Status { status: 500, detail: "boom".into() }),
     ] {
         let (base, _) = serve(status, vec![r#"{"error": {"message": "boom"}}"#.into()]).await;
         let (events, err) = run(&base).await;

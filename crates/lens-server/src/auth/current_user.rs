@@ -39,20 +39,12 @@ pub fn session_cookie(value: String, max_age_days: i64, secure: bool) -> Cookie<
 }
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get(axum::http::header::AUTHORIZATION)?
-        .to_str()
-        .ok()?
-        .strip_prefix("Bearer ")
+    headers.get(axum::http::header::AUTHORIZATION)?.to_str().ok()?.strip_prefix("Bearer ")
 }
 
 /// Compares two secrets in time independent of where they differ.
 fn same_secret(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 fn is_safe(method: &Method) -> bool {
@@ -62,45 +54,22 @@ fn is_safe(method: &Method) -> bool {
 impl FromRequestParts<AppState> for CurrentUser {
     type Rejection = AppError;
 
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         if let Some(token) = bearer(&parts.headers) {
-            let user = state
-                .store
-                .token_user(&token_hash(token.trim()))
-                .await?
-                .ok_or(AppError::Unauthorized)?;
-            return Ok(Self {
-                user,
-                session_hash: None,
-                csrf_token: None,
-            });
+            let user = state.store.token_user(&token_hash(token.trim())).await?.ok_or(AppError::Unauthorized)?;
+            return Ok(Self { user, session_hash: None, csrf_token: None });
         }
         let jar = CookieJar::from_headers(&parts.headers);
         let cookie = jar.get(SESSION_COOKIE).ok_or(AppError::Unauthorized)?;
         let hash = token_hash(cookie.value());
-        let (user, csrf) = state
-            .store
-            .session_user(&hash)
-            .await?
-            .ok_or(AppError::Unauthorized)?;
+        let (user, csrf) = state.store.session_user(&hash).await?.ok_or(AppError::Unauthorized)?;
         if !is_safe(&parts.method) {
-            let sent = parts
-                .headers
-                .get(CSRF_HEADER)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
+            let sent = parts.headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok()).unwrap_or("");
             if !same_secret(sent, &csrf) {
                 return Err(AppError::CsrfFailed);
             }
         }
-        Ok(Self {
-            user,
-            session_hash: Some(hash),
-            csrf_token: Some(csrf),
-        })
+        Ok(Self { user, session_hash: Some(hash), csrf_token: Some(csrf) })
     }
 }
 
@@ -111,10 +80,7 @@ pub struct AdminUser(pub CurrentUser);
 impl FromRequestParts<AppState> for AdminUser {
     type Rejection = AppError;
 
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         let user = CurrentUser::from_request_parts(parts, state).await?;
         if !user.user.is_admin {
             return Err(AppError::Forbidden);

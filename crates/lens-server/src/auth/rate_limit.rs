@@ -24,10 +24,7 @@ pub struct LoginLimiter {
 impl LoginLimiter {
     fn keys(username: &str, ip: Option<IpAddr>) -> [(String, u32); 2] {
         let addr = ip.map(|i| i.to_string()).unwrap_or_default();
-        [
-            (format!("u:{}", username.to_lowercase()), PER_USER),
-            (format!("a:{addr}"), PER_ADDRESS),
-        ]
+        [(format!("u:{}", username.to_lowercase()), PER_USER), (format!("a:{addr}"), PER_ADDRESS)]
     }
 
     /// Errs with 429 while either key is over its limit.
@@ -41,10 +38,7 @@ impl LoginLimiter {
             if let Some((count, start)) = map.get(&key)
                 && *count >= limit
             {
-                let retry_after_secs = WINDOW
-                    .saturating_sub(now.duration_since(*start))
-                    .as_secs()
-                    .max(1);
+                let retry_after_secs = WINDOW.saturating_sub(now.duration_since(*start)).as_secs().max(1);
                 return Err(AppError::RateLimited { retry_after_secs });
             }
         }
@@ -80,10 +74,7 @@ mod tests {
             assert!(l.check("Ann", ip).is_ok());
             l.failed("Ann", ip);
         }
-        assert!(matches!(
-            l.check("ann", ip),
-            Err(AppError::RateLimited { .. })
-        ));
+        assert!(matches!(l.check("ann", ip), Err(AppError::RateLimited { .. })));
         assert!(l.check("bob", ip).is_ok());
     }
 }

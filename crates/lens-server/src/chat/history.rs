@@ -14,13 +14,10 @@ pub fn model_history(messages: &[MessageView], answer_id: &str) -> Vec<ChatMessa
         .iter()
         .take_while(|m| m.id != answer_id)
         .filter_map(|m| match m.role {
-            Role::User => Some(ChatMessage::User {
-                text: m.text.clone(),
-            }),
-            Role::Assistant if !m.text.trim().is_empty() => Some(ChatMessage::Assistant {
-                text: m.text.clone(),
-                tool_calls: Vec::new(),
-            }),
+            Role::User => Some(ChatMessage::User { text: m.text.clone() }),
+            Role::Assistant if !m.text.trim().is_empty() => {
+                Some(ChatMessage::Assistant { text: m.text.clone(), tool_calls: Vec::new() })
+            }
             Role::Assistant => None,
         })
         .collect()

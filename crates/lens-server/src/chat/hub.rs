@@ -54,12 +54,7 @@ impl AnswerLog {
     /// Events after the first `seen`, with their ids.
     pub fn since(&self, seen: usize) -> Vec<(usize, StreamEvent)> {
         match self.events.lock() {
-            Ok(events) => events
-                .iter()
-                .enumerate()
-                .skip(seen)
-                .map(|(i, e)| (i + 1, e.clone()))
-                .collect(),
+            Ok(events) => events.iter().enumerate().skip(seen).map(|(i, e)| (i + 1, e.clone())).collect(),
             Err(_) => Vec::new(),
         }
     }
@@ -106,18 +101,13 @@ impl AnswerHub {
     /// Stops every running answer of a chat (it is being deleted).
     pub fn stop_chat(&self, chat_id: &str) {
         if let Ok(live) = self.live.lock() {
-            live.values()
-                .filter(|l| l.chat_id == chat_id)
-                .for_each(|l| l.request_stop());
+            live.values().filter(|l| l.chat_id == chat_id).for_each(|l| l.request_stop());
         }
     }
 
     /// How many answers are still running.
     pub fn running(&self) -> usize {
-        self.live
-            .lock()
-            .map(|l| l.values().filter(|l| !l.is_closed()).count())
-            .unwrap_or(0)
+        self.live.lock().map(|l| l.values().filter(|l| !l.is_closed()).count()).unwrap_or(0)
     }
 
     /// Forgets a finished answer's log after a grace period.
@@ -144,10 +134,7 @@ mod tests {
         let log = hub.open("a1", "c1");
         log.push(StreamEvent::Token { text: "a".into() });
         log.push(StreamEvent::Token { text: "b".into() });
-        assert_eq!(
-            log.since(1),
-            vec![(2, StreamEvent::Token { text: "b".into() })]
-        );
+        assert_eq!(log.since(1), vec![(2, StreamEvent::Token { text: "b".into() })]);
         assert!(!log.is_closed());
         log.push(StreamEvent::Notice { text: "n".into() });
         assert_eq!(log.since(0).len(), 3);

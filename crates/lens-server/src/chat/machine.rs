@@ -65,12 +65,7 @@ pub struct AnswerMachine {
 }
 
 impl AnswerMachine {
-    pub fn new(
-        max_rounds: usize,
-        system: Option<String>,
-        tools: Vec<ToolSpec>,
-        history: Vec<ChatMessage>,
-    ) -> Self {
+    pub fn new(max_rounds: usize, system: Option<String>, tools: Vec<ToolSpec>, history: Vec<ChatMessage>) -> Self {
         Self {
             max_rounds,
             rounds: 0,
@@ -105,11 +100,7 @@ impl AnswerMachine {
     }
 
     fn request(&self) -> ChatRequest {
-        ChatRequest {
-            system: self.system.clone(),
-            messages: self.history.clone(),
-            tools: self.tools.clone(),
-        }
+        ChatRequest { system: self.system.clone(), messages: self.history.clone(), tools: self.tools.clone() }
     }
 
     pub fn on(&mut self, input: Input) -> Vec<Action> {
@@ -122,18 +113,8 @@ impl AnswerMachine {
             Input::Model(ModelEvent::Usage(_), _) => Vec::new(),
             Input::ModelDone => self.model_done(),
             Input::ModelFailed(e) => {
-                let code = if e.is_unavailable() {
-                    ErrorCode::ModelUnavailable
-                } else {
-                    ErrorCode::ModelProtocol
-                };
-                self.finish(
-                    MessageStatus::Failed,
-                    Some(ApiError {
-                        code,
-                        message: e.to_string(),
-                    }),
-                )
+                let code = if e.is_unavailable() { ErrorCode::ModelUnavailable } else { ErrorCode::ModelProtocol };
+                self.finish(MessageStatus::Failed, Some(ApiError { code, message: e.to_string() }))
             }
             Input::ToolDone { step_id, outcome } => self.tool_done(&step_id, outcome),
             Input::Stop => self.finish(MessageStatus::Stopped, None),
@@ -147,15 +128,9 @@ impl AnswerMachine {
         let mut out = Vec::new();
         // A new round's text starts a new paragraph, in the stream and the saved text alike.
         if self.turn_text.is_empty() && !self.text.is_empty() && !self.text.ends_with("\n\n") {
-            let sep = if self.text.ends_with('\n') {
-                "\n"
-            } else {
-                "\n\n"
-            };
+            let sep = if self.text.ends_with('\n') { "\n" } else { "\n\n" };
             self.text.push_str(sep);
-            out.push(Action::Emit(StreamEvent::Token {
-                text: sep.to_owned(),
-            }));
+            out.push(Action::Emit(StreamEvent::Token { text: sep.to_owned() }));
         }
         self.text.push_str(&t);
         self.turn_text.push_str(&t);
@@ -193,33 +168,21 @@ impl AnswerMachine {
             tool_calls: std::mem::take(&mut self.turn_calls),
         });
         if self.rounds > self.max_rounds {
-            let message = format!(
-                "the answer stopped after {} rounds of tool calls",
-                self.max_rounds
-            );
+            let message = format!("the answer stopped after {} rounds of tool calls", self.max_rounds);
             for (step_id, _) in std::mem::take(&mut self.queue) {
                 if let Some(step) = self.steps.iter_mut().find(|s| s.id == step_id) {
                     step.status = StepStatus::Failed;
                     step.result = Some("not run: the step limit was reached".into());
                 }
             }
-            return self.finish(
-                MessageStatus::Failed,
-                Some(ApiError {
-                    code: ErrorCode::StepLimit,
-                    message,
-                }),
-            );
+            return self.finish(MessageStatus::Failed, Some(ApiError { code: ErrorCode::StepLimit, message }));
         }
         self.next_tool()
     }
 
     fn next_tool(&mut self) -> Vec<Action> {
         match self.queue.front() {
-            Some((step_id, call)) => vec![Action::RunTool {
-                step_id: step_id.clone(),
-                call: call.clone(),
-            }],
+            Some((step_id, call)) => vec![Action::RunTool { step_id: step_id.clone(), call: call.clone() }],
             None => vec![Action::CallModel(self.request())],
         }
     }
@@ -234,11 +197,7 @@ impl AnswerMachine {
         let Some(step) = self.steps.iter_mut().find(|s| s.id == step_id) else {
             return Vec::new();
         };
-        step.status = if outcome.ok {
-            StepStatus::Succeeded
-        } else {
-            StepStatus::Failed
-        };
+        step.status = if outcome.ok { StepStatus::Succeeded } else { StepStatus::Failed };
         step.result = Some(outcome.result.clone());
         step.output = outcome.output;
         step.file = outcome.file;
@@ -257,11 +216,7 @@ impl AnswerMachine {
         self.finished = true;
         let mut out = Vec::new();
         // Steps that never finished say so, rather than spinning for ever after a reload.
-        for step in self
-            .steps
-            .iter_mut()
-            .filter(|s| s.status == StepStatus::Running)
-        {
+        for step in self.steps.iter_mut().filter(|s| s.status == StepStatus::Running) {
             step.status = StepStatus::Failed;
             step.result = Some(match status {
                 MessageStatus::Stopped => "stopped before it finished".into(),
@@ -284,29 +239,15 @@ mod tests {
     use super::*;
 
     fn call(id: &str, name: &str) -> ToolCall {
-        ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: json!({"code": "1"}),
-        }
+        ToolCall { id: id.into(), name: name.into(), arguments: json!({"code": "1"}) }
     }
 
     fn ok(text: &str) -> ToolOutcome {
-        ToolOutcome {
-            ok: true,
-            result: text.into(),
-            output: None,
-            file: None,
-        }
+        ToolOutcome { ok: true, result: text.into(), output: None, file: None }
     }
 
     fn machine(rounds: usize) -> AnswerMachine {
-        AnswerMachine::new(
-            rounds,
-            None,
-            vec![],
-            vec![ChatMessage::User { text: "q".into() }],
-        )
+        AnswerMachine::new(rounds, None, vec![], vec![ChatMessage::User { text: "q".into() }])
     }
 
     #[test]
@@ -314,64 +255,30 @@ mod tests {
         let mut m = machine(3);
         assert!(matches!(m.start()[..], [Action::CallModel(_)]));
         let a = m.on(Input::Model(ModelEvent::TextDelta("Hi".into()), None));
-        assert_eq!(
-            a,
-            vec![Action::Emit(StreamEvent::Token { text: "Hi".into() })]
-        );
-        assert_eq!(
-            m.on(Input::ModelDone),
-            vec![Action::Finish {
-                status: MessageStatus::Complete,
-                error: None
-            }]
-        );
+        assert_eq!(a, vec![Action::Emit(StreamEvent::Token { text: "Hi".into() })]);
+        assert_eq!(m.on(Input::ModelDone), vec![Action::Finish { status: MessageStatus::Complete, error: None }]);
         assert_eq!(m.text(), "Hi");
-        assert!(
-            m.on(Input::Stop).is_empty(),
-            "nothing happens after the end"
-        );
+        assert!(m.on(Input::Stop).is_empty(), "nothing happens after the end");
     }
 
     #[test]
     fn two_calls_run_in_order_and_results_go_back_to_the_model() {
         let mut m = machine(3);
         m.start();
-        m.on(Input::Model(
-            ModelEvent::TextDelta("Let me look.".into()),
-            None,
-        ));
-        let a = m.on(Input::Model(
-            ModelEvent::ToolCall(call("c1", "echo")),
-            Some("Echo 1".into()),
-        ));
+        m.on(Input::Model(ModelEvent::TextDelta("Let me look.".into()), None));
+        let a = m.on(Input::Model(ModelEvent::ToolCall(call("c1", "echo")), Some("Echo 1".into())));
         assert!(
             matches!(&a[..], [Action::Emit(StreamEvent::Step { step })] if step.summary == "Echo 1" && step.status == StepStatus::Running)
         );
         m.on(Input::Model(ModelEvent::ToolCall(call("c2", "echo")), None));
         let a = m.on(Input::ModelDone);
-        assert!(
-            matches!(&a[..], [Action::RunTool { step_id, call }] if step_id == "s1" && call.id == "c1")
-        );
+        assert!(matches!(&a[..], [Action::RunTool { step_id, call }] if step_id == "s1" && call.id == "c1"));
         // A result for a step that is not running is ignored.
-        assert!(
-            m.on(Input::ToolDone {
-                step_id: "s2".into(),
-                outcome: ok("x")
-            })
-            .is_empty()
-        );
-        let a = m.on(Input::ToolDone {
-            step_id: "s1".into(),
-            outcome: ok("one"),
-        });
+        assert!(m.on(Input::ToolDone { step_id: "s2".into(), outcome: ok("x") }).is_empty());
+        let a = m.on(Input::ToolDone { step_id: "s1".into(), outcome: ok("one") });
         assert!(matches!(&a[2], Action::RunTool { step_id, .. } if step_id == "s2"));
-        let a = m.on(Input::ToolDone {
-            step_id: "s2".into(),
-            outcome: ToolOutcome::failed("two failed"),
-        });
-        let Some(Action::CallModel(req)) = a.last() else {
-            panic!("{a:?}")
-        };
+        let a = m.on(Input::ToolDone { step_id: "s2".into(), outcome: ToolOutcome::failed("two failed") });
+        let Some(Action::CallModel(req)) = a.last() else { panic!("{a:?}") };
         assert_eq!(req.messages.len(), 4);
         assert_eq!(
             req.messages[1],
@@ -382,21 +289,12 @@ mod tests {
         );
         assert_eq!(
             req.messages[3],
-            ChatMessage::ToolResult {
-                call_id: "c2".into(),
-                name: "echo".into(),
-                content: "two failed".into()
-            }
+            ChatMessage::ToolResult { call_id: "c2".into(), name: "echo".into(), content: "two failed".into() }
         );
         assert_eq!(m.steps()[1].status, StepStatus::Failed);
         // The second round's text is a new paragraph.
         let a = m.on(Input::Model(ModelEvent::TextDelta("Done.".into()), None));
-        assert_eq!(
-            a[0],
-            Action::Emit(StreamEvent::Token {
-                text: "\n\n".into()
-            })
-        );
+        assert_eq!(a[0], Action::Emit(StreamEvent::Token { text: "\n\n".into() }));
         m.on(Input::ModelDone);
         assert_eq!(m.text(), "Let me look.\n\nDone.");
     }
@@ -407,19 +305,10 @@ mod tests {
         m.start();
         m.on(Input::Model(ModelEvent::ToolCall(call("c1", "echo")), None));
         m.on(Input::ModelDone);
-        m.on(Input::ToolDone {
-            step_id: "s1".into(),
-            outcome: ok("1"),
-        });
+        m.on(Input::ToolDone { step_id: "s1".into(), outcome: ok("1") });
         m.on(Input::Model(ModelEvent::ToolCall(call("c2", "echo")), None));
         let a = m.on(Input::ModelDone);
-        let Some(Action::Finish {
-            status,
-            error: Some(e),
-        }) = a.last()
-        else {
-            panic!("{a:?}")
-        };
+        let Some(Action::Finish { status, error: Some(e) }) = a.last() else { panic!("{a:?}") };
         assert_eq!(*status, MessageStatus::Failed);
         assert_eq!(e.code, ErrorCode::StepLimit);
         assert_eq!(m.steps()[1].status, StepStatus::Failed);
@@ -432,16 +321,8 @@ mod tests {
         m.on(Input::Model(ModelEvent::ToolCall(call("c1", "echo")), None));
         m.on(Input::ModelDone);
         let a = m.on(Input::Stop);
-        assert!(
-            matches!(&a[0], Action::Emit(StreamEvent::Step { step }) if step.status == StepStatus::Failed)
-        );
-        assert_eq!(
-            a.last(),
-            Some(&Action::Finish {
-                status: MessageStatus::Stopped,
-                error: None
-            })
-        );
+        assert!(matches!(&a[0], Action::Emit(StreamEvent::Step { step }) if step.status == StepStatus::Failed));
+        assert_eq!(a.last(), Some(&Action::Finish { status: MessageStatus::Stopped, error: None }));
     }
 
     #[test]
@@ -450,9 +331,7 @@ mod tests {
         m.start();
         m.on(Input::Model(ModelEvent::TextDelta("par".into()), None));
         let a = m.on(Input::ModelFailed(LlmError::StreamCut));
-        assert!(
-            matches!(&a[0], Action::Emit(StreamEvent::Error { error }) if error.code == ErrorCode::ModelProtocol)
-        );
+        assert!(matches!(&a[0], Action::Emit(StreamEvent::Error { error }) if error.code == ErrorCode::ModelProtocol));
         assert_eq!(m.text(), "par");
         let a = machine(3).on(Input::ModelFailed(LlmError::Unreachable("refused".into())));
         assert!(

@@ -39,52 +39,25 @@ pub fn spawn_answer(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) 
     tokio::spawn(async move {
         if let Err(e) = task.await {
             tracing::error!(answer = %target.answer_id, error = %e, "answer task died");
-            let error = ApiError {
-                code: ErrorCode::Internal,
-                message: "the answer failed inside the server".into(),
-            };
-            let saved = state
-                .store
-                .message(&target.chat_id, &target.answer_id)
-                .await
-                .ok()
-                .flatten();
+            let error = ApiError { code: ErrorCode::Internal, message: "the answer failed inside the server".into() };
+            let saved = state.store.message(&target.chat_id, &target.answer_id).await.ok().flatten();
             let text = saved.as_ref().map(|m| m.text.clone()).unwrap_or_default();
             let steps = saved.as_ref().map(|m| m.steps.clone()).unwrap_or_default();
-            let _ = state
-                .store
-                .save_answer(
-                    &target.answer_id,
-                    &text,
-                    &steps,
-                    MessageStatus::Failed,
-                    Some(&error),
-                )
-                .await;
+            let _ =
+                state.store.save_answer(&target.answer_id, &text, &steps, MessageStatus::Failed, Some(&error)).await;
             finish_log(&state, &target, &log, Some(error)).await;
         }
     });
 }
 
 /// Pushes the final `Done` (with the saved message) and retires the log.
-async fn finish_log(
-    state: &AppState,
-    target: &AnswerTarget,
-    log: &AnswerLog,
-    error: Option<ApiError>,
-) {
-    match state
-        .store
-        .message(&target.chat_id, &target.answer_id)
-        .await
-    {
+async fn finish_log(state: &AppState, target: &AnswerTarget, log: &AnswerLog, error: Option<ApiError>) {
+    match state.store.message(&target.chat_id, &target.answer_id).await {
         Ok(Some(message)) => log.push(StreamEvent::Done { message }),
         // The chat was deleted meanwhile: there is nothing to show, but followers must end.
         _ => log.push(StreamEvent::Error {
-            error: error.unwrap_or(ApiError {
-                code: ErrorCode::NotFound,
-                message: "the conversation was deleted".into(),
-            }),
+            error: error
+                .unwrap_or(ApiError { code: ErrorCode::NotFound, message: "the conversation was deleted".into() }),
         }),
     }
     // Followers stop waiting even when no `Done` could be made.
@@ -103,29 +76,14 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
     let (model, history) = match prepare(&state, &target).await {
         Ok(v) => v,
         Err(error) => {
-            let _ = state
-                .store
-                .save_answer(
-                    &target.answer_id,
-                    "",
-                    &[],
-                    MessageStatus::Failed,
-                    Some(&error),
-                )
-                .await;
-            log.push(StreamEvent::Error {
-                error: error.clone(),
-            });
+            let _ = state.store.save_answer(&target.answer_id, "", &[], MessageStatus::Failed, Some(&error)).await;
+            log.push(StreamEvent::Error { error: error.clone() });
             finish_log(&state, &target, &log, Some(error)).await;
             return;
         }
     };
-    let mut machine = AnswerMachine::new(
-        state.config.max_steps,
-        Some(SYSTEM_PROMPT.into()),
-        state.tools.specs(),
-        history,
-    );
+    let mut machine =
+        AnswerMachine::new(state.config.max_steps, Some(SYSTEM_PROMPT.into()), state.tools.specs(), history);
     let mut pending: VecDeque<Action> = machine.start().into();
     let mut waiting = Waiting::Nothing;
     let mut last_save = Instant::now();
@@ -169,9 +127,8 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
         }
         let Waiting::Model(stream) = &mut waiting else {
             // The machine always asks for something until it finishes; guard anyway.
-            pending.extend(machine.on(Input::ModelFailed(lens_llm::LlmError::Protocol(
-                "the answer loop stalled".into(),
-            ))));
+            pending
+                .extend(machine.on(Input::ModelFailed(lens_llm::LlmError::Protocol("the answer loop stalled".into()))));
             continue;
         };
         let input = tokio::select! {
@@ -188,10 +145,7 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
             },
             _ = stop.wait_for(|s| *s) => Input::Stop,
         };
-        if matches!(
-            input,
-            Input::ModelDone | Input::ModelFailed(_) | Input::Stop
-        ) {
+        if matches!(input, Input::ModelDone | Input::ModelFailed(_) | Input::Stop) {
             waiting = Waiting::Nothing;
         }
         pending.extend(machine.on(input));
@@ -205,11 +159,7 @@ async fn prepare(
     target: &AnswerTarget,
 ) -> Result<(Arc<dyn ChatModel>, Vec<lens_llm::ChatMessage>), ApiError> {
     let model = state.models.current(state).await.map_err(|e| e.to_api())?;
-    let messages = state
-        .store
-        .messages(&target.chat_id)
-        .await
-        .map_err(|e| crate::AppError::from(e).to_api())?;
+    let messages = state.store.messages(&target.chat_id).await.map_err(|e| crate::AppError::from(e).to_api())?;
     Ok((model, model_history(&messages, &target.answer_id)))
 }
 
@@ -227,11 +177,7 @@ async fn run_tool(
         return Input::ToolDone { step_id, outcome };
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let ctx = ToolContext {
-        user_id: target.user_id,
-        chat_id: target.chat_id.clone(),
-        step_id: step_id.clone(),
-    };
+    let ctx = ToolContext { user_id: target.user_id, chat_id: target.chat_id.clone(), step_id: step_id.clone() };
     let mut work = Box::pin(tool.run(ctx, call.arguments, tx));
     loop {
         tokio::select! {
@@ -257,17 +203,7 @@ async fn save(
     status: MessageStatus,
     error: Option<&ApiError>,
 ) {
-    if let Err(e) = state
-        .store
-        .save_answer(
-            &target.answer_id,
-            machine.text(),
-            machine.steps(),
-            status,
-            error,
-        )
-        .await
-    {
+    if let Err(e) = state.store.save_answer(&target.answer_id, machine.text(), machine.steps(), status, error).await {
         tracing::error!(answer = %target.answer_id, error = %e, "saving the answer failed");
     }
 }

@@ -13,22 +13,9 @@ use lens_types::{MessageStatus, MessageView, StreamEvent};
 use crate::{AppError, AppState, Result, auth::CurrentUser, chat::AnswerLog};
 
 /// The answer must be in the chat, and the chat the person's.
-async fn owned_answer(
-    state: &AppState,
-    user: &CurrentUser,
-    cid: &str,
-    aid: &str,
-) -> Result<MessageView> {
-    state
-        .store
-        .chat(user.id(), cid)
-        .await?
-        .ok_or(AppError::NotFound)?;
-    let message = state
-        .store
-        .message(cid, aid)
-        .await?
-        .ok_or(AppError::NotFound)?;
+async fn owned_answer(state: &AppState, user: &CurrentUser, cid: &str, aid: &str) -> Result<MessageView> {
+    state.store.chat(user.id(), cid).await?.ok_or(AppError::NotFound)?;
+    let message = state.store.message(cid, aid).await?.ok_or(AppError::NotFound)?;
     if message.role != lens_types::Role::Assistant {
         return Err(AppError::NotFound);
     }
@@ -50,28 +37,25 @@ fn to_sse(id: String, event: &StreamEvent) -> Event {
 /// Replays the log after `seen`, then follows it live until it closes.
 fn follow(log: Arc<AnswerLog>, seen: usize) -> impl Stream<Item = Result<Event, Infallible>> {
     let rx = log.watch();
-    stream::unfold(
-        (log, rx, seen, Vec::new().into_iter()),
-        |(log, mut rx, mut seen, mut batch)| async move {
-            loop {
-                if let Some((id, event)) = batch.next() {
-                    seen = id;
-                    return Some((Ok(to_sse(id.to_string(), &event)), (log, rx, seen, batch)));
-                }
-                let fresh = log.since(seen);
-                if !fresh.is_empty() {
-                    batch = fresh.into_iter();
-                    continue;
-                }
-                if log.is_closed() {
-                    return None;
-                }
-                if rx.changed().await.is_err() {
-                    return None;
-                }
+    stream::unfold((log, rx, seen, Vec::new().into_iter()), |(log, mut rx, mut seen, mut batch)| async move {
+        loop {
+            if let Some((id, event)) = batch.next() {
+                seen = id;
+                return Some((Ok(to_sse(id.to_string(), &event)), (log, rx, seen, batch)));
             }
-        },
-    )
+            let fresh = log.since(seen);
+            if !fresh.is_empty() {
+                batch = fresh.into_iter();
+                continue;
+            }
+            if log.is_closed() {
+                return None;
+            }
+            if rx.changed().await.is_err() {
+                return None;
+            }
+        }
+    })
 }
 
 pub async fn get_answer_events(
@@ -86,32 +70,24 @@ pub async fn get_answer_events(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<usize>().ok())
         .unwrap_or(0);
-    let events: std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>> =
-        match state.answers.get(&aid) {
-            // Responses end after a while; the client comes back with Last-Event-ID.
-            Some(log) => {
-                let deadline = tokio::time::sleep(Duration::from_secs(state.config.sse_max_secs));
-                Box::pin(futures_util::StreamExt::take_until(
-                    follow(log, seen),
-                    deadline,
-                ))
-            }
-            None => {
-                // Finished long ago (or before a restart): the saved message is the whole story.
-                let message = if message.status == MessageStatus::Streaming {
-                    MessageView {
-                        status: MessageStatus::Interrupted,
-                        ..message
-                    }
-                } else {
-                    message
-                };
-                let done = StreamEvent::Done { message };
-                Box::pin(stream::once(
-                    async move { Ok(to_sse("final".into(), &done)) },
-                ))
-            }
-        };
+    let events: std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>> = match state.answers.get(&aid)
+    {
+        // Responses end after a while; the client comes back with Last-Event-ID.
+        Some(log) => {
+            let deadline = tokio::time::sleep(Duration::from_secs(state.config.sse_max_secs));
+            Box::pin(futures_util::StreamExt::take_until(follow(log, seen), deadline))
+        }
+        None => {
+            // Finished long ago (or before a restart): the saved message is the whole story.
+            let message = if message.status == MessageStatus::Streaming {
+                MessageView { status: MessageStatus::Interrupted, ..message }
+            } else {
+                message
+            };
+            let done = StreamEvent::Done { message };
+            Box::pin(stream::once(async move { Ok(to_sse("final".into(), &done)) }))
+        }
+    };
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 

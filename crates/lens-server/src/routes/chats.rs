@@ -7,25 +7,17 @@ use axum::{
 };
 use lens_types::{ChatDetail, ChatView, CreateChatRequest, RenameChatRequest};
 
-use crate::{
-    AppError, AppState, Result, auth::CurrentUser, ids::chat_id, json::ApiJson,
-    store::DEFAULT_TITLE,
-};
+use crate::{AppError, AppState, Result, auth::CurrentUser, ids::chat_id, json::ApiJson, store::DEFAULT_TITLE};
 
 fn clean_title(title: &str) -> Result<String> {
     let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
     if title.is_empty() || title.chars().count() > 200 {
-        return Err(AppError::BadRequest(
-            "the title must be 1–200 characters".into(),
-        ));
+        return Err(AppError::BadRequest("the title must be 1–200 characters".into()));
     }
     Ok(title)
 }
 
-pub async fn list_chats(
-    State(state): State<AppState>,
-    user: CurrentUser,
-) -> Result<Json<Vec<ChatView>>> {
+pub async fn list_chats(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<ChatView>>> {
     Ok(Json(state.store.list_chats(user.id()).await?))
 }
 
@@ -38,10 +30,7 @@ pub async fn create_chat(
         Some(t) => clean_title(t)?,
         None => DEFAULT_TITLE.to_owned(),
     };
-    let chat = state
-        .store
-        .create_chat(user.id(), &chat_id(), &title)
-        .await?;
+    let chat = state.store.create_chat(user.id(), &chat_id(), &title).await?;
     Ok((StatusCode::CREATED, Json(chat)))
 }
 
@@ -50,11 +39,7 @@ pub async fn get_chat(
     user: CurrentUser,
     Path(cid): Path<String>,
 ) -> Result<Json<ChatDetail>> {
-    let chat = state
-        .store
-        .chat(user.id(), &cid)
-        .await?
-        .ok_or(AppError::NotFound)?;
+    let chat = state.store.chat(user.id(), &cid).await?.ok_or(AppError::NotFound)?;
     let messages = state.store.messages(&cid).await?;
     Ok(Json(ChatDetail { chat, messages }))
 }
@@ -66,30 +51,25 @@ pub async fn rename_chat(
     ApiJson(req): ApiJson<RenameChatRequest>,
 ) -> Result<Json<ChatView>> {
     let title = clean_title(&req.title)?;
-    Ok(Json(
-        state
-            .store
-            .rename_chat(user.id(), &cid, &title)
-            .await?
-            .ok_or(AppError::NotFound)?,
-    ))
+    Ok(Json(state.store.rename_chat(user.id(), &cid, &title).await?.ok_or(AppError::NotFound)?))
 }
 
-/// Stops the chat's running answer and deletes the chat with its messages.
+/// Stops the chat's running answer and deletes the chat with its messages and sandbox.
 pub async fn delete_chat(
     State(state): State<AppState>,
     user: CurrentUser,
     Path(cid): Path<String>,
 ) -> Result<StatusCode> {
-    state
-        .store
-        .chat(user.id(), &cid)
-        .await?
-        .ok_or(AppError::NotFound)?;
+    state.store.chat(user.id(), &cid).await?.ok_or(AppError::NotFound)?;
     state.answers.stop_chat(&cid);
-    if state.store.delete_chat(user.id(), &cid).await? {
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(AppError::NotFound)
+    if !state.store.delete_chat(user.id(), &cid).await? {
+        return Err(AppError::NotFound);
     }
+    // The conversation is gone; its sandbox and files go with it.
+    if let Some(sandbox) = &state.sandbox
+        && let Err(e) = sandbox.delete(&cid).await
+    {
+        tracing::warn!(chat = %cid, error = %e, "deleting the sandbox failed");
+    }
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -7,8 +7,5 @@ use crate::{AppState, Result};
 
 pub async fn get_health(State(state): State<AppState>) -> Result<Json<Health>> {
     state.store.count_users().await?;
-    Ok(Json(Health {
-        status: "ok".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-    }))
+    Ok(Json(Health { status: "ok".into(), version: env!("CARGO_PKG_VERSION").into() }))
 }

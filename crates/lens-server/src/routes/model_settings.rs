@@ -5,10 +5,7 @@ use lens_types::{ModelSettingsView, UpdateModelSettingsRequest};
 
 use crate::{AppState, Result, auth::AdminUser, json::ApiJson, model_settings::ModelSettings};
 
-pub async fn get_model_settings(
-    State(state): State<AppState>,
-    _admin: AdminUser,
-) -> Result<Json<ModelSettingsView>> {
+pub async fn get_model_settings(State(state): State<AppState>, _admin: AdminUser) -> Result<Json<ModelSettingsView>> {
     Ok(Json(ModelSettings::load(&state).await?.view()))
 }
 

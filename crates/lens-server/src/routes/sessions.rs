@@ -28,16 +28,8 @@ fn dummy_hash() -> &'static str {
 pub fn check_username(name: &str) -> Result<()> {
     let name = name.trim();
     let ok = (1..=64).contains(&name.chars().count())
-        && name
-            .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '@'));
-    if ok {
-        Ok(())
-    } else {
-        Err(AppError::BadRequest(
-            "the username must be 1–64 letters, digits or _ - . @".into(),
-        ))
-    }
+        && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '@'));
+    if ok { Ok(()) } else { Err(AppError::BadRequest("the username must be 1–64 letters, digits or _ - . @".into())) }
 }
 
 /// Opens a session for `user`: the cookie, and the CSRF proof in the body.
@@ -50,18 +42,9 @@ pub async fn start_session(
     let csrf = secret_token();
     let days = state.config.session_days;
     let expires = now_ms() + days * 86_400_000;
-    state
-        .store
-        .create_session(user.id, &token_hash(&token), &csrf, expires)
-        .await?;
+    state.store.create_session(user.id, &token_hash(&token), &csrf, expires).await?;
     let jar = jar.add(session_cookie(token, days, state.config.secure_cookies));
-    Ok((
-        jar,
-        Json(SessionResponse {
-            user: user.view(),
-            csrf_token: csrf,
-        }),
-    ))
+    Ok((jar, Json(SessionResponse { user: user.view(), csrf_token: csrf })))
 }
 
 pub async fn create_session(
@@ -73,10 +56,7 @@ pub async fn create_session(
     let ip = Some(addr.ip());
     state.login_limiter.check(&req.username, ip)?;
     let user = state.store.user_by_name(req.username.trim()).await?;
-    let hash_owned = user
-        .as_ref()
-        .map(|u| u.password_hash.clone())
-        .unwrap_or_else(|| dummy_hash().to_owned());
+    let hash_owned = user.as_ref().map(|u| u.password_hash.clone()).unwrap_or_else(|| dummy_hash().to_owned());
     let password = req.password.clone();
     // argon2 takes tens of milliseconds of CPU: keep it off the async workers.
     let matches = tokio::task::spawn_blocking(move || verify_password(&password, &hash_owned))
@@ -109,8 +89,5 @@ pub async fn delete_session(
 
 /// The logged-in person and the CSRF proof (empty for token requests).
 pub async fn get_me(user: CurrentUser) -> Json<SessionResponse> {
-    Json(SessionResponse {
-        user: user.user.view(),
-        csrf_token: user.csrf_token.unwrap_or_default(),
-    })
+    Json(SessionResponse { user: user.user.view(), csrf_token: user.csrf_token.unwrap_or_default() })
 }

@@ -5,14 +5,10 @@ use axum_extra::extract::CookieJar;
 use lens_types::{CredentialsRequest, SessionResponse, SetupStatus};
 
 use super::sessions::{check_username, start_session};
-use crate::{
-    AppError, AppState, Result, auth::check_password_rules, auth::hash_password, json::ApiJson,
-};
+use crate::{AppError, AppState, Result, auth::check_password_rules, auth::hash_password, json::ApiJson};
 
 pub async fn get_setup(State(state): State<AppState>) -> Result<Json<SetupStatus>> {
-    Ok(Json(SetupStatus {
-        needed: state.store.count_users().await? == 0,
-    }))
+    Ok(Json(SetupStatus { needed: state.store.count_users().await? == 0 }))
 }
 
 /// Makes the admin account and logs it in; 409 once any account exists.
@@ -27,11 +23,7 @@ pub async fn create_setup(
     check_username(&req.username)?;
     check_password_rules(&req.password)?;
     let hash = hash_password(&req.password)?;
-    let user = state
-        .store
-        .create_first_user(req.username.trim(), &hash)
-        .await?
-        .ok_or(AppError::AlreadySetUp)?;
+    let user = state.store.create_first_user(req.username.trim(), &hash).await?.ok_or(AppError::AlreadySetUp)?;
     tracing::info!(user = %user.username, "first account created");
     start_session(&state, jar, user).await
 }

@@ -17,10 +17,7 @@ use crate::{
 /// Tokens start with this, so a leaked one is easy to recognise in a scan.
 const TOKEN_PREFIX: &str = "lens_";
 
-pub async fn list_tokens(
-    State(state): State<AppState>,
-    user: CurrentUser,
-) -> Result<Json<Vec<TokenView>>> {
+pub async fn list_tokens(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<TokenView>>> {
     Ok(Json(state.store.list_tokens(user.id()).await?))
 }
 
@@ -31,19 +28,11 @@ pub async fn create_token(
 ) -> Result<(StatusCode, Json<CreateTokenResponse>)> {
     let name = req.name.trim();
     if name.is_empty() || name.chars().count() > 100 {
-        return Err(AppError::BadRequest(
-            "the token needs a name of 1–100 characters".into(),
-        ));
+        return Err(AppError::BadRequest("the token needs a name of 1–100 characters".into()));
     }
     let secret = format!("{TOKEN_PREFIX}{}", secret_token());
-    let token = state
-        .store
-        .create_token(user.id(), name, &token_hash(&secret))
-        .await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(CreateTokenResponse { token, secret }),
-    ))
+    let token = state.store.create_token(user.id(), name, &token_hash(&secret)).await?;
+    Ok((StatusCode::CREATED, Json(CreateTokenResponse { token, secret })))
 }
 
 pub async fn delete_token(
@@ -52,9 +41,5 @@ pub async fn delete_token(
     Path(id): Path<String>,
 ) -> Result<StatusCode> {
     let id: i64 = id.parse().map_err(|_| AppError::NotFound)?;
-    if state.store.delete_token(user.id(), id).await? {
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(AppError::NotFound)
-    }
+    if state.store.delete_token(user.id(), id).await? { Ok(StatusCode::NO_CONTENT) } else { Err(AppError::NotFound) }
 }

@@ -10,19 +10,8 @@ use crate::{
     json::ApiJson,
 };
 
-pub async fn list_users(
-    State(state): State<AppState>,
-    _admin: AdminUser,
-) -> Result<Json<Vec<UserView>>> {
-    Ok(Json(
-        state
-            .store
-            .list_users()
-            .await?
-            .iter()
-            .map(|u| u.view())
-            .collect(),
-    ))
+pub async fn list_users(State(state): State<AppState>, _admin: AdminUser) -> Result<Json<Vec<UserView>>> {
+    Ok(Json(state.store.list_users().await?.iter().map(|u| u.view()).collect()))
 }
 
 pub async fn create_user(
@@ -37,8 +26,6 @@ pub async fn create_user(
         .store
         .create_user(req.username.trim(), &hash, false)
         .await?
-        .ok_or_else(|| {
-            AppError::Conflict(format!("the username `{}` is taken", req.username.trim()))
-        })?;
+        .ok_or_else(|| AppError::Conflict(format!("the username `{}` is taken", req.username.trim())))?;
     Ok((StatusCode::CREATED, Json(user.view())))
 }

@@ -20,31 +20,26 @@ fn row_to_chat(r: &sqlx::sqlite::SqliteRow) -> ChatView {
 }
 
 impl Store {
-    pub async fn create_chat(
-        &self,
-        user_id: i64,
-        id: &str,
-        title: &str,
-    ) -> Result<ChatView, sqlx::Error> {
+    pub async fn create_chat(&self, user_id: i64, id: &str, title: &str) -> Result<ChatView, sqlx::Error> {
         let now = now_ms();
-        let row = sqlx::query("INSERT INTO chats (id, user_id, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4) RETURNING *")
-            .bind(id)
-            .bind(user_id)
-            .bind(title)
-            .bind(now)
-            .fetch_one(&self.pool)
-            .await?;
+        let row = sqlx::query(
+            "INSERT INTO chats (id, user_id, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4) RETURNING *",
+        )
+        .bind(id)
+        .bind(user_id)
+        .bind(title)
+        .bind(now)
+        .fetch_one(&self.pool)
+        .await?;
         Ok(row_to_chat(&row))
     }
 
     /// The user's chats, most recently active first.
     pub async fn list_chats(&self, user_id: i64) -> Result<Vec<ChatView>, sqlx::Error> {
-        let rows = sqlx::query(
-            "SELECT * FROM chats WHERE user_id = ?1 ORDER BY updated_at DESC, created_at DESC",
-        )
-        .bind(user_id)
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query("SELECT * FROM chats WHERE user_id = ?1 ORDER BY updated_at DESC, created_at DESC")
+            .bind(user_id)
+            .fetch_all(&self.pool)
+            .await?;
         Ok(rows.iter().map(row_to_chat).collect())
     }
 
@@ -57,19 +52,13 @@ impl Store {
         Ok(row.as_ref().map(row_to_chat))
     }
 
-    pub async fn rename_chat(
-        &self,
-        user_id: i64,
-        id: &str,
-        title: &str,
-    ) -> Result<Option<ChatView>, sqlx::Error> {
-        let row =
-            sqlx::query("UPDATE chats SET title = ?3 WHERE id = ?1 AND user_id = ?2 RETURNING *")
-                .bind(id)
-                .bind(user_id)
-                .bind(title)
-                .fetch_optional(&self.pool)
-                .await?;
+    pub async fn rename_chat(&self, user_id: i64, id: &str, title: &str) -> Result<Option<ChatView>, sqlx::Error> {
+        let row = sqlx::query("UPDATE chats SET title = ?3 WHERE id = ?1 AND user_id = ?2 RETURNING *")
+            .bind(id)
+            .bind(user_id)
+            .bind(title)
+            .fetch_optional(&self.pool)
+            .await?;
         Ok(row.as_ref().map(row_to_chat))
     }
 

@@ -22,11 +22,7 @@ fn row_to_message(r: &sqlx::sqlite::SqliteRow) -> MessageView {
     MessageView {
         id: r.get("id"),
         chat_id: r.get("chat_id"),
-        role: if r.get::<String, _>("role") == "user" {
-            Role::User
-        } else {
-            Role::Assistant
-        },
+        role: if r.get::<String, _>("role") == "user" { Role::User } else { Role::Assistant },
         text: r.get("text"),
         // A step list Lens cannot read any more shows as no steps rather than failing the chat.
         steps: serde_json::from_str(&steps).unwrap_or_default(),
@@ -53,11 +49,7 @@ impl Store {
         Ok(rows.iter().map(row_to_message).collect())
     }
 
-    pub async fn message(
-        &self,
-        chat_id: &str,
-        id: &str,
-    ) -> Result<Option<MessageView>, sqlx::Error> {
+    pub async fn message(&self, chat_id: &str, id: &str) -> Result<Option<MessageView>, sqlx::Error> {
         let row = sqlx::query("SELECT * FROM messages WHERE chat_id = ?1 AND id = ?2")
             .bind(chat_id)
             .bind(id)
@@ -68,29 +60,21 @@ impl Store {
 
     /// Saves the person's message and an empty streaming answer in one transaction, and
     /// names the chat after its first message. `None` when an answer is still running.
-    pub async fn add_question(
-        &self,
-        chat_id: &str,
-        ids: &NewAnswer,
-        text: &str,
-    ) -> Result<Option<()>, sqlx::Error> {
+    pub async fn add_question(&self, chat_id: &str, ids: &NewAnswer, text: &str) -> Result<Option<()>, sqlx::Error> {
         // IMMEDIATE takes the write lock up front: a deferred transaction that reads and
         // then writes cannot wait for the lock, and concurrent asks would fail as busy.
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let busy: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM messages WHERE chat_id = ?1 AND status = 'streaming'",
-        )
-        .bind(chat_id)
-        .fetch_one(&mut *tx)
-        .await?;
+        let busy: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM messages WHERE chat_id = ?1 AND status = 'streaming'")
+            .bind(chat_id)
+            .fetch_one(&mut *tx)
+            .await?;
         if busy > 0 {
             return Ok(None);
         }
-        let seq: i64 =
-            sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM messages WHERE chat_id = ?1")
-                .bind(chat_id)
-                .fetch_one(&mut *tx)
-                .await?;
+        let seq: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM messages WHERE chat_id = ?1")
+            .bind(chat_id)
+            .fetch_one(&mut *tx)
+            .await?;
         let now = now_ms();
         for (id, role, body, status, n) in [
             (&ids.message_id, "user", text, "complete", seq + 1),
@@ -107,13 +91,7 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
         }
-        let title: String = text
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-            .chars()
-            .take(60)
-            .collect();
+        let title: String = text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(60).collect();
         sqlx::query("UPDATE chats SET updated_at = ?2, title = CASE WHEN title = ?3 AND ?4 != '' THEN ?4 ELSE title END WHERE id = ?1")
             .bind(chat_id)
             .bind(now)
@@ -136,25 +114,22 @@ impl Store {
     ) -> Result<(), sqlx::Error> {
         let steps = serde_json::to_string(steps).unwrap_or_else(|_| "[]".into());
         let error = error.and_then(|e| serde_json::to_string(e).ok());
-        sqlx::query(
-            "UPDATE messages SET text = ?2, steps = ?3, status = ?4, error = ?5 WHERE id = ?1",
-        )
-        .bind(answer_id)
-        .bind(text)
-        .bind(steps)
-        .bind(status.as_str())
-        .bind(error)
-        .execute(&self.pool)
-        .await?;
+        sqlx::query("UPDATE messages SET text = ?2, steps = ?3, status = ?4, error = ?5 WHERE id = ?1")
+            .bind(answer_id)
+            .bind(text)
+            .bind(steps)
+            .bind(status.as_str())
+            .bind(error)
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 
     /// At start: answers that were streaming when the server went down are interrupted.
     pub async fn mark_interrupted(&self) -> Result<u64, sqlx::Error> {
-        let res =
-            sqlx::query("UPDATE messages SET status = 'interrupted' WHERE status = 'streaming'")
-                .execute(&self.pool)
-                .await?;
+        let res = sqlx::query("UPDATE messages SET status = 'interrupted' WHERE status = 'streaming'")
+            .execute(&self.pool)
+            .await?;
         Ok(res.rows_affected())
     }
 }

@@ -25,10 +25,7 @@ impl Store {
     }
 
     /// The session's user and CSRF proof, if the session exists and has not expired.
-    pub async fn session_user(
-        &self,
-        token_hash: &str,
-    ) -> Result<Option<(UserRow, String)>, sqlx::Error> {
+    pub async fn session_user(&self, token_hash: &str) -> Result<Option<(UserRow, String)>, sqlx::Error> {
         let row = sqlx::query(
             "SELECT u.*, s.csrf_token FROM sessions s JOIN users u ON u.id = s.user_id
              WHERE s.token_hash = ?1 AND s.expires_at > ?2",
@@ -41,18 +38,12 @@ impl Store {
     }
 
     pub async fn delete_session(&self, token_hash: &str) -> Result<(), sqlx::Error> {
-        sqlx::query("DELETE FROM sessions WHERE token_hash = ?1")
-            .bind(token_hash)
-            .execute(&self.pool)
-            .await?;
+        sqlx::query("DELETE FROM sessions WHERE token_hash = ?1").bind(token_hash).execute(&self.pool).await?;
         Ok(())
     }
 
     pub async fn delete_expired_sessions(&self) -> Result<u64, sqlx::Error> {
-        let res = sqlx::query("DELETE FROM sessions WHERE expires_at <= ?1")
-            .bind(now_ms())
-            .execute(&self.pool)
-            .await?;
+        let res = sqlx::query("DELETE FROM sessions WHERE expires_at <= ?1").bind(now_ms()).execute(&self.pool).await?;
         Ok(res.rows_affected())
     }
 }

@@ -2,10 +2,7 @@
 
 impl super::Store {
     pub async fn setting(&self, key: &str) -> Result<Option<String>, sqlx::Error> {
-        sqlx::query_scalar("SELECT value FROM settings WHERE key = ?1")
-            .bind(key)
-            .fetch_optional(&self.pool)
-            .await
+        sqlx::query_scalar("SELECT value FROM settings WHERE key = ?1").bind(key).fetch_optional(&self.pool).await
     }
 
     /// Writes several settings in one transaction (`None` deletes the key).
@@ -14,17 +11,16 @@ impl super::Store {
         for (key, value) in pairs {
             match value {
                 Some(v) => {
-                    sqlx::query("INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = ?2")
-                        .bind(key)
-                        .bind(v)
-                        .execute(&mut *tx)
-                        .await?;
+                    sqlx::query(
+                        "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = ?2",
+                    )
+                    .bind(key)
+                    .bind(v)
+                    .execute(&mut *tx)
+                    .await?;
                 }
                 None => {
-                    sqlx::query("DELETE FROM settings WHERE key = ?1")
-                        .bind(key)
-                        .execute(&mut *tx)
-                        .await?;
+                    sqlx::query("DELETE FROM settings WHERE key = ?1").bind(key).execute(&mut *tx).await?;
                 }
             }
         }

@@ -16,12 +16,7 @@ fn row_to_token(r: &sqlx::sqlite::SqliteRow) -> TokenView {
 }
 
 impl Store {
-    pub async fn create_token(
-        &self,
-        user_id: i64,
-        name: &str,
-        token_hash: &str,
-    ) -> Result<TokenView, sqlx::Error> {
+    pub async fn create_token(&self, user_id: i64, name: &str, token_hash: &str) -> Result<TokenView, sqlx::Error> {
         let row = sqlx::query(
             "INSERT INTO api_tokens (user_id, name, token_hash, created_at) VALUES (?1, ?2, ?3, ?4)
              RETURNING id, name, created_at, last_used_at",
@@ -36,10 +31,12 @@ impl Store {
     }
 
     pub async fn list_tokens(&self, user_id: i64) -> Result<Vec<TokenView>, sqlx::Error> {
-        let rows = sqlx::query("SELECT id, name, created_at, last_used_at FROM api_tokens WHERE user_id = ?1 ORDER BY id DESC")
-            .bind(user_id)
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = sqlx::query(
+            "SELECT id, name, created_at, last_used_at FROM api_tokens WHERE user_id = ?1 ORDER BY id DESC",
+        )
+        .bind(user_id)
+        .fetch_all(&self.pool)
+        .await?;
         Ok(rows.iter().map(row_to_token).collect())
     }
 
@@ -55,20 +52,16 @@ impl Store {
 
     /// The token's owner, noting the use.
     pub async fn token_user(&self, token_hash: &str) -> Result<Option<UserRow>, sqlx::Error> {
-        let row = sqlx::query(
-            "UPDATE api_tokens SET last_used_at = ?2 WHERE token_hash = ?1 RETURNING user_id",
-        )
-        .bind(token_hash)
-        .bind(now_ms())
-        .fetch_optional(&self.pool)
-        .await?;
+        let row = sqlx::query("UPDATE api_tokens SET last_used_at = ?2 WHERE token_hash = ?1 RETURNING user_id")
+            .bind(token_hash)
+            .bind(now_ms())
+            .fetch_optional(&self.pool)
+            .await?;
         match row {
             Some(r) => {
                 let user_id: i64 = r.get("user_id");
-                let row = sqlx::query("SELECT * FROM users WHERE id = ?1")
-                    .bind(user_id)
-                    .fetch_optional(&self.pool)
-                    .await?;
+                let row =
+                    sqlx::query("SELECT * FROM users WHERE id = ?1").bind(user_id).fetch_optional(&self.pool).await?;
                 Ok(row.as_ref().map(users::row_to_user))
             }
             None => Ok(None),

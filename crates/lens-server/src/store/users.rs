@@ -38,9 +38,7 @@ pub(super) fn row_to_user(r: &sqlx::sqlite::SqliteRow) -> UserRow {
 
 impl Store {
     pub async fn count_users(&self) -> Result<i64, sqlx::Error> {
-        sqlx::query_scalar("SELECT COUNT(*) FROM users")
-            .fetch_one(&self.pool)
-            .await
+        sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(&self.pool).await
     }
 
     /// Creates an account; `None` when the username is taken. The first account is
@@ -66,11 +64,7 @@ impl Store {
     }
 
     /// Creates the first account, only if there is none yet.
-    pub async fn create_first_user(
-        &self,
-        username: &str,
-        password_hash: &str,
-    ) -> Result<Option<UserRow>, sqlx::Error> {
+    pub async fn create_first_user(&self, username: &str, password_hash: &str) -> Result<Option<UserRow>, sqlx::Error> {
         let res = sqlx::query(
             "INSERT INTO users (username, password_hash, is_admin, created_at)
              SELECT ?1, ?2, 1, ?3 WHERE NOT EXISTS (SELECT 1 FROM users) RETURNING *",
@@ -84,25 +78,18 @@ impl Store {
     }
 
     pub async fn user_by_name(&self, username: &str) -> Result<Option<UserRow>, sqlx::Error> {
-        let row = sqlx::query("SELECT * FROM users WHERE username = ?1")
-            .bind(username)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row =
+            sqlx::query("SELECT * FROM users WHERE username = ?1").bind(username).fetch_optional(&self.pool).await?;
         Ok(row.as_ref().map(row_to_user))
     }
 
     pub async fn user_by_id(&self, id: i64) -> Result<Option<UserRow>, sqlx::Error> {
-        let row = sqlx::query("SELECT * FROM users WHERE id = ?1")
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query("SELECT * FROM users WHERE id = ?1").bind(id).fetch_optional(&self.pool).await?;
         Ok(row.as_ref().map(row_to_user))
     }
 
     pub async fn list_users(&self) -> Result<Vec<UserRow>, sqlx::Error> {
-        let rows = sqlx::query("SELECT * FROM users ORDER BY id")
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = sqlx::query("SELECT * FROM users ORDER BY id").fetch_all(&self.pool).await?;
         Ok(rows.iter().map(row_to_user).collect())
     }
 }

@@ -26,19 +26,8 @@ async fn answer_streams_and_is_saved_exactly_as_streamed() {
     let aid = admin.ask(&cid, "What is it?").await;
     let events = admin.events(&cid, &aid, None, 1000).await;
     let ids: Vec<usize> = events.iter().map(|(id, _)| id.parse().unwrap()).collect();
-    assert_eq!(
-        ids,
-        (1..=events.len()).collect::<Vec<_>>(),
-        "every event has an increasing id"
-    );
-    assert!(
-        events
-            .iter()
-            .filter(|(_, e)| matches!(e, StreamEvent::Token { .. }))
-            .count()
-            > 3,
-        "streams in pieces"
-    );
+    assert_eq!(ids, (1..=events.len()).collect::<Vec<_>>(), "every event has an increasing id");
+    assert!(events.iter().filter(|(_, e)| matches!(e, StreamEvent::Token { .. })).count() > 3, "streams in pieces");
     assert_eq!(streamed_text(&events), "The answer is **42**.");
     let message = done(&events);
     assert_eq!(message.status, MessageStatus::Complete);
@@ -47,10 +36,7 @@ async fn answer_streams_and_is_saved_exactly_as_streamed() {
         serde_json::from_value(admin.get(&format!("/api/v1/chats/{cid}")).await.1).unwrap();
     assert_eq!(detail.messages.len(), 2);
     assert_eq!(detail.messages[0].text, "What is it?");
-    assert_eq!(
-        detail.messages[1], message,
-        "a reload shows what the stream showed"
-    );
+    assert_eq!(detail.messages[1], message, "a reload shows what the stream showed");
 }
 
 #[tokio::test]
@@ -87,10 +73,7 @@ async fn the_answer_runs_on_without_a_connection() {
     })
     .await
     .unwrap();
-    assert_eq!(
-        (saved.status, saved.text.as_str()),
-        (MessageStatus::Complete, "slow but sure")
-    );
+    assert_eq!((saved.status, saved.text.as_str()), (MessageStatus::Complete, "slow but sure"));
     // Followed later, it still ends with the saved message.
     assert_eq!(done(&admin.events(&cid, &aid, None, 1000).await), saved);
 }
@@ -103,35 +86,17 @@ async fn stop_keeps_what_was_written() {
     let cid = admin.new_chat().await;
     let aid = admin.ask(&cid, "talk").await;
     let first = admin.events(&cid, &aid, None, 3).await;
-    let (status, _) = admin
-        .post(
-            &format!("/api/v1/chats/{cid}/answers/{aid}/stop"),
-            json!({}),
-        )
-        .await;
+    let (status, _) = admin.post(&format!("/api/v1/chats/{cid}/answers/{aid}/stop"), json!({})).await;
     assert_eq!(status, StatusCode::ACCEPTED);
     let rest = admin.events(&cid, &aid, Some(&first[2].0), 1000).await;
     let message = done(&rest);
     assert_eq!(message.status, MessageStatus::Stopped);
-    assert!(
-        !message.text.is_empty() && message.text.len() < words.len(),
-        "{}",
-        message.text
-    );
+    assert!(!message.text.is_empty() && message.text.len() < words.len(), "{}", message.text);
     let mut all = first;
     all.extend(rest);
     assert_eq!(streamed_text(&all), message.text);
     // Stopping again changes nothing; a new question is taken.
-    assert_eq!(
-        admin
-            .post(
-                &format!("/api/v1/chats/{cid}/answers/{aid}/stop"),
-                json!({})
-            )
-            .await
-            .0,
-        StatusCode::ACCEPTED
-    );
+    assert_eq!(admin.post(&format!("/api/v1/chats/{cid}/answers/{aid}/stop"), json!({})).await.0, StatusCode::ACCEPTED);
     admin.ask(&cid, "again").await;
 }
 
@@ -141,16 +106,8 @@ async fn a_second_question_waits_for_the_running_answer() {
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
     admin.ask(&cid, "one").await;
-    let (status, body) = admin
-        .post(
-            &format!("/api/v1/chats/{cid}/messages"),
-            json!({"text": "two"}),
-        )
-        .await;
-    assert_eq!(
-        (status, body["error"]["code"].as_str()),
-        (StatusCode::CONFLICT, Some("conflict"))
-    );
+    let (status, body) = admin.post(&format!("/api/v1/chats/{cid}/messages"), json!({"text": "two"})).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::CONFLICT, Some("conflict")));
 }
 
 /// A tool that prints its `text` argument on stdout and stderr.
@@ -159,58 +116,32 @@ struct Echo;
 #[async_trait::async_trait]
 impl Tool for Echo {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "echo".into(),
-            description: "echoes".into(),
-            parameters: json!({"type": "object"}),
-        }
+        ToolSpec { name: "echo".into(), description: "echoes".into(), parameters: json!({"type": "object"}) }
     }
 
     fn summary(&self, args: &serde_json::Value) -> String {
         format!("Echo {}", args["text"].as_str().unwrap_or(""))
     }
 
-    async fn run(
-        &self,
-        _ctx: ToolContext,
-        args: serde_json::Value,
-        live: OutputSink,
-    ) -> ToolOutcome {
+    async fn run(&self, _ctx: ToolContext, args: serde_json::Value, live: OutputSink) -> ToolOutcome {
         let text = args["text"].as_str().unwrap_or("").to_owned();
         let _ = live.send((OutputStream::Stdout, text.clone()));
         let _ = live.send((OutputStream::Stderr, "warn".into()));
-        ToolOutcome {
-            ok: !text.is_empty(),
-            result: format!("echoed {text}"),
-            output: None,
-            file: None,
-        }
+        ToolOutcome { ok: !text.is_empty(), result: format!("echoed {text}"), output: None, file: None }
     }
 }
 
 #[tokio::test]
 async fn tool_calls_stream_steps_and_output_and_are_saved() {
     let call = |id: &str, text: &str| {
-        ModelEvent::ToolCall(ToolCall {
-            id: id.into(),
-            name: "echo".into(),
-            arguments: json!({"text": text}),
-        })
+        ModelEvent::ToolCall(ToolCall { id: id.into(), name: "echo".into(), arguments: json!({"text": text}) })
     };
     let turns = vec![
-        ScriptedTurn::events(vec![
-            ModelEvent::TextDelta("Running.".into()),
-            call("c1", "hi"),
-            call("c2", ""),
-        ]),
+        ScriptedTurn::events(vec![ModelEvent::TextDelta("Running.".into()), call("c1", "hi"), call("c2", "")]),
         ScriptedTurn::text("All done."),
     ];
     let model = Arc::new(lens_llm::Scripted::new(turns));
-    let app = TestApp::builder()
-        .model(model.clone())
-        .tools(ToolRegistry::default().with(Arc::new(Echo)))
-        .build()
-        .await;
+    let app = TestApp::builder().model(model.clone()).tools(ToolRegistry::default().with(Arc::new(Echo))).build().await;
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
     let aid = admin.ask(&cid, "echo please").await;
@@ -218,26 +149,16 @@ async fn tool_calls_stream_steps_and_output_and_are_saved() {
     let outputs: Vec<(String, OutputStream, String)> = events
         .iter()
         .filter_map(|(_, e)| match e {
-            StreamEvent::Output {
-                step_id,
-                stream,
-                text,
-            } => Some((step_id.clone(), *stream, text.clone())),
+            StreamEvent::Output { step_id, stream, text } => Some((step_id.clone(), *stream, text.clone())),
             _ => None,
         })
         .collect();
     assert_eq!(outputs[0], ("s1".into(), OutputStream::Stdout, "hi".into()));
-    assert_eq!(
-        outputs[1],
-        ("s1".into(), OutputStream::Stderr, "warn".into())
-    );
+    assert_eq!(outputs[1], ("s1".into(), OutputStream::Stderr, "warn".into()));
     let message = done(&events);
     assert_eq!(message.text, "Running.\n\nAll done.");
     assert_eq!(message.steps.len(), 2);
-    assert_eq!(
-        (message.steps[0].status, message.steps[0].summary.as_str()),
-        (StepStatus::Succeeded, "Echo hi")
-    );
+    assert_eq!((message.steps[0].status, message.steps[0].summary.as_str()), (StepStatus::Succeeded, "Echo hi"));
     assert_eq!(message.steps[1].status, StepStatus::Failed);
     // The last `step` event of each step equals the saved step.
     for saved in &message.steps {
@@ -257,19 +178,14 @@ async fn tool_calls_stream_steps_and_output_and_are_saved() {
 
 #[tokio::test]
 async fn model_failure_ends_with_a_clear_error_and_keeps_the_text() {
-    let app = TestApp::builder()
-        .turns(vec![
-            ScriptedTurn::text("Partial ").failing(LlmError::StreamCut),
-        ])
-        .build()
-        .await;
+    let app = TestApp::builder().turns(vec![ScriptedTurn::text("Partial ").failing(LlmError::StreamCut)]).build().await;
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
     let aid = admin.ask(&cid, "break").await;
     let events = admin.events(&cid, &aid, None, 1000).await;
-    assert!(events.iter().any(
-        |(_, e)| matches!(e, StreamEvent::Error { error } if error.code == ErrorCode::ModelProtocol)
-    ));
+    assert!(
+        events.iter().any(|(_, e)| matches!(e, StreamEvent::Error { error } if error.code == ErrorCode::ModelProtocol))
+    );
     let message = done(&events);
     assert_eq!(message.status, MessageStatus::Failed);
     assert_eq!(message.text, "Partial ");
@@ -297,11 +213,7 @@ async fn model_endpoint_that_is_down_fails_the_answer_clearly() {
     assert_eq!(message.status, MessageStatus::Failed);
     let error = message.error.unwrap();
     assert_eq!(error.code, ErrorCode::ModelUnavailable);
-    assert!(
-        error.message.contains("could not be reached"),
-        "{}",
-        error.message
-    );
+    assert!(error.message.contains("could not be reached"), "{}", error.message);
 }
 
 #[tokio::test]
@@ -312,11 +224,7 @@ async fn direct_mode_says_no_model_is_configured() {
     let aid = admin.ask(&cid, "hello").await;
     let message = done(&admin.events(&cid, &aid, None, 1000).await);
     assert_eq!(message.status, MessageStatus::Complete);
-    assert!(
-        message.text.starts_with("No language model is configured"),
-        "{}",
-        message.text
-    );
+    assert!(message.text.starts_with("No language model is configured"), "{}", message.text);
 }
 
 #[tokio::test]
@@ -328,29 +236,13 @@ async fn restart_mid_answer_marks_it_interrupted_and_keeps_what_was_saved() {
     let aid = admin.ask(&cid, "long one").await;
     // Wait until some text has been saved (progress is saved about every second).
     tokio::time::timeout(Duration::from_secs(10), async {
-        while app
-            .state
-            .store
-            .message(&cid, &aid)
-            .await
-            .unwrap()
-            .unwrap()
-            .text
-            .is_empty()
-        {
+        while app.state.store.message(&cid, &aid).await.unwrap().unwrap().text.is_empty() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     })
     .await
     .unwrap();
-    let saved_before = app
-        .state
-        .store
-        .message(&cid, &aid)
-        .await
-        .unwrap()
-        .unwrap()
-        .text;
+    let saved_before = app.state.store.message(&cid, &aid).await.unwrap().unwrap().text;
     // The process "dies": a new server opens the same data directory.
     let dir = app.dir.path().to_owned();
     let second = lens_server::AppState::open(
@@ -362,14 +254,8 @@ async fn restart_mid_answer_marks_it_interrupted_and_keeps_what_was_saved() {
     .unwrap();
     let m = second.store.message(&cid, &aid).await.unwrap().unwrap();
     assert_eq!(m.status, MessageStatus::Interrupted);
-    assert!(
-        m.text.starts_with(&saved_before),
-        "nothing saved before is lost"
-    );
-    assert_eq!(
-        second.store.messages(&cid).await.unwrap()[0].text,
-        "long one"
-    );
+    assert!(m.text.starts_with(&saved_before), "nothing saved before is lost");
+    assert_eq!(second.store.messages(&cid).await.unwrap()[0].text, "long one");
 }
 
 #[tokio::test]
@@ -380,23 +266,14 @@ async fn many_people_asking_at_once_all_get_answers() {
     for _ in 0..30 {
         chats.push(admin.new_chat().await);
     }
-    let paths: Vec<String> = chats
-        .iter()
-        .map(|cid| format!("/api/v1/chats/{cid}/messages"))
-        .collect();
-    let asks = paths
-        .iter()
-        .map(|path| admin.post(path, json!({"text": "at once"})));
+    let paths: Vec<String> = chats.iter().map(|cid| format!("/api/v1/chats/{cid}/messages")).collect();
+    let asks = paths.iter().map(|path| admin.post(path, json!({"text": "at once"})));
     let results = futures_util::future::join_all(asks).await;
     for (status, body) in &results {
         assert_eq!(*status, StatusCode::ACCEPTED, "{body}");
     }
     for (cid, (_, body)) in chats.iter().zip(&results) {
-        let message = done(
-            &admin
-                .events(cid, body["answer_id"].as_str().unwrap(), None, 1000)
-                .await,
-        );
+        let message = done(&admin.events(cid, body["answer_id"].as_str().unwrap(), None, 1000).await);
         assert_eq!(message.status, MessageStatus::Complete);
     }
 }
@@ -405,9 +282,7 @@ async fn many_people_asking_at_once_all_get_answers() {
 async fn long_answers_span_several_responses_without_losing_or_repeating_events() {
     let words: String = (0..40).map(|n| format!("w{n} ")).collect();
     let app = TestApp::builder()
-        .turns(vec![
-            ScriptedTurn::text(&words).paced(Duration::from_millis(50)),
-        ])
+        .turns(vec![ScriptedTurn::text(&words).paced(Duration::from_millis(50))])
         .config(|c| c.sse_max_secs = 1)
         .build()
         .await;
@@ -422,10 +297,7 @@ async fn long_answers_span_several_responses_without_losing_or_repeating_events(
         responses += 1;
         assert!(responses < 20, "the answer never ended");
     }
-    assert!(
-        responses >= 2,
-        "a 2-second answer spans several 1-second responses"
-    );
+    assert!(responses >= 2, "a 2-second answer spans several 1-second responses");
     assert_eq!(streamed_text(&all), words);
     assert_eq!(done(&all).text, words);
 }

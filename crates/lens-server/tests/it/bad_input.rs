@@ -13,10 +13,7 @@ async fn malformed_bodies_get_clear_errors_and_change_nothing() {
     let path = format!("/api/v1/chats/{cid}/messages");
     let cases: Vec<(reqwest::RequestBuilder, StatusCode, &str)> = vec![
         (
-            admin
-                .request(Method::POST, &path)
-                .header("content-type", "application/json")
-                .body("{\"text\": "),
+            admin.request(Method::POST, &path).header("content-type", "application/json").body("{\"text\": "),
             StatusCode::BAD_REQUEST,
             "bad_request",
         ),
@@ -28,38 +25,20 @@ async fn malformed_bodies_get_clear_errors_and_change_nothing() {
             StatusCode::BAD_REQUEST,
             "bad_request",
         ),
+        (admin.request(Method::POST, &path).json(&json!({"txt": "typo"})), StatusCode::BAD_REQUEST, "bad_request"),
         (
-            admin
-                .request(Method::POST, &path)
-                .json(&json!({"txt": "typo"})),
-            StatusCode::BAD_REQUEST,
-            "bad_request",
-        ),
-        (
-            admin
-                .request(Method::POST, &path)
-                .body("{\"text\": \"hi\"}"),
+            admin.request(Method::POST, &path).body("{\"text\": \"hi\"}"),
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "unsupported_media_type",
         ),
         (
-            admin
-                .request(Method::POST, &path)
-                .json(&json!({"text": "x".repeat(2 * 1024 * 1024)})),
+            admin.request(Method::POST, &path).json(&json!({"text": "x".repeat(2 * 1024 * 1024)})),
             StatusCode::PAYLOAD_TOO_LARGE,
             "payload_too_large",
         ),
+        (admin.request(Method::POST, &path).json(&json!({"text": "   "})), StatusCode::BAD_REQUEST, "bad_request"),
         (
-            admin
-                .request(Method::POST, &path)
-                .json(&json!({"text": "   "})),
-            StatusCode::BAD_REQUEST,
-            "bad_request",
-        ),
-        (
-            admin
-                .request(Method::POST, &path)
-                .json(&json!({"text": "hi", "attachments": ["nope"]})),
+            admin.request(Method::POST, &path).json(&json!({"text": "hi", "attachments": ["nope"]})),
             StatusCode::NOT_FOUND,
             "not_found",
         ),
@@ -68,35 +47,21 @@ async fn malformed_bodies_get_clear_errors_and_change_nothing() {
         let (got, body) = admin.send(req).await;
         assert_eq!(got, status, "{body}");
         assert_eq!(body["error"]["code"], code, "{body}");
-        assert!(
-            body["error"]["message"]
-                .as_str()
-                .is_some_and(|m| !m.is_empty())
-        );
+        assert!(body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
     }
-    assert!(
-        app.state.store.messages(&cid).await.unwrap().is_empty(),
-        "no message was saved"
-    );
+    assert!(app.state.store.messages(&cid).await.unwrap().is_empty(), "no message was saved");
 }
 
 #[tokio::test]
 async fn unknown_ids_and_routes_are_404_envelopes() {
     let app = TestApp::new().await;
     let admin = app.admin().await;
-    for path in [
-        "/api/v1/chats/nosuchchat",
-        "/api/v1/chats/nosuchchat/answers/x/events",
-        "/api/v1/nowhere",
-    ] {
+    for path in ["/api/v1/chats/nosuchchat", "/api/v1/chats/nosuchchat/answers/x/events", "/api/v1/nowhere"] {
         let (status, body) = admin.get(path).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
         assert_eq!(body["error"]["code"], "not_found", "{path}");
     }
-    assert_eq!(
-        admin.delete("/api/v1/tokens/not-a-number").await.0,
-        StatusCode::NOT_FOUND
-    );
+    assert_eq!(admin.delete("/api/v1/tokens/not-a-number").await.0, StatusCode::NOT_FOUND);
 }
 
 #[tokio::test]
@@ -104,19 +69,13 @@ async fn requests_without_a_session_are_401() {
     let app = TestApp::new().await;
     app.admin().await;
     let anon = app.anonymous();
-    for (status, body) in [
-        anon.get("/api/v1/chats").await,
-        anon.post("/api/v1/chats", json!({})).await,
-    ] {
+    for (status, body) in [anon.get("/api/v1/chats").await, anon.post("/api/v1/chats", json!({})).await] {
         assert_eq!(status, StatusCode::UNAUTHORIZED);
         assert_eq!(body["error"]["code"], "unauthorized");
     }
     let mut forged = app.anonymous();
     forged.bearer = Some("lens_forged".into());
-    assert_eq!(
-        forged.get("/api/v1/chats").await.0,
-        StatusCode::UNAUTHORIZED
-    );
+    assert_eq!(forged.get("/api/v1/chats").await.0, StatusCode::UNAUTHORIZED);
 }
 
 #[tokio::test]
@@ -125,8 +84,5 @@ async fn health_and_security_headers() {
     let resp = reqwest::get(format!("{}/healthz", app.base)).await.unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
     assert_eq!(resp.headers()["x-content-type-options"], "nosniff");
-    assert_eq!(
-        resp.json::<serde_json::Value>().await.unwrap()["status"],
-        "ok"
-    );
+    assert_eq!(resp.json::<serde_json::Value>().await.unwrap()["status"], "ok");
 }

@@ -13,52 +13,17 @@ async fn create_list_rename_delete() {
     let second = admin.new_chat().await;
     admin.ask(&first, "first question").await;
     let list = admin.get("/api/v1/chats").await.1;
-    let ids: Vec<&str> = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        ids,
-        vec![first.as_str(), second.as_str()],
-        "the chat just used comes first"
-    );
-    assert_eq!(
-        list[0]["title"], "first question",
-        "a new chat is named after its first message"
-    );
+    let ids: Vec<&str> = list.as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, vec![first.as_str(), second.as_str()], "the chat just used comes first");
+    assert_eq!(list[0]["title"], "first question", "a new chat is named after its first message");
 
-    let (status, body) = admin
-        .patch(
-            &format!("/api/v1/chats/{second}"),
-            json!({"title": "  Renamed   chat "}),
-        )
-        .await;
-    assert_eq!(
-        (status, body["title"].as_str()),
-        (StatusCode::OK, Some("Renamed chat"))
-    );
-    assert_eq!(
-        admin
-            .patch(&format!("/api/v1/chats/{second}"), json!({"title": " "}))
-            .await
-            .0,
-        StatusCode::BAD_REQUEST
-    );
+    let (status, body) = admin.patch(&format!("/api/v1/chats/{second}"), json!({"title": "  Renamed   chat "})).await;
+    assert_eq!((status, body["title"].as_str()), (StatusCode::OK, Some("Renamed chat")));
+    assert_eq!(admin.patch(&format!("/api/v1/chats/{second}"), json!({"title": " "})).await.0, StatusCode::BAD_REQUEST);
 
-    assert_eq!(
-        admin.delete(&format!("/api/v1/chats/{first}")).await.0,
-        StatusCode::NO_CONTENT
-    );
-    assert_eq!(
-        admin.get(&format!("/api/v1/chats/{first}")).await.0,
-        StatusCode::NOT_FOUND
-    );
-    assert!(
-        app.state.store.messages(&first).await.unwrap().is_empty(),
-        "messages go with the chat"
-    );
+    assert_eq!(admin.delete(&format!("/api/v1/chats/{first}")).await.0, StatusCode::NO_CONTENT);
+    assert_eq!(admin.get(&format!("/api/v1/chats/{first}")).await.0, StatusCode::NOT_FOUND);
+    assert!(app.state.store.messages(&first).await.unwrap().is_empty(), "messages go with the chat");
 }
 
 #[tokio::test]
@@ -72,23 +37,10 @@ async fn another_persons_chat_is_not_found() {
 
     for (status, body) in [
         ann.get(&format!("/api/v1/chats/{cid}")).await,
-        ann.patch(
-            &format!("/api/v1/chats/{cid}"),
-            json!({"title": "mine now"}),
-        )
-        .await,
-        ann.post(
-            &format!("/api/v1/chats/{cid}/messages"),
-            json!({"text": "hi"}),
-        )
-        .await,
-        ann.get(&format!("/api/v1/chats/{cid}/answers/{aid}/events"))
-            .await,
-        ann.post(
-            &format!("/api/v1/chats/{cid}/answers/{aid}/stop"),
-            json!({}),
-        )
-        .await,
+        ann.patch(&format!("/api/v1/chats/{cid}"), json!({"title": "mine now"})).await,
+        ann.post(&format!("/api/v1/chats/{cid}/messages"), json!({"text": "hi"})).await,
+        ann.get(&format!("/api/v1/chats/{cid}/answers/{aid}/events")).await,
+        ann.post(&format!("/api/v1/chats/{cid}/answers/{aid}/stop"), json!({})).await,
         ann.delete(&format!("/api/v1/chats/{cid}")).await,
     ] {
         assert_eq!(status, StatusCode::NOT_FOUND, "{body}");

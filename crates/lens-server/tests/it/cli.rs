@@ -30,15 +30,8 @@ async fn admin_create_makes_accounts_and_refuses_bad_ones() {
             .unwrap()
     };
     let out = create("root", "root-password");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains("admin"),
-        "the first account is the admin"
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("admin"), "the first account is the admin");
     let out = create("root", "other-password");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("taken"));
@@ -46,13 +39,9 @@ async fn admin_create_makes_accounts_and_refuses_bad_ones() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("at least 8"));
 
-    let state = AppState::open(
-        Config::with_data_dir(dir.path()),
-        ModelSource::Settings,
-        ToolRegistry::default(),
-    )
-    .await
-    .unwrap();
+    let state = AppState::open(Config::with_data_dir(dir.path()), ModelSource::Settings, ToolRegistry::default())
+        .await
+        .unwrap();
     let users = state.store.list_users().await.unwrap();
     assert_eq!(users.len(), 1);
     assert!(users[0].is_admin);

@@ -7,5 +7,6 @@ mod bad_input;
 mod chats;
 mod cli;
 mod openapi;
+mod sandbox;
 mod settings;
 mod test_app;

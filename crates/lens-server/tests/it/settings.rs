@@ -10,10 +10,7 @@ async fn api_key_is_stored_sealed_and_never_returned() {
     let app = TestApp::new().await;
     let admin = app.admin().await;
     let (status, view) = admin.get("/api/v1/settings/model").await;
-    assert_eq!(
-        (status, view["provider"].as_str()),
-        (StatusCode::OK, Some("direct"))
-    );
+    assert_eq!((status, view["provider"].as_str()), (StatusCode::OK, Some("direct")));
     let (status, view) = admin
         .put(
             "/api/v1/settings/model",
@@ -23,28 +20,13 @@ async fn api_key_is_stored_sealed_and_never_returned() {
     assert_eq!(status, StatusCode::OK, "{view}");
     assert_eq!(view["api_key_set"], true);
     assert!(!view.to_string().contains("sk-very-secret"));
-    assert!(
-        !admin
-            .get("/api/v1/settings/model")
-            .await
-            .1
-            .to_string()
-            .contains("sk-very-secret")
-    );
-    let stored = app
-        .state
-        .store
-        .setting("model.api_key")
-        .await
-        .unwrap()
-        .unwrap();
+    assert!(!admin.get("/api/v1/settings/model").await.1.to_string().contains("sk-very-secret"));
+    let stored = app.state.store.setting("model.api_key").await.unwrap().unwrap();
     assert!(!stored.contains("sk-very-secret"), "sealed at rest");
     let db = std::fs::read(app.dir.path().join("lens.db")).unwrap();
     assert!(!db.windows(14).any(|w| w == b"sk-very-secret"));
 
-    let (_, view) = admin
-        .put("/api/v1/settings/model", json!({"api_key": ""}))
-        .await;
+    let (_, view) = admin.put("/api/v1/settings/model", json!({"api_key": ""})).await;
     assert_eq!(view["api_key_set"], false, "an empty key clears it");
 }
 
@@ -52,33 +34,15 @@ async fn api_key_is_stored_sealed_and_never_returned() {
 async fn bad_values_change_nothing_and_non_admins_are_refused() {
     let app = TestApp::new().await;
     let admin = app.admin().await;
-    let (status, _) = admin
-        .put(
-            "/api/v1/settings/model",
-            json!({"provider": "openai_compatible", "base_url": "ftp://x"}),
-        )
-        .await;
+    let (status, _) =
+        admin.put("/api/v1/settings/model", json!({"provider": "openai_compatible", "base_url": "ftp://x"})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    let (status, _) = admin
-        .put("/api/v1/settings/model", json!({"provider": "skynet"}))
-        .await;
+    let (status, _) = admin.put("/api/v1/settings/model", json!({"provider": "skynet"})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!(
-        admin.get("/api/v1/settings/model").await.1["provider"],
-        "direct",
-        "nothing changed"
-    );
+    assert_eq!(admin.get("/api/v1/settings/model").await.1["provider"], "direct", "nothing changed");
     let ann = app.user(&admin, "ann").await;
-    assert_eq!(
-        ann.get("/api/v1/settings/model").await.0,
-        StatusCode::FORBIDDEN
-    );
-    assert_eq!(
-        ann.put("/api/v1/settings/model", json!({"model": "x"}))
-            .await
-            .0,
-        StatusCode::FORBIDDEN
-    );
+    assert_eq!(ann.get("/api/v1/settings/model").await.0, StatusCode::FORBIDDEN);
+    assert_eq!(ann.put("/api/v1/settings/model", json!({"model": "x"})).await.0, StatusCode::FORBIDDEN);
 }
 
 #[tokio::test]
@@ -95,15 +59,8 @@ async fn environment_values_win_and_are_locked() {
     assert_eq!(view["provider"], "anthropic");
     assert_eq!(view["locked"], json!(["provider", "api_key"]));
     assert_eq!(view["api_key_set"], true);
-    let (status, body) = admin
-        .put("/api/v1/settings/model", json!({"provider": "direct"}))
-        .await;
+    let (status, body) = admin.put("/api/v1/settings/model", json!({"provider": "direct"})).await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
-    let (status, view) = admin
-        .put("/api/v1/settings/model", json!({"model": "claude-x"}))
-        .await;
-    assert_eq!(
-        (status, view["model"].as_str()),
-        (StatusCode::OK, Some("claude-x"))
-    );
+    let (status, view) = admin.put("/api/v1/settings/model", json!({"model": "claude-x"})).await;
+    assert_eq!((status, view["model"].as_str()), (StatusCode::OK, Some("claude-x")));
 }

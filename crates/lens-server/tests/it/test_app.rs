@@ -18,6 +18,7 @@ pub struct TestApp {
 }
 
 pub struct TestAppBuilder {
+    sandbox: bool,
     model: Arc<dyn ChatModel>,
     tools: ToolRegistry,
     config: Box<dyn FnOnce(&mut Config)>,
@@ -39,6 +40,12 @@ impl TestAppBuilder {
         self
     }
 
+    /// Turns the real local sandbox on (bubblewrap, the agent cargo built beside the tests).
+    pub fn sandbox(mut self) -> Self {
+        self.sandbox = true;
+        self
+    }
+
     pub fn config(mut self, f: impl FnOnce(&mut Config) + 'static) -> Self {
         self.config = Box::new(f);
         self
@@ -56,12 +63,18 @@ impl TestAppBuilder {
         let dir = tempfile::tempdir().unwrap();
         let mut config = Config::with_data_dir(dir.path());
         (self.config)(&mut config);
-        let models = if from_settings {
-            ModelSource::Settings
-        } else {
-            ModelSource::Fixed(self.model)
-        };
-        let state = AppState::open(config, models, self.tools).await.unwrap();
+        let models = if from_settings { ModelSource::Settings } else { ModelSource::Fixed(self.model) };
+        if self.sandbox {
+            let exe = std::env::current_exe().unwrap();
+            let agent = exe.parent().and_then(|d| d.parent()).unwrap().join("lens-sandbox-agent");
+            assert!(agent.is_file(), "build the agent first: cargo build -p lens-sandbox-agent");
+            config.sandbox_agent = Some(agent);
+        }
+        let mut state = AppState::open(config, models, self.tools).await.unwrap();
+        if self.sandbox {
+            let driver = AppState::local_sandbox(&state.config).unwrap();
+            state = state.with_sandbox(driver);
+        }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -73,21 +86,15 @@ impl TestAppBuilder {
             .await
             .unwrap();
         });
-        TestApp {
-            base,
-            state,
-            dir,
-            _shutdown: tx,
-        }
+        TestApp { base, state, dir, _shutdown: tx }
     }
 }
 
 impl TestApp {
     pub fn builder() -> TestAppBuilder {
         TestAppBuilder {
-            model: Arc::new(Scripted::new(vec![ScriptedTurn::text(
-                "Hello from the script.",
-            )])),
+            sandbox: false,
+            model: Arc::new(Scripted::new(vec![ScriptedTurn::text("Hello from the script.")])),
             tools: ToolRegistry::default(),
             config: Box::new(|_| {}),
         }
@@ -95,20 +102,12 @@ impl TestApp {
 
     /// A server whose model answers `words` word by word.
     pub async fn answering(words: &str) -> TestApp {
-        Self::builder()
-            .turns(vec![ScriptedTurn::text(words)])
-            .build()
-            .await
+        Self::builder().turns(vec![ScriptedTurn::text(words)]).build().await
     }
 
     /// A server whose model answers `words` word by word, `ms` apart.
     pub async fn paced(words: &str, ms: u64) -> TestApp {
-        Self::builder()
-            .turns(vec![
-                ScriptedTurn::text(words).paced(Duration::from_millis(ms)),
-            ])
-            .build()
-            .await
+        Self::builder().turns(vec![ScriptedTurn::text(words).paced(Duration::from_millis(ms))]).build().await
     }
 
     pub async fn new() -> TestApp {
@@ -119,10 +118,7 @@ impl TestApp {
     pub fn anonymous(&self) -> Client {
         Client {
             base: self.base.clone(),
-            http: reqwest::Client::builder()
-                .cookie_store(true)
-                .build()
-                .unwrap(),
+            http: reqwest::Client::builder().cookie_store(true).build().unwrap(),
             csrf: None,
             bearer: None,
         }
@@ -131,47 +127,24 @@ impl TestApp {
     /// Sets up the first account (the admin) and returns its logged-in client.
     pub async fn admin(&self) -> Client {
         let mut c = self.anonymous();
-        let (status, body) = c
-            .post(
-                "/api/v1/setup",
-                json!({"username": "admin", "password": "admin-password"}),
-            )
-            .await;
+        let (status, body) = c.post("/api/v1/setup", json!({"username": "admin", "password": "admin-password"})).await;
         assert_eq!(status, StatusCode::OK, "{body}");
-        c.csrf = Some(
-            serde_json::from_value::<SessionResponse>(body)
-                .unwrap()
-                .csrf_token,
-        );
+        c.csrf = Some(serde_json::from_value::<SessionResponse>(body).unwrap().csrf_token);
         c
     }
 
     /// Has the admin make `name`, and logs it in.
     pub async fn user(&self, admin: &Client, name: &str) -> Client {
-        let (status, body) = admin
-            .post(
-                "/api/v1/users",
-                json!({"username": name, "password": "user-password"}),
-            )
-            .await;
+        let (status, body) = admin.post("/api/v1/users", json!({"username": name, "password": "user-password"})).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         self.login(name, "user-password").await
     }
 
     pub async fn login(&self, name: &str, password: &str) -> Client {
         let mut c = self.anonymous();
-        let (status, body) = c
-            .post(
-                "/api/v1/auth/login",
-                json!({"username": name, "password": password}),
-            )
-            .await;
+        let (status, body) = c.post("/api/v1/auth/login", json!({"username": name, "password": password})).await;
         assert_eq!(status, StatusCode::OK, "{body}");
-        c.csrf = Some(
-            serde_json::from_value::<SessionResponse>(body)
-                .unwrap()
-                .csrf_token,
-        );
+        c.csrf = Some(serde_json::from_value::<SessionResponse>(body).unwrap().csrf_token);
         c
     }
 }
@@ -186,9 +159,7 @@ pub struct Client {
 
 impl Client {
     pub fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
-        let mut req = self
-            .http
-            .request(method.clone(), format!("{}{path}", self.base));
+        let mut req = self.http.request(method.clone(), format!("{}{path}", self.base));
         if method != Method::GET
             && let Some(csrf) = &self.csrf
         {
@@ -204,10 +175,7 @@ impl Client {
         let resp = req.send().await.unwrap();
         let status = resp.status();
         let text = resp.text().await.unwrap();
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        )
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
     }
 
     pub async fn get(&self, path: &str) -> (StatusCode, Value) {
@@ -215,13 +183,11 @@ impl Client {
     }
 
     pub async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
-        self.send(self.request(Method::POST, path).json(&body))
-            .await
+        self.send(self.request(Method::POST, path).json(&body)).await
     }
 
     pub async fn patch(&self, path: &str, body: Value) -> (StatusCode, Value) {
-        self.send(self.request(Method::PATCH, path).json(&body))
-            .await
+        self.send(self.request(Method::PATCH, path).json(&body)).await
     }
 
     pub async fn put(&self, path: &str, body: Value) -> (StatusCode, Value) {
@@ -241,12 +207,7 @@ impl Client {
 
     /// Asks in `cid`; returns the answer id.
     pub async fn ask(&self, cid: &str, text: &str) -> String {
-        let (status, body) = self
-            .post(
-                &format!("/api/v1/chats/{cid}/messages"),
-                json!({"text": text}),
-            )
-            .await;
+        let (status, body) = self.post(&format!("/api/v1/chats/{cid}/messages"), json!({"text": text})).await;
         assert_eq!(status, StatusCode::ACCEPTED, "{body}");
         body["answer_id"].as_str().unwrap().to_owned()
     }
@@ -259,10 +220,7 @@ impl Client {
         last_id: Option<&str>,
         limit: usize,
     ) -> Vec<(String, StreamEvent)> {
-        let mut req = self.request(
-            Method::GET,
-            &format!("/api/v1/chats/{cid}/answers/{aid}/events"),
-        );
+        let mut req = self.request(Method::GET, &format!("/api/v1/chats/{cid}/answers/{aid}/events"));
         if let Some(id) = last_id {
             req = req.header("last-event-id", id);
         }
@@ -280,15 +238,9 @@ impl Client {
                     let mut id = String::new();
                     let mut data = String::new();
                     for line in frame.lines() {
-                        if let Some(v) = line
-                            .strip_prefix("id: ")
-                            .or_else(|| line.strip_prefix("id:"))
-                        {
+                        if let Some(v) = line.strip_prefix("id: ").or_else(|| line.strip_prefix("id:")) {
                             id = v.to_owned();
-                        } else if let Some(v) = line
-                            .strip_prefix("data: ")
-                            .or_else(|| line.strip_prefix("data:"))
-                        {
+                        } else if let Some(v) = line.strip_prefix("data: ").or_else(|| line.strip_prefix("data:")) {
                             data.push_str(v);
                         }
                     }
@@ -302,9 +254,7 @@ impl Client {
                 }
             }
         };
-        tokio::time::timeout(Duration::from_secs(20), read)
-            .await
-            .expect("the event stream ends");
+        tokio::time::timeout(Duration::from_secs(20), read).await.expect("the event stream ends");
         out
     }
 }
@@ -313,12 +263,6 @@ impl Client {
 pub fn streamed_text(events: &[(String, StreamEvent)]) -> String {
     events
         .iter()
-        .filter_map(|(_, e)| {
-            if let StreamEvent::Token { text } = e {
-                Some(text.as_str())
-            } else {
-                None
-            }
-        })
+        .filter_map(|(_, e)| if let StreamEvent::Token { text } = e { Some(text.as_str()) } else { None })
         .collect()
 }

@@ -1,0 +1,62 @@
+//! Driving one sandbox run into a step: live output as it comes, then the captured
+//! output for the person and the text for the model.
+
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use lens_sandbox::{OutputCapture, RunEvent, RunStream};
+use lens_types::RunEnding;
+
+use super::{OutputSink, ToolOutcome};
+
+/// Limits of every run.
+#[derive(Debug, Clone, Copy)]
+pub struct RunSettings {
+    pub timeout: Duration,
+    /// Characters of stdout (its start) and stderr (its end) a person sees.
+    pub shown: usize,
+}
+
+impl Default for RunSettings {
+    fn default() -> Self {
+        Self { timeout: Duration::from_secs(60), shown: 4000 }
+    }
+}
+
+/// The first line of some code, for a step's summary.
+pub fn first_line(code: &str) -> String {
+    let line = code.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let short: String = line.chars().take(60).collect();
+    if short.len() < line.len() || code.trim().lines().count() > 1 { format!("{short}…") } else { short }
+}
+
+/// Follows a run to its ending.
+pub async fn follow(
+    mut run: RunStream,
+    language: &str,
+    code: &str,
+    live: &OutputSink,
+    settings: RunSettings,
+) -> ToolOutcome {
+    let started = Instant::now();
+    let mut capture = OutputCapture::new();
+    let mut ending = RunEnding::Killed { signal: 0 };
+    while let Some(event) = run.next().await {
+        match event {
+            RunEvent::Output { stream, bytes } => {
+                let text = capture.push(stream, &bytes);
+                if !text.is_empty() {
+                    let _ = live.send((stream, text));
+                }
+            }
+            RunEvent::Ended(e) => {
+                ending = e;
+                break;
+            }
+            RunEvent::Failed(message) => return ToolOutcome::failed(message),
+        }
+    }
+    let ok = ending.is_success();
+    let run = capture.finish(language, code, ending, started.elapsed().as_millis() as u64, settings.shown);
+    ToolOutcome { ok, result: run.for_model, output: Some(run.output), file: None }
+}

@@ -1,0 +1,52 @@
+//! `run_bash {command}`: a shell command in the conversation's sandbox.
+
+use std::sync::Arc;
+
+use lens_llm::ToolSpec;
+use lens_sandbox::{ExecRequest, SandboxDriver};
+use serde_json::json;
+
+use super::{OutputSink, Tool, ToolContext, ToolOutcome, run};
+
+pub struct RunBash {
+    pub driver: Arc<dyn SandboxDriver>,
+    pub settings: run::RunSettings,
+}
+
+#[async_trait::async_trait]
+impl Tool for RunBash {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "run_bash".into(),
+            description: format!(
+                "Run a bash command in this conversation's sandbox, in /workspace, which it shares with run_python. \
+                 There is no network. Each run stops after {} s. You get the start of stdout and the end of stderr.",
+                self.settings.timeout.as_secs()
+            ),
+            parameters: json!({
+                "type": "object",
+                "properties": {"command": {"type": "string", "description": "the bash command line"}},
+                "required": ["command"],
+            }),
+        }
+    }
+
+    fn summary(&self, args: &serde_json::Value) -> String {
+        format!("Run bash: {}", run::first_line(args["command"].as_str().unwrap_or("")))
+    }
+
+    async fn run(&self, ctx: ToolContext, args: serde_json::Value, live: OutputSink) -> ToolOutcome {
+        let Some(command) = args["command"].as_str() else {
+            return ToolOutcome::failed("run_bash needs a `command` string");
+        };
+        let request = ExecRequest {
+            argv: vec!["bash".into(), "-c".into(), command.into()],
+            env: Default::default(),
+            timeout: self.settings.timeout,
+        };
+        match self.driver.exec(&ctx.chat_id, request).await {
+            Ok(stream) => run::follow(stream, "bash", command, &live, self.settings).await,
+            Err(e) => ToolOutcome::failed(e.to_string()),
+        }
+    }
+}

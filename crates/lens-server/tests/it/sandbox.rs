@@ -1,0 +1,107 @@
+//! The sandbox tools through the whole server: Direct mode runs fenced code in the real
+//! local sandbox, and the steps carry what ran and how it ended.
+
+use std::time::Duration;
+
+use lens_types::{MessageStatus, MessageView, OutputStream, RunEnding, StepStatus, StreamEvent};
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::test_app::{Client, TestApp};
+
+async fn answer(admin: &Client, cid: &str, text: &str) -> (Vec<(String, StreamEvent)>, MessageView) {
+    let aid = admin.ask(cid, text).await;
+    let events = admin.events(cid, &aid, None, 10_000).await;
+    let Some((_, StreamEvent::Done { message })) = events.last().cloned() else { panic!("no done: {events:?}") };
+    (events, message)
+}
+
+#[tokio::test]
+async fn direct_mode_runs_fenced_python_and_shows_its_output() {
+    let app = TestApp::builder().sandbox().settings_model().await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    let (events, message) = answer(&admin, &cid, "```python\nprint(6 * 7)\n```").await;
+    let live: String = events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            StreamEvent::Output { stream: OutputStream::Stdout, text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(live, "42\n", "the output streams live");
+    assert_eq!(message.status, MessageStatus::Complete);
+    assert_eq!(message.text, "Ran 1 code block; the results are above.");
+    let step = &message.steps[0];
+    assert_eq!(
+        (step.tool.as_str(), step.status, step.summary.as_str()),
+        ("run_python", StepStatus::Succeeded, "Run Python: print(6 * 7)")
+    );
+    let output = step.output.as_ref().unwrap();
+    assert_eq!((output.stdout.as_str(), output.code.as_str()), ("42\n", "print(6 * 7)"));
+    assert_eq!(output.ending, RunEnding::Exited { code: 0 });
+}
+
+#[tokio::test]
+async fn a_failing_command_shows_its_stderr_and_exit_code_and_names_persist() {
+    let app = TestApp::builder().sandbox().settings_model().await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    let (_, message) = answer(&admin, &cid, "```bash\necho fine; echo broken >&2; exit 3\n```").await;
+    let step = &message.steps[0];
+    assert_eq!(step.status, StepStatus::Failed);
+    let output = step.output.as_ref().unwrap();
+    assert_eq!((output.stdout.as_str(), output.stderr.as_str()), ("fine\n", "broken\n"));
+    assert_eq!(output.ending, RunEnding::Exited { code: 3 });
+
+    answer(&admin, &cid, "```python\ntotal = 40\n```").await;
+    let (_, message) =
+        answer(&admin, &cid, "two steps:\n```python\ntotal += 2\nprint(total)\n```\n```bash\nls\n```").await;
+    assert_eq!(message.steps[0].output.as_ref().unwrap().stdout, "42\n");
+    assert_eq!(message.steps.len(), 2);
+}
+
+#[tokio::test]
+async fn a_run_that_takes_too_long_is_stopped_and_says_so() {
+    let app = TestApp::builder().sandbox().config(|c| c.sandbox_timeout_secs = 1).settings_model().await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    let (_, message) = answer(&admin, &cid, "```python\nimport time\nprint('start')\ntime.sleep(30)\n```").await;
+    let output = message.steps[0].output.as_ref().unwrap();
+    assert_eq!(output.ending, RunEnding::TimedOut { after_ms: 1000 });
+    assert_eq!(output.stdout, "start\n");
+    assert!(output.stderr.contains("KeyboardInterrupt"));
+}
+
+#[tokio::test]
+async fn stop_during_a_long_run_kills_it() {
+    let app = TestApp::builder().sandbox().settings_model().await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    let aid = admin.ask(&cid, "```bash\necho begun; sleep 60\n```").await;
+    // Wait for the run's first output, then press Stop.
+    let first = admin.events(&cid, &aid, None, 2).await;
+    assert!(matches!(first[1].1, StreamEvent::Output { .. }), "{first:?}");
+    let (status, _) = admin.post(&format!("/api/v1/chats/{cid}/answers/{aid}/stop"), json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let rest =
+        tokio::time::timeout(Duration::from_secs(10), admin.events(&cid, &aid, Some(&first[1].0), 1000)).await.unwrap();
+    let Some((_, StreamEvent::Done { message })) = rest.last() else { panic!() };
+    assert_eq!(message.status, MessageStatus::Stopped);
+    assert_eq!(message.steps[0].status, StepStatus::Failed);
+    // The sleeper is gone: the next run in the sandbox finds none.
+    let (_, message) = answer(&admin, &cid, "```bash\nps -e -o comm= | grep -c sleep || true\n```").await;
+    assert_eq!(message.steps[0].output.as_ref().unwrap().stdout, "0\n");
+}
+
+#[tokio::test]
+async fn deleting_a_conversation_deletes_its_sandbox() {
+    let app = TestApp::builder().sandbox().settings_model().await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    answer(&admin, &cid, "```bash\necho kept > notes.txt\n```").await;
+    let workspace = app.dir.path().join("sandboxes").join(format!("lens-chat-{cid}"));
+    assert!(workspace.join("notes.txt").is_file());
+    assert_eq!(admin.delete(&format!("/api/v1/chats/{cid}")).await.0, StatusCode::NO_CONTENT);
+    assert!(!workspace.exists());
+}
