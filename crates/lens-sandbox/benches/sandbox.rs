@@ -110,6 +110,7 @@ async fn main() {
         bare_sh.push(ms(start.elapsed()));
     }
     let _ = py.kill();
+    let _ = py.wait();
 
     let (first, bare, warm_py, pipe_py, warm_sh, bare_sh) =
         (p50(first), p50(bare), p50(warm_py), p50(pipe_py), p50(warm_sh), p50(bare_sh));
