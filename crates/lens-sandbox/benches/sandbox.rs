@@ -16,8 +16,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use futures_util::StreamExt;
-use lens_sandbox::{DEFAULT_HOST_UID, ExecRequest, LocalDriver, RunEnding, RunEvent, SandboxDriver};
+use lens_sandbox::{DEFAULT_HOST_UID, ExecRequest, LocalDriver, RunEnding, SandboxDriver, run_to_end};
 
 const ROUNDS: usize = 30;
 
@@ -41,16 +40,9 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-async fn finish(mut run: lens_sandbox::RunStream) -> (Vec<u8>, RunEnding) {
-    let mut out = Vec::new();
-    while let Some(e) = run.next().await {
-        match e {
-            RunEvent::Output { bytes, .. } => out.extend(bytes),
-            RunEvent::Ended(ending) => return (out, ending),
-            RunEvent::Failed(m) => panic!("{m}"),
-        }
-    }
-    panic!("no ending")
+async fn finish(run: lens_sandbox::RunStream) -> (Vec<u8>, RunEnding) {
+    let run = run_to_end(run).await.expect("the run starts");
+    (run.stdout, run.ending)
 }
 
 #[tokio::main]

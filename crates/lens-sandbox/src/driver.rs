@@ -95,3 +95,36 @@ pub trait SandboxDriver: Send + Sync {
 
     async fn list(&self) -> Result<Vec<SandboxInfo>, SandboxError>;
 }
+
+/// A whole run's output, for callers that do not need it live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WholeRun {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub ending: RunEnding,
+}
+
+impl WholeRun {
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+
+    pub fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+}
+
+/// Follows a run to its end; `Err` with the reason when it could not start.
+pub async fn run_to_end(mut run: RunStream) -> Result<WholeRun, String> {
+    use futures_util::StreamExt;
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    while let Some(event) = run.next().await {
+        match event {
+            RunEvent::Output { stream: OutputStream::Stdout, bytes } => stdout.extend(bytes),
+            RunEvent::Output { stream: OutputStream::Stderr, bytes } => stderr.extend(bytes),
+            RunEvent::Ended(ending) => return Ok(WholeRun { stdout, stderr, ending }),
+            RunEvent::Failed(message) => return Err(message),
+        }
+    }
+    Err("the run ended without an ending".into())
+}

@@ -20,7 +20,9 @@ mod local;
 mod name;
 
 pub use capture::{CapturedRun, MODEL_TEXT_LIMIT, OutputCapture};
-pub use driver::{ExecRequest, FileEntry, RunEvent, RunStream, SandboxDriver, SandboxInfo, SandboxState};
+pub use driver::{
+    ExecRequest, FileEntry, RunEvent, RunStream, SandboxDriver, SandboxInfo, SandboxState, WholeRun, run_to_end,
+};
 pub use error::SandboxError;
 pub use lens_types::{OutputStream, RunEnding, RunOutput};
 pub use local::{DEFAULT_HOST_UID, LocalDriver};

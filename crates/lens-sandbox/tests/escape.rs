@@ -5,8 +5,7 @@
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
-use futures_util::StreamExt;
-use lens_sandbox::{DEFAULT_HOST_UID, ExecRequest, LocalDriver, OutputStream, RunEnding, RunEvent, SandboxDriver};
+use lens_sandbox::{DEFAULT_HOST_UID, ExecRequest, LocalDriver, RunEnding, SandboxDriver, run_to_end};
 
 fn agent() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -29,19 +28,8 @@ async fn bash(d: &dyn SandboxDriver, chat: &str, script: &str) -> (String, Strin
         env: Default::default(),
         timeout: Duration::from_secs(20),
     };
-    let mut stream = d.exec(chat, req).await.unwrap();
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    while let Some(event) = stream.next().await {
-        match event {
-            RunEvent::Output { stream: OutputStream::Stdout, bytes } => out.extend(bytes),
-            RunEvent::Output { stream: OutputStream::Stderr, bytes } => err.extend(bytes),
-            RunEvent::Ended(e) => {
-                return (String::from_utf8_lossy(&out).into(), String::from_utf8_lossy(&err).into(), e);
-            }
-            RunEvent::Failed(m) => panic!("{m}"),
-        }
-    }
-    panic!("no ending")
+    let run = run_to_end(d.exec(chat, req).await.unwrap()).await.unwrap();
+    (run.stdout_text(), run.stderr_text(), run.ending)
 }
 
 /// The driver still runs code after an attempt.

@@ -3,10 +3,8 @@
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
-use futures_util::StreamExt;
 use lens_sandbox::{
-    DEFAULT_HOST_UID, ExecRequest, LocalDriver, OutputStream, RunEnding, RunEvent, SandboxDriver, SandboxError,
-    SandboxState,
+    DEFAULT_HOST_UID, ExecRequest, LocalDriver, RunEnding, SandboxDriver, SandboxError, SandboxState, run_to_end,
 };
 
 /// The agent binary cargo built beside this test (`cargo test` at the workspace root
@@ -27,19 +25,8 @@ fn driver() -> (Arc<dyn SandboxDriver>, tempfile::TempDir) {
 
 async fn run(d: &dyn SandboxDriver, chat: &str, script: &str, timeout: Duration) -> (String, String, RunEnding) {
     let req = ExecRequest { argv: vec!["sh".into(), "-c".into(), script.into()], env: Default::default(), timeout };
-    let mut stream = d.exec(chat, req).await.unwrap();
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    while let Some(event) = stream.next().await {
-        match event {
-            RunEvent::Output { stream: OutputStream::Stdout, bytes } => out.extend(bytes),
-            RunEvent::Output { stream: OutputStream::Stderr, bytes } => err.extend(bytes),
-            RunEvent::Ended(ending) => {
-                return (String::from_utf8_lossy(&out).into(), String::from_utf8_lossy(&err).into(), ending);
-            }
-            RunEvent::Failed(m) => panic!("the run failed to start: {m}"),
-        }
-    }
-    panic!("the run ended without an ending")
+    let run = run_to_end(d.exec(chat, req).await.unwrap()).await.unwrap();
+    (run.stdout_text(), run.stderr_text(), run.ending)
 }
 
 const T: Duration = Duration::from_secs(20);
@@ -147,19 +134,8 @@ async fn bad_names_and_paths_are_refused() {
 }
 
 async fn python(d: &dyn SandboxDriver, chat: &str, code: &str) -> (String, String, RunEnding) {
-    let mut stream = d.run_python(chat, code, T).await.unwrap();
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    while let Some(event) = stream.next().await {
-        match event {
-            RunEvent::Output { stream: OutputStream::Stdout, bytes } => out.extend(bytes),
-            RunEvent::Output { stream: OutputStream::Stderr, bytes } => err.extend(bytes),
-            RunEvent::Ended(ending) => {
-                return (String::from_utf8_lossy(&out).into(), String::from_utf8_lossy(&err).into(), ending);
-            }
-            RunEvent::Failed(m) => panic!("{m}"),
-        }
-    }
-    panic!("no ending")
+    let run = run_to_end(d.run_python(chat, code, T).await.unwrap()).await.unwrap();
+    (run.stdout_text(), run.stderr_text(), run.ending)
 }
 
 #[tokio::test]
