@@ -34,7 +34,8 @@ use crate::{
     ExecRequest, FileEntry, RunEvent, RunStream, SandboxDriver, SandboxError, SandboxInfo, SandboxState, sandbox_name,
 };
 
-/// The host user bwrap runs as (and who owns the workspaces): `nobody` by default.
+/// The host user bwrap runs as (and who owns the workspaces) when Lens runs as root:
+/// `nobody`. A Lens run by another user runs its sandboxes as that user.
 pub const DEFAULT_HOST_UID: u32 = 65534;
 
 /// Host files the sandbox may read besides `/usr`: enough for Python, TLS and fonts, and
@@ -128,20 +129,19 @@ impl LocalDriver {
         let workspace = self.workspace(name);
         if !workspace.exists() {
             std::fs::create_dir_all(&workspace).map_err(backend)?;
-            std::os::unix::fs::chown(&workspace, Some(self.host_uid), Some(self.host_uid)).map_err(backend)?;
+            if running_as_root() {
+                std::os::unix::fs::chown(&workspace, Some(self.host_uid), Some(self.host_uid)).map_err(backend)?;
+            }
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&workspace, std::fs::Permissions::from_mode(0o700)).map_err(backend)?;
         }
         let mut cmd = tokio::process::Command::new("bwrap");
-        cmd.args(self.bwrap_args(&workspace))
-            .env_clear()
-            .envs(BASE_ENV.iter().copied())
-            .uid(self.host_uid)
-            .gid(self.host_uid)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true);
+        cmd.args(self.bwrap_args(&workspace)).env_clear().envs(BASE_ENV.iter().copied());
+        // As root, bwrap drops to the unprivileged host user; a non-root Lens is already one.
+        if running_as_root() {
+            cmd.uid(self.host_uid).gid(self.host_uid);
+        }
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).kill_on_drop(true);
         let mut child = cmd.spawn().map_err(|e| SandboxError::Unavailable(format!("bwrap could not start: {e}")))?;
         let stdin = child.stdin.take().ok_or_else(|| backend("no stdin"))?;
         let mut stdout = child.stdout.take().ok_or_else(|| backend("no stdout"))?;
@@ -218,6 +218,12 @@ impl LocalDriver {
             other => Ok(other),
         }
     }
+}
+
+/// Whether Lens runs as root (the owner of `/proc/self` is the effective uid).
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
 }
 
 fn reply_id(reply: &Reply) -> u64 {
