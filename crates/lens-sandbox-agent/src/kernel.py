@@ -31,6 +31,14 @@ def _run(code):
             print(repr(value))
 
 
+def _show_error():
+    # The kernel's own frames (this file runs as "<string>") are not the person's code.
+    kind, value, tb = sys.exc_info()
+    while tb is not None and tb.tb_frame.f_code.co_filename == "<string>":
+        tb = tb.tb_next
+    traceback.print_exception(kind, value, tb)
+
+
 while True:
     try:
         cell = _read_cell()
@@ -43,12 +51,12 @@ while True:
         _run(cell)
     except KeyboardInterrupt:
         status = "interrupted"
-        traceback.print_exc()
+        _show_error()
     except SystemExit as e:
         status = "exit:%d" % (e.code if isinstance(e.code, int) else 1)
     except BaseException:
         status = "error"
-        traceback.print_exc()
+        _show_error()
     try:
         sys.stdout.flush()
         sys.stderr.flush()

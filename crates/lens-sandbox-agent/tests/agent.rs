@@ -204,6 +204,7 @@ fn python_errors_show_the_traceback_and_keep_the_kernel() {
     a.python(1, "y = 5", 20_000);
     let (_, err, ending) = a.python(2, "1 / 0", 20_000);
     assert!(err.contains("ZeroDivisionError"), "{err}");
+    assert!(err.contains("File \"<cell>\", line 1") && !err.contains("<string>"), "only the cell's frames: {err}");
     assert_eq!(ending, RunEnding::Exited { code: 1 });
     let (_, _, ending) = a.python(3, "import sys\nsys.exit(3)", 20_000);
     assert_eq!(ending, RunEnding::Exited { code: 3 });
