@@ -58,11 +58,7 @@ test('a Direct answer streams, and a reload shows the same saved answer', async 
 test('Stop ends a running answer and keeps what was written', async ({ page }) => {
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
   const chat = new ChatPage(page);
-  const set = await chat.api('PUT', '/api/v1/settings/model', {
-    provider: 'openai_compatible', base_url: `http://127.0.0.1:${MODEL_PORT}/v1`, model: 'scripted',
-  });
-  expect(set.status()).toBe(200);
-  try {
+  await chat.withScriptedModel(MODEL_PORT, async () => {
     await page.goto('/chat');
     await chat.send('Count slowly');
     const answer = chat.lastAnswer();
@@ -82,18 +78,13 @@ test('Stop ends a running answer and keeps what was written', async ({ page }) =
     await page.reload();
     await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'stopped');
     expect(await chat.lastAnswer().locator('.markdown').innerText()).toBe(kept);
-  } finally {
-    await chat.api('PUT', '/api/v1/settings/model', { provider: 'direct' });
-  }
+  });
 });
 
 test('a dropped page resumes the running answer where it was', async ({ page }) => {
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
   const chat = new ChatPage(page);
-  await chat.api('PUT', '/api/v1/settings/model', {
-    provider: 'openai_compatible', base_url: `http://127.0.0.1:${MODEL_PORT}/v1`, model: 'scripted',
-  });
-  try {
+  await chat.withScriptedModel(MODEL_PORT, async () => {
     await page.goto('/chat');
     await chat.send('Count again');
     await expect(chat.lastAnswer()).toContainText('word2');
@@ -105,18 +96,13 @@ test('a dropped page resumes the running answer where it was', async ({ page }) 
     await expect(chat.lastAnswer()).toContainText('word12');
     await page.getByTestId('stop').click();
     await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'stopped');
-  } finally {
-    await chat.api('PUT', '/api/v1/settings/model', { provider: 'direct' });
-  }
+  });
 });
 
 test('a dropped connection resumes the stream without repeating text', async ({ page }) => {
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
   const chat = new ChatPage(page);
-  await chat.api('PUT', '/api/v1/settings/model', {
-    provider: 'openai_compatible', base_url: `http://127.0.0.1:${MODEL_PORT}/v1`, model: 'scripted',
-  });
-  try {
+  await chat.withScriptedModel(MODEL_PORT, async () => {
     await page.goto('/chat');
     const followed: Promise<string>[] = [];
     page.on('request', (r) => {
@@ -135,9 +121,7 @@ test('a dropped connection resumes the stream without repeating text', async ({ 
     expect(words.slice(0, 25)).toEqual(Array.from({ length: 25 }, (_, i) => `word${i + 1}`));
     await page.getByTestId('stop').click();
     await expect(answer).toHaveAttribute('data-status', 'stopped');
-  } finally {
-    await chat.api('PUT', '/api/v1/settings/model', { provider: 'direct' });
-  }
+  });
 });
 
 test('Direct mode runs code blocks: folded runs with output, errors in red, names kept', async ({ page }) => {

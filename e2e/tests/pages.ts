@@ -42,6 +42,19 @@ export class ChatPage {
     return m[1];
   }
 
+  /** Runs `body` with the model set to the scripted endpoint, then back to Direct. */
+  async withScriptedModel(modelPort: string, body: () => Promise<void>) {
+    const set = await this.api('PUT', '/api/v1/settings/model', {
+      provider: 'openai_compatible', base_url: `http://127.0.0.1:${modelPort}/v1`, model: 'scripted',
+    });
+    expect(set.status()).toBe(200);
+    try {
+      await body();
+    } finally {
+      await this.api('PUT', '/api/v1/settings/model', { provider: 'direct' });
+    }
+  }
+
   /** Calls the API as the logged-in person (with the CSRF proof). */
   async api(method: string, path: string, data?: unknown) {
     const me = await this.page.request.get('/api/v1/me');
