@@ -68,8 +68,10 @@ const BASE_ENV: &[(&str, &str)] = &[
 
 /// A running sandbox: its bwrap child and the agent's request pipe.
 struct Running {
-    child: Child,
-    stdin: tokio::sync::Mutex<ChildStdin>,
+    /// Behind a lock so `stop` can kill it while runs still hold the `Running`.
+    child: Mutex<Child>,
+    /// The agent's requests; `None` once stopped (the agent ends when it reads EOF).
+    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
     waiting: Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<Reply>>>>,
 }
 
@@ -175,7 +177,7 @@ impl LocalDriver {
                 w.clear();
             }
         });
-        Ok(Arc::new(Running { child, stdin: tokio::sync::Mutex::new(stdin), waiting }))
+        Ok(Arc::new(Running { child: Mutex::new(child), stdin: tokio::sync::Mutex::new(Some(stdin)), waiting }))
     }
 
     /// The running sandbox, started if needed.
@@ -199,11 +201,7 @@ impl LocalDriver {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::unbounded_channel();
         running.waiting.lock().map_err(backend)?.insert(id, tx);
-        let body = serde_json::to_vec(&make(id)).map_err(backend)?;
-        let mut stdin = running.stdin.lock().await;
-        stdin.write_all(&(body.len() as u32).to_be_bytes()).await.map_err(gone)?;
-        stdin.write_all(&body).await.map_err(gone)?;
-        stdin.flush().await.map_err(gone)?;
+        write_request(running, &make(id)).await?;
         Ok((id, rx))
     }
 
@@ -218,6 +216,16 @@ impl LocalDriver {
             other => Ok(other),
         }
     }
+}
+
+/// Writes one frame to the agent.
+async fn write_request(running: &Running, request: &Request) -> Result<(), SandboxError> {
+    let body = serde_json::to_vec(request).map_err(backend)?;
+    let mut guard = running.stdin.lock().await;
+    let stdin = guard.as_mut().ok_or_else(|| gone("it was stopped"))?;
+    stdin.write_all(&(body.len() as u32).to_be_bytes()).await.map_err(gone)?;
+    stdin.write_all(&body).await.map_err(gone)?;
+    stdin.flush().await.map_err(gone)
 }
 
 /// Whether Lens runs as root (the owner of `/proc/self` is the effective uid).
@@ -305,9 +313,13 @@ impl SandboxDriver for LocalDriver {
         let name = sandbox_name(chat_id)?;
         let taken = self.running.lock().await.remove(&name);
         if let Some(running) = taken {
-            // bwrap's --die-with-parent and the pid namespace take the whole tree with it.
-            if let Ok(mut r) = Arc::try_unwrap(running) {
-                let _ = r.child.kill().await;
+            // Closing its input ends the agent, and with it the sandbox's first process and
+            // pid namespace; that works even if bwrap has not finished setting up, when a
+            // kill of bwrap alone could leave the sandbox behind. Runs still following it
+            // then see their stream end.
+            running.stdin.lock().await.take();
+            if let Ok(mut child) = running.child.lock() {
+                let _ = child.start_kill();
             }
         }
         Ok(())
@@ -366,11 +378,7 @@ fn run_stream(running: Arc<Running>, id: u64, rx: mpsc::UnboundedReceiver<Reply>
                 let running = self.running.clone();
                 let id = self.id;
                 tokio::spawn(async move {
-                    let body = serde_json::to_vec(&Request::Kill { id }).unwrap_or_default();
-                    let mut stdin = running.stdin.lock().await;
-                    let _ = stdin.write_all(&(body.len() as u32).to_be_bytes()).await;
-                    let _ = stdin.write_all(&body).await;
-                    let _ = stdin.flush().await;
+                    let _ = write_request(&running, &Request::Kill { id }).await;
                 });
             }
         }
@@ -380,28 +388,26 @@ fn run_stream(running: Arc<Running>, id: u64, rx: mpsc::UnboundedReceiver<Reply>
         if guard.ended {
             return None;
         }
-        let event = match rx.recv().await {
-            Some(Reply::Output { stream, data, .. }) => {
-                RunEvent::Output { stream, bytes: B64.decode(data).unwrap_or_default() }
-            }
-            Some(Reply::Ended { ending, .. }) => {
-                guard.ended = true;
-                RunEvent::Ended(ending)
-            }
-            Some(Reply::Failed { message, .. }) => {
-                guard.ended = true;
-                RunEvent::Failed(message)
-            }
-            Some(_) => {
-                return Some((
-                    RunEvent::Output { stream: lens_types::OutputStream::Stderr, bytes: Vec::new() },
-                    (rx, guard),
-                ));
-            }
-            // The sandbox died under the run.
-            None => {
-                guard.ended = true;
-                RunEvent::Ended(RunEnding::Killed { signal: 9 })
+        let event = loop {
+            match rx.recv().await {
+                Some(Reply::Output { stream, data, .. }) => {
+                    break RunEvent::Output { stream, bytes: B64.decode(data).unwrap_or_default() };
+                }
+                Some(Reply::Ended { ending, .. }) => {
+                    guard.ended = true;
+                    break RunEvent::Ended(ending);
+                }
+                Some(Reply::Failed { message, .. }) => {
+                    guard.ended = true;
+                    break RunEvent::Failed(message);
+                }
+                // A run gets only output and its ending; anything else is not for it.
+                Some(_) => {}
+                // The sandbox died under the run.
+                None => {
+                    guard.ended = true;
+                    break RunEvent::Ended(RunEnding::Killed { signal: 9 });
+                }
             }
         };
         Some((event, (rx, guard)))

@@ -3,8 +3,10 @@
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
+use futures_util::StreamExt;
 use lens_sandbox::{
-    DEFAULT_HOST_UID, ExecRequest, LocalDriver, RunEnding, SandboxDriver, SandboxError, SandboxState, run_to_end,
+    DEFAULT_HOST_UID, ExecRequest, LocalDriver, RunEnding, RunEvent, SandboxDriver, SandboxError, SandboxState,
+    run_to_end,
 };
 
 /// The agent binary cargo built beside this test (`cargo test` at the workspace root
@@ -154,4 +156,35 @@ async fn python_keeps_its_names_between_runs_and_sees_the_same_files() {
     assert!(err.contains("NameError"), "{err}");
     let (out, _, _) = python(&*d, "py", "open('m.txt').read()").await;
     assert_eq!(out, "'(2, 3)'\n");
+}
+
+#[tokio::test]
+async fn stop_ends_a_run_still_in_progress() {
+    let (d, _dir) = driver();
+    let req = ExecRequest {
+        argv: vec!["sh".into(), "-c".into(), "echo started; sleep 30".into()],
+        env: Default::default(),
+        timeout: T,
+    };
+    let mut stream = d.exec("busy", req).await.unwrap();
+    assert!(matches!(stream.next().await, Some(RunEvent::Output { .. })), "the run is under way");
+    d.stop("busy").await.unwrap();
+    let run =
+        tokio::time::timeout(Duration::from_secs(10), run_to_end(stream)).await.expect("the run ends with the sandbox");
+    let ending = run.unwrap().ending;
+    assert!(matches!(ending, RunEnding::CutShort | RunEnding::Killed { .. }), "{ending:?}");
+    assert_eq!(d.status("busy").await.unwrap().state, SandboxState::Stopped);
+    let mut left = String::new();
+    for _ in 0..50 {
+        let ps = std::process::Command::new("sh")
+            .args(["-c", "ps -eo stat=,args= | grep -v '^Z' | grep -c 'lens-chat-bus[y] ' || true"])
+            .output()
+            .unwrap();
+        left = String::from_utf8_lossy(&ps.stdout).trim().to_owned();
+        if left == "0" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(left, "0", "no bwrap of the stopped sandbox is left");
 }
