@@ -193,10 +193,12 @@ impl OutputCapture {
 
 /// The last `n` characters of `s`.
 fn last_chars(s: &str, n: usize) -> &str {
-    match s.char_indices().rev().nth(n.saturating_sub(1)) {
-        Some((i, _)) if n > 0 => &s[i..],
-        _ if n == 0 => "",
-        _ => s,
+    if n == 0 {
+        return "";
+    }
+    match s.char_indices().rev().nth(n - 1) {
+        Some((i, _)) => &s[i..],
+        None => s,
     }
 }
 
