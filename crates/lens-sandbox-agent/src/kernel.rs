@@ -50,6 +50,10 @@ fn nonce() -> String {
 }
 
 impl Kernel {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn start(root: &Path, env: &[(String, String)]) -> Result<Self, String> {
         let nonce = nonce();
         let mut child = Command::new("python3")

@@ -23,7 +23,10 @@ use lens_sandbox_agent::{
 use lens_types::{OutputStream, RunEnding};
 use nix::{sys::signal::Signal, unistd::Pid};
 
+mod confine;
 mod kernel;
+mod seccomp_policy;
+mod sweep;
 
 /// Why a run's process group was killed, if it was.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -32,6 +35,9 @@ enum KillReason {
     TimedOut,
 }
 
+/// How long a run's output may keep coming after its process ended.
+const PIPE_GRACE: Duration = Duration::from_millis(500);
+
 struct Agent {
     root: PathBuf,
     out: Mutex<std::io::Stdout>,
@@ -39,6 +45,8 @@ struct Agent {
     runs: Mutex<HashMap<u64, mpsc::Sender<KillReason>>>,
     /// The Python kernel, started by the first cell; one cell runs at a time.
     kernel: Mutex<Option<kernel::Kernel>>,
+    /// Whether leftovers may be swept (only in the sandbox's own pid namespace).
+    sweeps: bool,
 }
 
 impl Agent {
@@ -52,18 +60,59 @@ impl Agent {
     fn failed(&self, id: u64, message: impl Into<String>) {
         self.reply(&Reply::Failed { id, message: message.into() });
     }
+
+    /// Ends run `id`: when it was the last one running, whatever it left behind is
+    /// killed (the kernel, `kernel_pid`, stays).
+    fn finish(&self, id: u64, kernel_pid: Option<u32>) {
+        let Ok(mut runs) = self.runs.lock() else { return };
+        runs.remove(&id);
+        if self.sweeps && runs.is_empty() {
+            sweep::sweep(&kernel_pid.into_iter().collect::<Vec<_>>());
+        }
+    }
+
+    /// The kernel's pid, or `None` when none is running; `Err` while a cell has it.
+    fn kernel_pid(&self) -> Result<Option<u32>, ()> {
+        self.kernel.try_lock().map(|k| k.as_ref().map(|k| k.pid())).map_err(|_| ())
+    }
 }
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let mut root = PathBuf::from(lens_sandbox_agent::paths::WORKSPACE);
+    let mut limits = confine::ProcessLimits { max_file_bytes: 1 << 30, max_open_files: 4096 };
+    let mut own_namespace = false;
     while let Some(a) = args.next() {
-        if a == "--root" {
-            root = args.next().map(PathBuf::from).unwrap_or(root);
+        match a.as_str() {
+            "--own-pid-namespace" => own_namespace = true,
+            "--root" => root = args.next().map(PathBuf::from).unwrap_or(root),
+            "--max-file-bytes" => {
+                limits.max_file_bytes = args.next().and_then(|v| v.parse().ok()).unwrap_or(limits.max_file_bytes)
+            }
+            _ => {}
         }
     }
-    let agent =
-        Arc::new(Agent { root, out: Mutex::new(std::io::stdout()), runs: Mutex::default(), kernel: Mutex::default() });
+    let agent = Arc::new(Agent {
+        root,
+        out: Mutex::new(std::io::stdout()),
+        runs: Mutex::default(),
+        kernel: Mutex::default(),
+        sweeps: sweep::allowed(own_namespace),
+    });
+    // Confined before anything else runs, so every thread and child inherits it.
+    let writable = [agent.root.as_path(), Path::new("/tmp"), Path::new("/dev/shm")];
+    match confine::confine(&writable, &limits) {
+        Ok(c) => agent.reply(&Reply::Ready {
+            id: 0,
+            landlock_abi: c.landlock_abi,
+            landlock_full: c.landlock_full,
+            seccomp: c.seccomp,
+        }),
+        Err(message) => {
+            agent.failed(0, format!("the sandbox could not confine itself: {message}"));
+            std::process::exit(1);
+        }
+    }
     let mut stdin = std::io::stdin().lock();
     loop {
         match read_frame::<_, Request>(&mut stdin) {
@@ -136,6 +185,7 @@ fn exec(agent: &Arc<Agent>, id: u64, argv: Vec<String>, env: Vec<(String, String
     if let Ok(mut runs) = agent.runs.lock() {
         runs.insert(id, kill_tx.clone());
     }
+    let (pipe_done, pipes_done) = mpsc::channel::<()>();
     let pipes: Vec<thread::JoinHandle<()>> = [
         child.stdout.take().map(|p| (OutputStream::Stdout, Box::new(p) as Box<dyn Read + Send>)),
         child.stderr.take().map(|p| (OutputStream::Stderr, Box::new(p) as Box<dyn Read + Send>)),
@@ -144,11 +194,13 @@ fn exec(agent: &Arc<Agent>, id: u64, argv: Vec<String>, env: Vec<(String, String
     .flatten()
     .map(|(stream, mut pipe)| {
         let agent = agent.clone();
+        let done = pipe_done.clone();
         thread::spawn(move || {
             let mut buf = vec![0u8; 64 * 1024];
             while let Ok(n @ 1..) = pipe.read(&mut buf) {
                 agent.reply(&Reply::Output { id, stream, data: B64.encode(&buf[..n]) });
             }
+            let _ = done.send(());
         })
     })
     .collect();
@@ -171,14 +223,27 @@ fn exec(agent: &Arc<Agent>, id: u64, argv: Vec<String>, env: Vec<(String, String
                 let _ = nix::sys::signal::killpg(group, Signal::SIGKILL);
             }
         };
-        // Whatever the run left behind in its group goes with it, so its pipes close.
+        // Whatever the run left behind in its group goes with it, so its pipes close;
+        // so does what left the group, unless another run (or a cell) is still going.
         let _ = nix::sys::signal::killpg(group, Signal::SIGKILL);
-        for p in pipes {
-            let _ = p.join();
+        match agent.kernel_pid() {
+            Ok(kernel) => agent.finish(id, kernel),
+            Err(()) => {
+                agent.runs.lock().map(|mut r| r.remove(&id)).ok();
+            }
         }
-        if let Ok(mut runs) = agent.runs.lock() {
-            runs.remove(&id);
+        // The output still in the pipes arrives before the ending; a pipe that an escaped
+        // process still holds open is not waited for past the grace.
+        let deadline = std::time::Instant::now() + PIPE_GRACE;
+        let mut open = pipes.len();
+        while open > 0 {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if pipes_done.recv_timeout(left).is_err() {
+                break;
+            }
+            open -= 1;
         }
+        drop(pipes);
         let ending = match (killed, status) {
             (Some(KillReason::TimedOut), _) => RunEnding::TimedOut { after_ms: timeout.as_millis() as u64 },
             (Some(KillReason::Requested), _) => RunEnding::CutShort,
@@ -215,11 +280,10 @@ fn python(agent: &Arc<Agent>, id: u64, code: String, env: Vec<(String, String)>,
                 }
             }
             let send = |stream, bytes: &[u8]| agent.reply(&Reply::Output { id, stream, data: B64.encode(bytes) });
-            kernel::run_cell(&mut slot, &code, timeout, &kill_rx, &send)
+            let ending = kernel::run_cell(&mut slot, &code, timeout, &kill_rx, &send);
+            agent.finish(id, slot.as_ref().map(|k| k.pid()));
+            ending
         };
-        if let Ok(mut runs) = agent.runs.lock() {
-            runs.remove(&id);
-        }
         agent.reply(&Reply::Ended { id, ending });
     });
 }

@@ -40,6 +40,16 @@ pub struct Entry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reply {
+    /// The agent's first frame: it has confined itself and serves requests now. The
+    /// driver moves the sandbox into its cgroup before it asks anything.
+    Ready {
+        id: u64,
+        /// The Landlock ABI in use (at least 3).
+        landlock_abi: u32,
+        /// Whether every Landlock right asked for is enforced.
+        landlock_full: bool,
+        seccomp: bool,
+    },
     /// A chunk of a running command's output (base64: programs print bytes, not text).
     Output {
         id: u64,

@@ -1,5 +1,6 @@
 //! The agent binary over its real stdin/stdout: runs, endings, kills and files.
-//! (Here it runs unconfined in a temp folder; the local driver's tests run it in bwrap.)
+//! (Here it runs in a temp folder without bwrap, but confined by its own Landlock and
+//! seccomp; the local driver's tests run it in bwrap.)
 
 use std::{
     io::Write,
@@ -39,7 +40,15 @@ impl Agent {
                 }
             }
         });
-        Agent { child, stdin, replies, _dir: dir }
+        let agent = Agent { child, stdin, replies, _dir: dir };
+        match agent.next() {
+            Reply::Ready { landlock_abi, seccomp, .. } => {
+                assert!(landlock_abi >= 3, "Landlock ABI {landlock_abi}");
+                assert!(seccomp, "seccomp applied");
+            }
+            other => panic!("the agent's first frame is {other:?}"),
+        }
+        agent
     }
 
     fn send(&mut self, request: Request) {

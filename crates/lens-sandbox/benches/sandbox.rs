@@ -16,7 +16,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use lens_sandbox::{DEFAULT_HOST_UID, ExecRequest, LocalDriver, RunEnding, SandboxDriver, run_to_end};
+use lens_sandbox::{ExecRequest, LocalDriver, LocalOptions, RunEnding, SandboxDriver, run_to_end};
 
 const ROUNDS: usize = 30;
 
@@ -48,7 +48,7 @@ async fn finish(run: lens_sandbox::RunStream) -> (Vec<u8>, RunEnding) {
 #[tokio::main]
 async fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let driver = LocalDriver::new(&dir.path().join("sandboxes"), &agent(), DEFAULT_HOST_UID).unwrap();
+    let driver = LocalDriver::new(LocalOptions::new(&dir.path().join("sandboxes"), &agent())).unwrap();
     let t = Duration::from_secs(30);
 
     // First run in a new conversation vs a bare interpreter.

@@ -14,10 +14,13 @@
 //! (OpenShell) will share the trait and the behavioural story in `tests/story.rs`.
 
 mod capture;
+mod cgroup;
 mod driver;
 mod error;
+mod limits;
 mod local;
 mod name;
+mod quota;
 
 pub use capture::{CapturedRun, MODEL_TEXT_LIMIT, OutputCapture};
 pub use driver::{
@@ -25,5 +28,6 @@ pub use driver::{
 };
 pub use error::SandboxError;
 pub use lens_types::{OutputStream, RunEnding, RunOutput};
-pub use local::{DEFAULT_HOST_UID, LocalDriver};
+pub use limits::Limits;
+pub use local::{DEFAULT_HOST_UID, LocalDriver, LocalOptions};
 pub use name::sandbox_name;

@@ -7,8 +7,10 @@
 //! workspace the only writable host folder, and nothing of Lens's data directory,
 //! secrets or environment is mounted or passed in.
 //!
-//! Still to come (see the sandbox issue): cgroup limits, the disk quota, Landlock and
-//! seccomp in the agent, and the egress proxy.
+//! Each running sandbox has its own cgroup (memory, processes, CPU) and its workspace is
+//! its own loop-mounted file system (the disk quota). The agent confines itself with
+//! Landlock and seccomp and says so in its first frame; only then is the sandbox moved
+//! into its cgroup and asked anything.
 
 use std::{
     collections::HashMap,
@@ -31,7 +33,10 @@ use tokio::{
 };
 
 use crate::{
-    ExecRequest, FileEntry, RunEvent, RunStream, SandboxDriver, SandboxError, SandboxInfo, SandboxState, sandbox_name,
+    ExecRequest, FileEntry, Limits, RunEvent, RunStream, SandboxDriver, SandboxError, SandboxInfo, SandboxState,
+    cgroup::{Cgroups, SandboxCgroup, process_tree},
+    quota::Workspace,
+    sandbox_name,
 };
 
 /// The host user bwrap runs as (and who owns the workspaces) when Lens runs as root:
@@ -62,9 +67,37 @@ const BASE_ENV: &[(&str, &str)] = &[
     ("TMPDIR", "/tmp"),
     ("MPLBACKEND", "Agg"),
     ("MPLCONFIGDIR", "/workspace/.cache/matplotlib"),
-    ("OMP_NUM_THREADS", "1"),
-    ("OPENBLAS_NUM_THREADS", "1"),
 ];
+
+/// The sandbox's environment, with thread counts matching its CPU quota.
+fn sandbox_env(limits: &Limits) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = BASE_ENV.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    for var in ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"] {
+        env.push((var.to_string(), limits.threads().to_string()));
+    }
+    env
+}
+
+/// How long a new sandbox may take to report that it is ready.
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How the local driver is set up.
+#[derive(Debug, Clone)]
+pub struct LocalOptions {
+    /// Holds one workspace image and mount folder per sandbox.
+    pub root: PathBuf,
+    /// The agent binary on the host.
+    pub agent: PathBuf,
+    /// The host user the sandboxes run as when Lens runs as root.
+    pub host_uid: u32,
+    pub limits: Limits,
+}
+
+impl LocalOptions {
+    pub fn new(root: &Path, agent: &Path) -> Self {
+        Self { root: root.to_owned(), agent: agent.to_owned(), host_uid: DEFAULT_HOST_UID, limits: Limits::default() }
+    }
+}
 
 /// A running sandbox: its bwrap child and the agent's request pipe.
 struct Running {
@@ -73,6 +106,9 @@ struct Running {
     /// The agent's requests; `None` once stopped (the agent ends when it reads EOF).
     stdin: tokio::sync::Mutex<Option<ChildStdin>>,
     waiting: Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<Reply>>>>,
+    cgroup: SandboxCgroup,
+    workspace: Workspace,
+    env: Vec<(String, String)>,
 }
 
 /// The local driver.
@@ -80,34 +116,73 @@ pub struct LocalDriver {
     root: PathBuf,
     agent: PathBuf,
     host_uid: u32,
+    limits: Mutex<Limits>,
+    cgroups: Cgroups,
     next_id: AtomicU64,
     running: tokio::sync::Mutex<HashMap<String, Arc<Running>>>,
 }
 
 impl LocalDriver {
-    /// `root` holds one folder per sandbox; `agent` is the agent binary on the host.
-    pub fn new(root: &Path, agent: &Path, host_uid: u32) -> Result<Self, SandboxError> {
+    /// Sets up the driver, and cleans up after a previous server on the same folder: its
+    /// sandboxes' processes, cgroups and mounts.
+    pub fn new(options: LocalOptions) -> Result<Self, SandboxError> {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::create_dir_all(root).map_err(backend)?;
+        let LocalOptions { root, agent, host_uid, limits } = options;
+        std::fs::create_dir_all(&root).map_err(backend)?;
         // The host user must be able to pass through to its own workspaces, and no further.
-        std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o711)).map_err(backend)?;
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o711)).map_err(backend)?;
         if !agent.is_file() {
             return Err(SandboxError::Unavailable(format!("the sandbox agent is missing at {}", agent.display())));
         }
-        Ok(Self {
-            root: root.to_owned(),
-            agent: agent.to_owned(),
+        let root = root.canonicalize().map_err(backend)?;
+        let cgroups = Cgroups::detect(&cgroup_folder(&root)).map_err(SandboxError::Unavailable)?;
+        cgroups.sweep();
+        let driver = Self {
+            root,
+            agent,
             host_uid,
+            limits: Mutex::new(limits),
+            cgroups,
             next_id: AtomicU64::new(1),
             running: tokio::sync::Mutex::default(),
-        })
+        };
+        driver.unmount_all();
+        Ok(driver)
     }
 
-    fn workspace(&self, name: &str) -> PathBuf {
-        self.root.join(name)
+    /// The limits new sandboxes get.
+    pub fn limits(&self) -> Limits {
+        self.limits.lock().map(|l| *l).unwrap_or_default()
     }
 
-    fn bwrap_args(&self, workspace: &Path) -> Vec<String> {
+    /// Changes the limits; sandboxes started from now on get them.
+    pub fn set_limits(&self, limits: Limits) {
+        if let Ok(mut l) = self.limits.lock() {
+            *l = limits;
+        }
+    }
+
+    /// Memory charged to a running sandbox now (0 when it is not running).
+    pub async fn memory_bytes(&self, chat_id: &str) -> u64 {
+        let Ok(name) = sandbox_name(chat_id) else { return 0 };
+        self.running.lock().await.get(&name).map(|r| r.cgroup.memory_bytes()).unwrap_or(0)
+    }
+
+    fn workspace(&self, name: &str) -> Workspace {
+        Workspace::new(&self.root, name)
+    }
+
+    /// Unmounts every workspace (on start-up: they belong to sandboxes that are gone).
+    fn unmount_all(&self) {
+        for entry in std::fs::read_dir(&self.root).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("lens-chat-") && entry.path().is_dir() {
+                self.workspace(&name).unmount();
+            }
+        }
+    }
+
+    fn bwrap_args(&self, workspace: &Path, limits: &Limits) -> Vec<String> {
         let mut a: Vec<String> = Vec::new();
         let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
         push(&["--unshare-user", "--uid", "1000", "--gid", "1000", "--disable-userns"]);
@@ -124,21 +199,27 @@ impl LocalDriver {
         let agent = self.agent.to_string_lossy().into_owned();
         push(&["--bind", &ws, "/workspace", "--ro-bind", &agent, "/.lens/agent"]);
         push(&["--chdir", "/workspace", "--remount-ro", "/", "--", "/.lens/agent", "--root", "/workspace"]);
+        push(&["--own-pid-namespace"]);
+        push(&["--max-file-bytes", &limits.disk_bytes.to_string()]);
         a
     }
 
     async fn start(&self, name: &str) -> Result<Arc<Running>, SandboxError> {
+        let limits = self.limits();
         let workspace = self.workspace(name);
-        if !workspace.exists() {
-            std::fs::create_dir_all(&workspace).map_err(backend)?;
-            if running_as_root() {
-                std::os::unix::fs::chown(&workspace, Some(self.host_uid), Some(self.host_uid)).map_err(backend)?;
-            }
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&workspace, std::fs::Permissions::from_mode(0o700)).map_err(backend)?;
-        }
+        let owner = if running_as_root() { self.host_uid } else { nix::unistd::getuid().as_raw() };
+        let (cgroups, name_owned, ws) = (self.cgroups.clone(), name.to_owned(), workspace.clone());
+        // Mounting and cgroup files are blocking work.
+        let cgroup = tokio::task::spawn_blocking(move || {
+            ws.mount(limits.disk_bytes, owner)?;
+            cgroups.create(&name_owned, &limits)
+        })
+        .await
+        .map_err(backend)?
+        .map_err(SandboxError::Unavailable)?;
+        let env = sandbox_env(&limits);
         let mut cmd = tokio::process::Command::new("bwrap");
-        cmd.args(self.bwrap_args(&workspace)).env_clear().envs(BASE_ENV.iter().copied());
+        cmd.args(self.bwrap_args(&workspace.dir, &limits)).env_clear().envs(env.iter().cloned());
         // As root, bwrap drops to the unprivileged host user; a non-root Lens is already one.
         if running_as_root() {
             cmd.uid(self.host_uid).gid(self.host_uid);
@@ -147,26 +228,32 @@ impl LocalDriver {
         let mut child = cmd.spawn().map_err(|e| SandboxError::Unavailable(format!("bwrap could not start: {e}")))?;
         let stdin = child.stdin.take().ok_or_else(|| backend("no stdin"))?;
         let mut stdout = child.stdout.take().ok_or_else(|| backend("no stdout"))?;
+        // The agent's first frame says it is confined; until then nothing else runs inside,
+        // so the whole tree can be moved into the cgroup without a race.
+        let first = tokio::time::timeout(START_TIMEOUT, read_reply(&mut stdout)).await;
+        match first {
+            Ok(Some(Reply::Ready { .. })) => {
+                let pid = child.id().ok_or_else(|| gone("it ended while starting"))?;
+                for pid in process_tree(pid) {
+                    cgroup.add(pid).map_err(|e| backend(format!("cannot move the sandbox into its cgroup: {e}")))?;
+                }
+            }
+            other => {
+                let _ = child.start_kill();
+                cgroup.remove();
+                workspace.unmount();
+                return Err(SandboxError::Unavailable(match other {
+                    Ok(Some(Reply::Failed { message, .. })) => message,
+                    Ok(_) => "the sandbox ended while starting (is bubblewrap allowed here?)".into(),
+                    Err(_) => "the sandbox did not start in time".into(),
+                }));
+            }
+        }
         let waiting: Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<Reply>>>> = Arc::default();
         let routes = waiting.clone();
         // Replies go to whoever waits for their id; when the agent dies, every waiter hears it.
         tokio::spawn(async move {
-            loop {
-                let mut len = [0u8; 4];
-                if stdout.read_exact(&mut len).await.is_err() {
-                    break;
-                }
-                let len = u32::from_be_bytes(len) as usize;
-                if len > lens_sandbox_agent::protocol::MAX_FRAME {
-                    break;
-                }
-                let mut body = vec![0u8; len];
-                if stdout.read_exact(&mut body).await.is_err() {
-                    break;
-                }
-                let Ok(reply) = serde_json::from_slice::<Reply>(&body) else {
-                    break;
-                };
+            while let Some(reply) = read_reply(&mut stdout).await {
                 let id = reply_id(&reply);
                 let to = routes.lock().ok().and_then(|w| w.get(&id).cloned());
                 if let Some(to) = to {
@@ -177,7 +264,14 @@ impl LocalDriver {
                 w.clear();
             }
         });
-        Ok(Arc::new(Running { child: Mutex::new(child), stdin: tokio::sync::Mutex::new(Some(stdin)), waiting }))
+        Ok(Arc::new(Running {
+            child: Mutex::new(child),
+            stdin: tokio::sync::Mutex::new(Some(stdin)),
+            waiting,
+            cgroup,
+            workspace,
+            env,
+        }))
     }
 
     /// The running sandbox, started if needed.
@@ -218,6 +312,43 @@ impl LocalDriver {
     }
 }
 
+impl Drop for LocalDriver {
+    /// A driver going away takes its sandboxes' processes, cgroups and mounts with it;
+    /// the workspace images stay.
+    fn drop(&mut self) {
+        for (_, running) in self.running.get_mut().drain() {
+            if let Ok(mut child) = running.child.lock() {
+                let _ = child.start_kill();
+            }
+        }
+        self.cgroups.remove_all();
+        self.unmount_all();
+    }
+}
+
+/// Reads one frame from the agent; `None` when it ended or sent something unreadable.
+async fn read_reply(stdout: &mut tokio::process::ChildStdout) -> Option<Reply> {
+    let mut len = [0u8; 4];
+    stdout.read_exact(&mut len).await.ok()?;
+    let len = u32::from_be_bytes(len) as usize;
+    if len > lens_sandbox_agent::protocol::MAX_FRAME {
+        return None;
+    }
+    let mut body = vec![0u8; len];
+    stdout.read_exact(&mut body).await.ok()?;
+    serde_json::from_slice::<Reply>(&body).ok()
+}
+
+/// The cgroup folder of the sandboxes of the driver on `root`: stable across restarts
+/// (FNV-1a of the path), different for two servers on different folders.
+fn cgroup_folder(root: &Path) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in root.to_string_lossy().bytes() {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("lens-{hash:016x}")
+}
+
 /// Writes one frame to the agent.
 async fn write_request(running: &Running, request: &Request) -> Result<(), SandboxError> {
     let body = serde_json::to_vec(request).map_err(backend)?;
@@ -241,6 +372,7 @@ fn reply_id(reply: &Reply) -> u64 {
         | Reply::File { id, .. }
         | Reply::Files { id, .. }
         | Reply::Done { id }
+        | Reply::Ready { id, .. }
         | Reply::Failed { id, .. } => *id,
     }
 }
@@ -273,7 +405,7 @@ impl SandboxDriver for LocalDriver {
 
     async fn exec(&self, chat_id: &str, request: ExecRequest) -> Result<RunStream, SandboxError> {
         let running = self.running(chat_id).await?;
-        let mut env: Vec<(String, String)> = BASE_ENV.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let mut env = running.env.clone();
         env.extend(request.env);
         let timeout_ms = request.timeout.as_millis() as u64;
         let (id, rx) = self.send(&running, |id| Request::Exec { id, argv: request.argv, env, timeout_ms }).await?;
@@ -282,7 +414,7 @@ impl SandboxDriver for LocalDriver {
 
     async fn run_python(&self, chat_id: &str, code: &str, timeout: Duration) -> Result<RunStream, SandboxError> {
         let running = self.running(chat_id).await?;
-        let env: Vec<(String, String)> = BASE_ENV.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let env = running.env.clone();
         let timeout_ms = timeout.as_millis() as u64;
         let (id, rx) = self.send(&running, |id| Request::Python { id, code: code.to_owned(), env, timeout_ms }).await?;
         Ok(run_stream(running, id, rx))
@@ -321,6 +453,12 @@ impl SandboxDriver for LocalDriver {
             if let Ok(mut child) = running.child.lock() {
                 let _ = child.start_kill();
             }
+            // Then nothing may be left: not a process that left its group, not a mount.
+            let _ = tokio::task::spawn_blocking(move || {
+                running.cgroup.remove();
+                running.workspace.unmount();
+            })
+            .await;
         }
         Ok(())
     }
@@ -328,11 +466,7 @@ impl SandboxDriver for LocalDriver {
     async fn delete(&self, chat_id: &str) -> Result<(), SandboxError> {
         self.stop(chat_id).await?;
         let workspace = self.workspace(&sandbox_name(chat_id)?);
-        match std::fs::remove_dir_all(&workspace) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(backend(e)),
-        }
+        tokio::task::spawn_blocking(move || workspace.delete()).await.map_err(backend)?.map_err(backend)
     }
 
     async fn status(&self, chat_id: &str) -> Result<SandboxInfo, SandboxError> {
@@ -346,14 +480,14 @@ impl SandboxDriver for LocalDriver {
         } else {
             SandboxState::Absent
         };
-        Ok(SandboxInfo { name, chat_id: chat_id.to_owned(), state, disk_bytes: disk_usage(&workspace) })
+        Ok(SandboxInfo { name, chat_id: chat_id.to_owned(), state, disk_bytes: workspace.used_bytes() })
     }
 
     async fn list(&self) -> Result<Vec<SandboxInfo>, SandboxError> {
         let mut out = Vec::new();
         for entry in std::fs::read_dir(&self.root).map_err(backend)?.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if let Some(chat_id) = name.strip_prefix("lens-chat-") {
+            if let Some(chat_id) = name.strip_prefix("lens-chat-").and_then(|n| n.strip_suffix(".img")) {
                 out.push(self.status(chat_id).await?);
             }
         }
@@ -368,6 +502,15 @@ fn run_stream(running: Arc<Running>, id: u64, rx: mpsc::UnboundedReceiver<Reply>
         running: Arc<Running>,
         id: u64,
         ended: bool,
+        /// The cgroup's out-of-memory kills when the run began.
+        oom_kills: u64,
+    }
+    impl Guard {
+        /// A run that failed while the kernel killed for memory ran out of memory.
+        fn ending(&self, ending: RunEnding) -> RunEnding {
+            let failed = !matches!(ending, RunEnding::Exited { code: 0 } | RunEnding::CutShort);
+            if failed && self.running.cgroup.oom_kills() > self.oom_kills { RunEnding::OutOfMemory } else { ending }
+        }
     }
     impl Drop for Guard {
         fn drop(&mut self) {
@@ -383,7 +526,8 @@ fn run_stream(running: Arc<Running>, id: u64, rx: mpsc::UnboundedReceiver<Reply>
             }
         }
     }
-    let guard = Guard { running, id, ended: false };
+    let oom_kills = running.cgroup.oom_kills();
+    let guard = Guard { running, id, ended: false, oom_kills };
     Box::pin(futures_util::stream::unfold((rx, guard), |(mut rx, mut guard)| async move {
         if guard.ended {
             return None;
@@ -395,7 +539,7 @@ fn run_stream(running: Arc<Running>, id: u64, rx: mpsc::UnboundedReceiver<Reply>
                 }
                 Some(Reply::Ended { ending, .. }) => {
                     guard.ended = true;
-                    break RunEvent::Ended(ending);
+                    break RunEvent::Ended(guard.ending(ending));
                 }
                 Some(Reply::Failed { message, .. }) => {
                     guard.ended = true;
@@ -406,24 +550,10 @@ fn run_stream(running: Arc<Running>, id: u64, rx: mpsc::UnboundedReceiver<Reply>
                 // The sandbox died under the run.
                 None => {
                     guard.ended = true;
-                    break RunEvent::Ended(RunEnding::Killed { signal: 9 });
+                    break RunEvent::Ended(guard.ending(RunEnding::Killed { signal: 9 }));
                 }
             }
         };
         Some((event, (rx, guard)))
     }))
-}
-
-fn disk_usage(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .map(|e| match e.metadata() {
-            Ok(m) if m.is_dir() => disk_usage(&e.path()),
-            Ok(m) => m.len(),
-            Err(_) => 0,
-        })
-        .sum()
 }

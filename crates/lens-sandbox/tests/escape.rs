@@ -1,11 +1,10 @@
 //! Escape attempts against the local sandbox: each is contained, ends with a clear
-//! ending, and the driver still works afterwards. (Fork and memory bombs and disk fill
-//! need the cgroup limits and the quota, and ptrace needs the seccomp filter, which come
-//! next; they are not run here so they cannot hurt the machine.)
+//! ending, and the driver still works afterwards. The limits here are smaller than the
+//! defaults so the bombs end quickly.
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
-use lens_sandbox::{DEFAULT_HOST_UID, ExecRequest, LocalDriver, RunEnding, SandboxDriver, run_to_end};
+use lens_sandbox::{ExecRequest, Limits, LocalDriver, LocalOptions, RunEnding, SandboxDriver, run_to_end};
 
 fn agent() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -18,8 +17,15 @@ fn agent() -> PathBuf {
 fn driver() -> (Arc<dyn SandboxDriver>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("secret.key"), "top-secret-key").unwrap();
-    let d = LocalDriver::new(&dir.path().join("sandboxes"), &agent(), DEFAULT_HOST_UID).unwrap();
+    let mut options = LocalOptions::new(&dir.path().join("sandboxes"), &agent());
+    options.limits = Limits { memory_bytes: 256 << 20, processes: 64, cpu_millis: 1000, disk_bytes: 64 << 20 };
+    let d = LocalDriver::new(options).unwrap();
     (Arc::new(d), dir)
+}
+
+async fn python(d: &dyn SandboxDriver, chat: &str, code: &str) -> (String, String, RunEnding) {
+    let run = run_to_end(d.run_python(chat, code, Duration::from_secs(20)).await.unwrap()).await.unwrap();
+    (run.stdout_text(), run.stderr_text(), run.ending)
 }
 
 async fn bash(d: &dyn SandboxDriver, chat: &str, script: &str) -> (String, String, RunEnding) {
@@ -116,4 +122,77 @@ async fn binary_output_and_a_large_flood_end_cleanly() {
     let (_, _, ending) = bash(&*d, "flood", "yes | head -c 20000000 > /dev/stdout").await;
     assert_eq!(ending, RunEnding::Exited { code: 0 });
     still_healthy(&*d).await;
+}
+
+#[tokio::test]
+async fn a_fork_bomb_hits_the_process_limit_and_is_cleared() {
+    let (d, _dir) = driver();
+    let req = ExecRequest {
+        argv: vec!["bash".into(), "-c".into(), "bomb() { bomb | bomb & }; bomb; sleep 30".into()],
+        env: Default::default(),
+        timeout: Duration::from_secs(3),
+    };
+    let run = run_to_end(d.exec("bomber", req).await.unwrap()).await.unwrap();
+    assert_eq!(run.ending, RunEnding::TimedOut { after_ms: 3000 });
+    // The same sandbox forks again: the bomb is gone, not just stopped.
+    let (out, _, ending) = bash(&*d, "bomber", "ps -e --no-headers | wc -l").await;
+    assert_eq!(ending, RunEnding::Exited { code: 0 });
+    assert!(out.trim().parse::<u32>().unwrap() < 8, "processes left after the bomb: {out}");
+    still_healthy(&*d).await;
+}
+
+#[tokio::test]
+async fn a_memory_bomb_ends_out_of_memory_and_the_kernel_comes_back() {
+    let (d, _dir) = driver();
+    let (_, _, ending) = bash(&*d, "hog", "python3 -c 'x = bytearray(1 << 30); print(len(x))'").await;
+    // Either the kernel kills it for the cgroup, or Python's allocation fails first.
+    assert!(matches!(ending, RunEnding::OutOfMemory | RunEnding::Exited { code: 1 }), "{ending:?}");
+    let (_, _, ending) =
+        python(&*d, "hog", "kept = 1\nchunks = []\nwhile True: chunks.append(b'x' * (16 << 20))").await;
+    assert_eq!(ending, RunEnding::OutOfMemory);
+    let (out, err, ending) = python(&*d, "hog", "print('back')").await;
+    assert_eq!((out.as_str(), ending), ("back\n", RunEnding::Exited { code: 0 }), "{err}");
+    still_healthy(&*d).await;
+}
+
+#[tokio::test]
+async fn filling_the_disk_fails_clearly_and_stays_inside_the_quota() {
+    let (d, dir) = driver();
+    let (_, err, ending) = bash(&*d, "filler", "head -c 200000000 /dev/zero > big").await;
+    assert_eq!(ending, RunEnding::Exited { code: 1 });
+    assert!(err.contains("No space left on device"), "{err}");
+    let image = dir.path().join("sandboxes/lens-chat-filler.img");
+    use std::os::unix::fs::MetadataExt;
+    let used = std::fs::metadata(&image).unwrap().blocks() * 512;
+    assert!(used < 80 << 20, "the host holds {used} bytes for a 64 MiB quota");
+    // Freeing space makes the workspace usable again.
+    let (out, _, _) = bash(&*d, "filler", "rm big && echo fine > small && cat small").await;
+    assert_eq!(out, "fine\n");
+    still_healthy(&*d).await;
+}
+
+#[tokio::test]
+async fn ptrace_is_refused() {
+    let (d, _dir) = driver();
+    let code = "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n\
+                print(libc.ptrace(16, 1, 0, 0), os.strerror(ctypes.get_errno()))\n\
+                print(libc.ptrace(0, 0, 0, 0), os.strerror(ctypes.get_errno()))";
+    let (out, err, _) = python(&*d, "tracer", code).await;
+    assert_eq!(out, "-1 Operation not permitted\n-1 Operation not permitted\n", "{err}");
+    still_healthy(&*d).await;
+}
+
+#[tokio::test]
+async fn a_background_process_does_not_outlive_its_run() {
+    let (d, _dir) = driver();
+    let (_, _, ending) =
+        bash(&*d, "lingerer", "setsid sleep 300 & (nohup sleep 301 &) ; disown -a; echo started").await;
+    assert_eq!(ending, RunEnding::Exited { code: 0 });
+    let (out, _, _) = bash(&*d, "lingerer", "ps -eo args --no-headers | grep -c '^sleep' || true").await;
+    assert_eq!(out, "0\n", "no sleeper survived its run");
+    let (out, _, _) =
+        python(&*d, "lingerer", "import subprocess\nsubprocess.Popen(['sleep', '302'])\nprint('ok')").await;
+    assert_eq!(out, "ok\n");
+    let (out, _, _) = bash(&*d, "lingerer", "ps -eo args --no-headers | grep -c '^sleep' || true").await;
+    assert_eq!(out, "0\n", "no sleeper survived its cell");
 }

@@ -5,8 +5,8 @@ use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use futures_util::StreamExt;
 use lens_sandbox::{
-    DEFAULT_HOST_UID, ExecRequest, LocalDriver, RunEnding, RunEvent, SandboxDriver, SandboxError, SandboxState,
-    run_to_end,
+    DEFAULT_HOST_UID, ExecRequest, LocalDriver, LocalOptions, RunEnding, RunEvent, SandboxDriver, SandboxError,
+    SandboxState, run_to_end,
 };
 
 /// The agent binary cargo built beside this test (`cargo test` at the workspace root
@@ -21,7 +21,7 @@ fn agent() -> PathBuf {
 
 fn driver() -> (Arc<dyn SandboxDriver>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let d = LocalDriver::new(&dir.path().join("sandboxes"), &agent(), DEFAULT_HOST_UID).unwrap();
+    let d = LocalDriver::new(LocalOptions::new(&dir.path().join("sandboxes"), &agent())).unwrap();
     (Arc::new(d), dir)
 }
 

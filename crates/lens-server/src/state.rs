@@ -73,12 +73,8 @@ impl AppState {
     /// Opens the local sandbox driver the configuration names; the reason if it cannot.
     pub fn local_sandbox(config: &Config) -> anyhow::Result<Arc<dyn lens_sandbox::SandboxDriver>> {
         use anyhow::Context;
-        let driver = lens_sandbox::LocalDriver::new(
-            &config.data_dir.join("sandboxes"),
-            &config.sandbox_agent_path(),
-            lens_sandbox::DEFAULT_HOST_UID,
-        )
-        .context("the code sandbox cannot be turned on")?;
+        let options = lens_sandbox::LocalOptions::new(&config.data_dir.join("sandboxes"), &config.sandbox_agent_path());
+        let driver = lens_sandbox::LocalDriver::new(options).context("the code sandbox cannot be turned on")?;
         Ok(Arc::new(driver))
     }
 }

@@ -1,0 +1,273 @@
+//! One cgroup per running sandbox, for cgroup v1 (memory, pids and cpu hierarchies) and v2.
+//!
+//! Sandboxes nest under the server's own cgroup (from `/proc/self/cgroup`), in a folder
+//! named after the driver's data directory, so they count against whatever budget the
+//! server was given, two servers never touch each other's sandboxes, and a restarted
+//! server finds and kills what its predecessor left.
+
+use std::{
+    fs,
+    io::{self, Write},
+    path::{Path, PathBuf},
+    time::{Duration, Instant},
+};
+
+use nix::{sys::signal::Signal, unistd::Pid};
+
+use crate::Limits;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    V1,
+    V2,
+}
+
+/// Where this driver's sandboxes' cgroups live.
+#[derive(Debug, Clone)]
+pub struct Cgroups {
+    pub version: Version,
+    /// (controller, folder); v2 has one ("unified", folder).
+    bases: Vec<(&'static str, PathBuf)>,
+}
+
+/// The cgroup of one running sandbox.
+#[derive(Debug)]
+pub struct SandboxCgroup {
+    version: Version,
+    dirs: Vec<(&'static str, PathBuf)>,
+}
+
+const MOUNT: &str = "/sys/fs/cgroup";
+
+/// The server's own cgroup paths: (controllers, path) per line of `/proc/self/cgroup`.
+fn own_paths() -> io::Result<Vec<(String, String)>> {
+    let text = fs::read_to_string("/proc/self/cgroup")?;
+    Ok(text
+        .lines()
+        .filter_map(|line| {
+            let mut parts = line.splitn(3, ':');
+            let _id = parts.next()?;
+            Some((parts.next()?.to_string(), parts.next()?.to_string()))
+        })
+        .collect())
+}
+
+impl Cgroups {
+    /// Finds the hierarchies and makes `<own cgroup>/<folder>` in each.
+    pub fn detect(folder: &str) -> Result<Self, String> {
+        let own = own_paths().map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
+        let mkdir =
+            |dir: &Path| fs::create_dir_all(dir).map_err(|e| format!("cannot make the cgroup {}: {e}", dir.display()));
+        if Path::new(MOUNT).join("cgroup.controllers").exists() {
+            let path = own.iter().find(|(c, _)| c.is_empty()).map(|(_, p)| p.clone()).unwrap_or_else(|| "/".into());
+            let base = Path::new(MOUNT).join(path.trim_start_matches('/')).join(folder);
+            mkdir(&base)?;
+            // v2 delegates controllers to children explicitly.
+            fs::write(base.join("cgroup.subtree_control"), "+memory +pids +cpu")
+                .map_err(|e| format!("cannot enable the memory, pids and cpu controllers: {e}"))?;
+            return Ok(Self { version: Version::V2, bases: vec![("unified", base)] });
+        }
+        let mut bases = Vec::new();
+        for controller in ["memory", "pids", "cpu"] {
+            let Some((names, path)) = own.iter().find(|(c, _)| c.split(',').any(|x| x == controller)) else {
+                return Err(format!("the cgroup v1 `{controller}` controller is not mounted"));
+            };
+            // The hierarchy's folder is named after its controllers ("cpu,cpuacct") or just one.
+            let mut mount = Path::new(MOUNT).join(names);
+            if !mount.exists() {
+                mount = Path::new(MOUNT).join(controller);
+            }
+            let base = mount.join(path.trim_start_matches('/')).join(folder);
+            mkdir(&base)?;
+            bases.push((controller, base));
+        }
+        Ok(Self { version: Version::V1, bases })
+    }
+
+    /// Makes (or reuses) a sandbox's cgroup with the limits applied.
+    pub fn create(&self, name: &str, limits: &Limits) -> Result<SandboxCgroup, String> {
+        let mut dirs = Vec::new();
+        for (controller, base) in &self.bases {
+            let dir = base.join(name);
+            match fs::create_dir(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(format!("cannot make the cgroup {}: {e}", dir.display())),
+            }
+            dirs.push((*controller, dir));
+        }
+        let cgroup = SandboxCgroup { version: self.version, dirs };
+        // Anything left in a reused cgroup belonged to a sandbox that is gone.
+        cgroup.kill_all();
+        cgroup.apply(limits).map_err(|e| format!("cannot set the sandbox's limits: {e}"))?;
+        Ok(cgroup)
+    }
+
+    /// Kills and removes every sandbox cgroup: what a crashed server left behind.
+    pub fn sweep(&self) -> usize {
+        let mut names: Vec<String> = Vec::new();
+        for (_, base) in &self.bases {
+            for entry in fs::read_dir(base).into_iter().flatten().flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if entry.path().is_dir() && !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        for name in &names {
+            self.existing(name).remove();
+        }
+        names.len()
+    }
+
+    /// Sweeps, then removes the driver's own folders.
+    pub fn remove_all(&self) {
+        self.sweep();
+        for (_, base) in &self.bases {
+            let _ = fs::remove_dir(base);
+        }
+    }
+
+    /// A sandbox's cgroup without creating or changing it.
+    pub fn existing(&self, name: &str) -> SandboxCgroup {
+        SandboxCgroup { version: self.version, dirs: self.bases.iter().map(|(c, b)| (*c, b.join(name))).collect() }
+    }
+
+    pub fn describe(&self) -> String {
+        let version = match self.version {
+            Version::V1 => "cgroup v1",
+            Version::V2 => "cgroup v2",
+        };
+        format!("{version} under {}", self.bases.first().map(|(_, b)| b.display().to_string()).unwrap_or_default())
+    }
+}
+
+fn read_u64(path: &Path) -> u64 {
+    fs::read_to_string(path).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0)
+}
+
+/// A `key value` line of a cgroup's flat-keyed file.
+fn read_key(path: &Path, key: &str) -> u64 {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .find_map(|line| {
+            let mut words = line.split_whitespace();
+            (words.next() == Some(key)).then(|| words.next().and_then(|v| v.parse().ok())).flatten()
+        })
+        .unwrap_or(0)
+}
+
+impl SandboxCgroup {
+    fn dir(&self, controller: &str) -> Option<&Path> {
+        self.dirs.iter().find(|(c, _)| *c == controller || *c == "unified").map(|(_, d)| d.as_path())
+    }
+
+    fn apply(&self, limits: &Limits) -> io::Result<()> {
+        let missing = || io::Error::other("controller missing");
+        let memory = self.dir("memory").ok_or_else(missing)?;
+        let pids = self.dir("pids").ok_or_else(missing)?;
+        let cpu = self.dir("cpu").ok_or_else(missing)?;
+        match self.version {
+            Version::V1 => {
+                fs::write(memory.join("memory.limit_in_bytes"), limits.memory_bytes.to_string())?;
+                // Memory plus swap, where swap is accounted: no swapping around the limit.
+                let _ = fs::write(memory.join("memory.memsw.limit_in_bytes"), limits.memory_bytes.to_string());
+                let _ = fs::write(memory.join("memory.swappiness"), "0");
+                fs::write(pids.join("pids.max"), limits.processes.to_string())?;
+                fs::write(cpu.join("cpu.cfs_period_us"), "100000")?;
+                fs::write(cpu.join("cpu.cfs_quota_us"), (limits.cpu_millis * 100).to_string())?;
+            }
+            Version::V2 => {
+                fs::write(memory.join("memory.max"), limits.memory_bytes.to_string())?;
+                let _ = fs::write(memory.join("memory.swap.max"), "0");
+                fs::write(pids.join("pids.max"), limits.processes.to_string())?;
+                fs::write(cpu.join("cpu.max"), format!("{} 100000", limits.cpu_millis * 100))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves a process into the sandbox's cgroup in every hierarchy.
+    pub fn add(&self, pid: u32) -> io::Result<()> {
+        for (_, dir) in &self.dirs {
+            let mut procs = fs::OpenOptions::new().write(true).open(dir.join("cgroup.procs"))?;
+            procs.write_all(pid.to_string().as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// How many times the kernel has killed a process here for want of memory.
+    pub fn oom_kills(&self) -> u64 {
+        match (self.version, self.dir("memory")) {
+            (Version::V1, Some(d)) => read_key(&d.join("memory.oom_control"), "oom_kill"),
+            (Version::V2, Some(d)) => read_key(&d.join("memory.events"), "oom_kill"),
+            _ => 0,
+        }
+    }
+
+    /// Memory charged to the sandbox now.
+    pub fn memory_bytes(&self) -> u64 {
+        match (self.version, self.dir("memory")) {
+            (Version::V1, Some(d)) => read_u64(&d.join("memory.usage_in_bytes")),
+            (Version::V2, Some(d)) => read_u64(&d.join("memory.current")),
+            _ => 0,
+        }
+    }
+
+    fn pids(&self) -> Vec<i32> {
+        let Some(dir) = self.dir("pids") else { return Vec::new() };
+        let text = fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+        text.lines().filter_map(|l| l.trim().parse().ok()).collect()
+    }
+
+    /// Kills everything in the cgroup until it is empty (v1 has no `cgroup.kill`, and a
+    /// forking process can outrun a single pass).
+    pub fn kill_all(&self) {
+        if self.version == Version::V2
+            && let Some(dir) = self.dir("unified")
+        {
+            let _ = fs::write(dir.join("cgroup.kill"), "1");
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let pids = self.pids();
+            if pids.is_empty() || Instant::now() > deadline {
+                break;
+            }
+            for pid in pids {
+                let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Kills what is left and removes the cgroup (retrying: v1 may be busy for a moment
+    /// while the last pages are uncharged).
+    pub fn remove(&self) {
+        self.kill_all();
+        for (_, dir) in &self.dirs {
+            for _ in 0..200 {
+                match fs::remove_dir(dir) {
+                    Ok(()) => break,
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => break,
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        }
+    }
+}
+
+/// A process and all its descendants, from `/proc/<pid>/task/*/children`.
+pub fn process_tree(pid: u32) -> Vec<u32> {
+    let mut all = vec![pid];
+    let mut i = 0;
+    while i < all.len() {
+        let tasks = Path::new("/proc").join(all[i].to_string()).join("task");
+        for task in fs::read_dir(tasks).into_iter().flatten().flatten() {
+            let children = fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            all.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+        }
+        i += 1;
+    }
+    all
+}
