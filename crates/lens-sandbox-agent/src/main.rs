@@ -25,6 +25,7 @@ use nix::{sys::signal::Signal, unistd::Pid};
 
 mod confine;
 mod kernel;
+mod proxy;
 mod seccomp_policy;
 mod sweep;
 
@@ -47,6 +48,7 @@ struct Agent {
     kernel: Mutex<Option<kernel::Kernel>>,
     /// Whether leftovers may be swept (only in the sandbox's own pid namespace).
     sweeps: bool,
+    proxy: Arc<proxy::Proxy>,
 }
 
 impl Agent {
@@ -82,9 +84,11 @@ fn main() {
     let mut root = PathBuf::from(lens_sandbox_agent::paths::WORKSPACE);
     let mut limits = confine::ProcessLimits { max_file_bytes: 1 << 30, max_open_files: 4096 };
     let mut own_namespace = false;
+    let mut proxy_port = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--own-pid-namespace" => own_namespace = true,
+            "--proxy" => proxy_port = Some(lens_sandbox_agent::protocol::PROXY_PORT),
             "--root" => root = args.next().map(PathBuf::from).unwrap_or(root),
             "--max-file-bytes" => {
                 limits.max_file_bytes = args.next().and_then(|v| v.parse().ok()).unwrap_or(limits.max_file_bytes)
@@ -98,6 +102,7 @@ fn main() {
         runs: Mutex::default(),
         kernel: Mutex::default(),
         sweeps: sweep::allowed(own_namespace),
+        proxy: Arc::default(),
     });
     // Confined before anything else runs, so every thread and child inherits it.
     let writable = [agent.root.as_path(), Path::new("/tmp"), Path::new("/dev/shm")];
@@ -111,6 +116,14 @@ fn main() {
         Err(message) => {
             agent.failed(0, format!("the sandbox could not confine itself: {message}"));
             std::process::exit(1);
+        }
+    }
+    // The egress proxy listens before any program runs, so none can take its port.
+    if let Some(port) = proxy_port {
+        let replier = agent.clone();
+        let reply: Arc<dyn Fn(&Reply) + Send + Sync> = Arc::new(move |r: &Reply| replier.reply(r));
+        if let Err(e) = agent.proxy.listen(port, reply) {
+            agent.failed(0, format!("the egress proxy could not listen: {e}"));
         }
     }
     let mut stdin = std::io::stdin().lock();
@@ -158,6 +171,11 @@ fn handle(agent: &Arc<Agent>, request: Request) {
             Ok(entries) => agent.reply(&Reply::Files { id, entries }),
             Err(m) => agent.failed(id, m),
         },
+        Request::NetOpen { id, ok, message } => agent.proxy.deliver(id, proxy::NetMessage::Open { ok, message }),
+        Request::NetData { id, data } => {
+            agent.proxy.deliver(id, proxy::NetMessage::Data(B64.decode(data).unwrap_or_default()))
+        }
+        Request::NetClose { id } => agent.proxy.deliver(id, proxy::NetMessage::Close),
     }
 }
 

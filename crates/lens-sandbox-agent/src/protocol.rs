@@ -26,6 +26,12 @@ pub enum Request {
     ReadFile { id: u64, path: String, max_bytes: u64 },
     /// List a folder under the workspace.
     ListFiles { id: u64, path: String },
+    /// The server's decision on a proxy connection the agent asked about.
+    NetOpen { id: u64, ok: bool, message: String },
+    /// Bytes from the far end of a proxy connection (base64).
+    NetData { id: u64, data: String },
+    /// The far end of a proxy connection closed.
+    NetClose { id: u64 },
 }
 
 /// One entry of a folder listing.
@@ -79,7 +85,29 @@ pub enum Reply {
         id: u64,
         message: String,
     },
+    /// A program in the sandbox asked the proxy for `target` (`host:port` for CONNECT,
+    /// the URL for anything else); the server decides. Connection ids start at [`NET_IDS`].
+    NetConnect {
+        id: u64,
+        method: String,
+        target: String,
+    },
+    /// Bytes a program sent on an open proxy connection (base64).
+    NetData {
+        id: u64,
+        data: String,
+    },
+    /// The program closed its proxy connection.
+    NetClose {
+        id: u64,
+    },
 }
+
+/// Proxy connection ids count from here, apart from the server's request ids.
+pub const NET_IDS: u64 = 1 << 48;
+
+/// The port of the egress proxy inside every sandbox (on its loopback).
+pub const PROXY_PORT: u16 = 3128;
 
 /// Writes one frame and flushes.
 pub fn write_frame<W: Write, T: Serialize>(w: &mut W, msg: &T) -> io::Result<()> {

@@ -15,14 +15,19 @@
 
 mod capture;
 mod cgroup;
+mod check;
 mod driver;
+pub mod egress;
 mod error;
 mod limits;
 mod local;
 mod name;
 mod quota;
+pub mod registries;
+mod relay;
 
 pub use capture::{CapturedRun, MODEL_TEXT_LIMIT, OutputCapture};
+pub use check::check;
 pub use driver::{
     ExecRequest, FileEntry, RunEvent, RunStream, SandboxDriver, SandboxInfo, SandboxState, WholeRun, run_to_end,
 };
@@ -31,3 +36,4 @@ pub use lens_types::{OutputStream, RunEnding, RunOutput};
 pub use limits::Limits;
 pub use local::{DEFAULT_HOST_UID, LocalDriver, LocalOptions};
 pub use name::sandbox_name;
+pub use relay::Network;

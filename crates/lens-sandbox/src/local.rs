@@ -36,6 +36,7 @@ use crate::{
     ExecRequest, FileEntry, Limits, RunEvent, RunStream, SandboxDriver, SandboxError, SandboxInfo, SandboxState,
     cgroup::{Cgroups, SandboxCgroup, process_tree},
     quota::Workspace,
+    relay::{EgressLog, Network, Relay},
     sandbox_name,
 };
 
@@ -109,6 +110,8 @@ struct Running {
     cgroup: SandboxCgroup,
     workspace: Workspace,
     env: Vec<(String, String)>,
+    /// What the agent reported: (Landlock ABI, every right enforced, seccomp applied).
+    confinement: (u32, bool, bool),
 }
 
 /// The local driver.
@@ -118,6 +121,9 @@ pub struct LocalDriver {
     host_uid: u32,
     limits: Mutex<Limits>,
     cgroups: Cgroups,
+    /// What sandboxes may reach; `None` is no network.
+    network: Arc<Mutex<Option<Network>>>,
+    egress_log: Arc<EgressLog>,
     next_id: AtomicU64,
     running: tokio::sync::Mutex<HashMap<String, Arc<Running>>>,
 }
@@ -143,6 +149,8 @@ impl LocalDriver {
             host_uid,
             limits: Mutex::new(limits),
             cgroups,
+            network: Arc::default(),
+            egress_log: Arc::default(),
             next_id: AtomicU64::new(1),
             running: tokio::sync::Mutex::default(),
         };
@@ -162,10 +170,37 @@ impl LocalDriver {
         }
     }
 
+    /// Changes what sandboxes may reach (`None`: nothing); runs from now on see it.
+    pub fn set_network(&self, network: Option<Network>) {
+        if let Ok(mut n) = self.network.lock() {
+            *n = network;
+        }
+    }
+
+    /// The latest egress decisions, newest last.
+    pub fn egress_log(&self) -> Vec<crate::egress::EgressDecision> {
+        self.egress_log.recent()
+    }
+
+    /// A run's environment: the sandbox's, plus the proxy's when there is a network.
+    fn run_env(&self, running: &Running) -> Vec<(String, String)> {
+        let mut env = running.env.clone();
+        if let Ok(Some(network)) = self.network.lock().as_deref() {
+            env.extend(network.env.iter().cloned());
+        }
+        env
+    }
+
     /// Memory charged to a running sandbox now (0 when it is not running).
     pub async fn memory_bytes(&self, chat_id: &str) -> u64 {
         let Ok(name) = sandbox_name(chat_id) else { return 0 };
         self.running.lock().await.get(&name).map(|r| r.cgroup.memory_bytes()).unwrap_or(0)
+    }
+
+    /// What a running sandbox's agent reported about its confinement.
+    pub(crate) async fn confinement(&self, chat_id: &str) -> Option<(u32, bool, bool)> {
+        let name = sandbox_name(chat_id).ok()?;
+        self.running.lock().await.get(&name).map(|r| r.confinement)
     }
 
     fn workspace(&self, name: &str) -> Workspace {
@@ -199,12 +234,12 @@ impl LocalDriver {
         let agent = self.agent.to_string_lossy().into_owned();
         push(&["--bind", &ws, "/workspace", "--ro-bind", &agent, "/.lens/agent"]);
         push(&["--chdir", "/workspace", "--remount-ro", "/", "--", "/.lens/agent", "--root", "/workspace"]);
-        push(&["--own-pid-namespace"]);
+        push(&["--own-pid-namespace", "--proxy"]);
         push(&["--max-file-bytes", &limits.disk_bytes.to_string()]);
         a
     }
 
-    async fn start(&self, name: &str) -> Result<Arc<Running>, SandboxError> {
+    async fn start(&self, chat_id: &str, name: &str) -> Result<Arc<Running>, SandboxError> {
         let limits = self.limits();
         let workspace = self.workspace(name);
         let owner = if running_as_root() { self.host_uid } else { nix::unistd::getuid().as_raw() };
@@ -231,12 +266,13 @@ impl LocalDriver {
         // The agent's first frame says it is confined; until then nothing else runs inside,
         // so the whole tree can be moved into the cgroup without a race.
         let first = tokio::time::timeout(START_TIMEOUT, read_reply(&mut stdout)).await;
-        match first {
-            Ok(Some(Reply::Ready { .. })) => {
+        let confinement = match first {
+            Ok(Some(Reply::Ready { landlock_abi, landlock_full, seccomp, .. })) => {
                 let pid = child.id().ok_or_else(|| gone("it ended while starting"))?;
                 for pid in process_tree(pid) {
                     cgroup.add(pid).map_err(|e| backend(format!("cannot move the sandbox into its cgroup: {e}")))?;
                 }
+                (landlock_abi, landlock_full, seccomp)
             }
             other => {
                 let _ = child.start_kill();
@@ -248,30 +284,51 @@ impl LocalDriver {
                     Err(_) => "the sandbox did not start in time".into(),
                 }));
             }
-        }
+        };
         let waiting: Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<Reply>>>> = Arc::default();
-        let routes = waiting.clone();
-        // Replies go to whoever waits for their id; when the agent dies, every waiter hears it.
-        tokio::spawn(async move {
-            while let Some(reply) = read_reply(&mut stdout).await {
-                let id = reply_id(&reply);
-                let to = routes.lock().ok().and_then(|w| w.get(&id).cloned());
-                if let Some(to) = to {
-                    let _ = to.send(reply);
-                }
-            }
-            if let Ok(mut w) = routes.lock() {
-                w.clear();
-            }
-        });
-        Ok(Arc::new(Running {
+        let running = Arc::new(Running {
             child: Mutex::new(child),
             stdin: tokio::sync::Mutex::new(Some(stdin)),
-            waiting,
+            waiting: waiting.clone(),
             cgroup,
             workspace,
             env,
-        }))
+            confinement,
+        });
+        // Proxy frames go out in order through one writer.
+        let (outbox, mut frames) = mpsc::unbounded_channel::<Request>();
+        let writer = Arc::downgrade(&running);
+        tokio::spawn(async move {
+            while let Some(frame) = frames.recv().await {
+                let Some(running) = writer.upgrade() else { break };
+                if write_request(&running, &frame).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let relay = Relay::new(chat_id.to_owned(), outbox, self.network.clone(), self.egress_log.clone());
+        // Replies go to whoever waits for their id; proxy frames to the relay; when the
+        // agent dies, every waiter hears it.
+        tokio::spawn(async move {
+            while let Some(reply) = read_reply(&mut stdout).await {
+                match reply {
+                    Reply::NetConnect { id, method, target } => relay.connect(id, method, target),
+                    Reply::NetData { id, data } => relay.data(id, &data),
+                    Reply::NetClose { id } => relay.close(id),
+                    reply => {
+                        let id = reply_id(&reply);
+                        let to = waiting.lock().ok().and_then(|w| w.get(&id).cloned());
+                        if let Some(to) = to {
+                            let _ = to.send(reply);
+                        }
+                    }
+                }
+            }
+            if let Ok(mut w) = waiting.lock() {
+                w.clear();
+            }
+        });
+        Ok(running)
     }
 
     /// The running sandbox, started if needed.
@@ -281,7 +338,7 @@ impl LocalDriver {
         if let Some(r) = all.get(&name) {
             return Ok(r.clone());
         }
-        let r = self.start(&name).await?;
+        let r = self.start(chat_id, &name).await?;
         all.insert(name, r.clone());
         Ok(r)
     }
@@ -373,6 +430,9 @@ fn reply_id(reply: &Reply) -> u64 {
         | Reply::Files { id, .. }
         | Reply::Done { id }
         | Reply::Ready { id, .. }
+        | Reply::NetConnect { id, .. }
+        | Reply::NetData { id, .. }
+        | Reply::NetClose { id }
         | Reply::Failed { id, .. } => *id,
     }
 }
@@ -405,7 +465,7 @@ impl SandboxDriver for LocalDriver {
 
     async fn exec(&self, chat_id: &str, request: ExecRequest) -> Result<RunStream, SandboxError> {
         let running = self.running(chat_id).await?;
-        let mut env = running.env.clone();
+        let mut env = self.run_env(&running);
         env.extend(request.env);
         let timeout_ms = request.timeout.as_millis() as u64;
         let (id, rx) = self.send(&running, |id| Request::Exec { id, argv: request.argv, env, timeout_ms }).await?;
@@ -414,7 +474,7 @@ impl SandboxDriver for LocalDriver {
 
     async fn run_python(&self, chat_id: &str, code: &str, timeout: Duration) -> Result<RunStream, SandboxError> {
         let running = self.running(chat_id).await?;
-        let env = running.env.clone();
+        let env = self.run_env(&running);
         let timeout_ms = timeout.as_millis() as u64;
         let (id, rx) = self.send(&running, |id| Request::Python { id, code: code.to_owned(), env, timeout_ms }).await?;
         Ok(run_stream(running, id, rx))

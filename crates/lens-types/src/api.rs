@@ -231,3 +231,111 @@ pub struct Health {
     pub status: String,
     pub version: String,
 }
+
+/// One line of `lens sandbox check`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckItem {
+    /// What was checked ("bubblewrap", "cgroups", "disk quota", "Landlock", "seccomp", "Python").
+    pub name: String,
+    pub ok: bool,
+    /// What was found, or what is missing and how to fix it.
+    pub detail: String,
+}
+
+/// Whether this machine can run the local sandbox, piece by piece.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxCheck {
+    pub ok: bool,
+    pub items: Vec<CheckItem>,
+}
+
+/// What a sandbox may reach on the network.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NetworkMode {
+    /// Loopback only.
+    #[default]
+    Off,
+    /// The package indexes this server is configured to use.
+    Registries,
+    /// The registries and the hosts an admin lists.
+    Hosts,
+}
+
+impl NetworkMode {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "off" => Some(Self::Off),
+            "registries" => Some(Self::Registries),
+            "hosts" => Some(Self::Hosts),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Off => "off",
+            Self::Registries => "registries",
+            Self::Hosts => "hosts",
+        }
+    }
+}
+
+/// Admin Settings > Code sandbox, as shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxSettingsView {
+    pub enabled: bool,
+    pub network: NetworkMode,
+    /// Extra host names the `hosts` mode allows.
+    pub hosts: Vec<String>,
+    /// CIDR ranges egress may reach besides public addresses (empty by default).
+    pub trusted_egress: Vec<String>,
+    /// The package index hosts `registries` mode allows, as found at start (read-only).
+    pub registries: Vec<String>,
+    /// Characters of stdout and of stderr a person sees per run.
+    pub shown: u64,
+    pub timeout_secs: u64,
+    pub memory_mb: u64,
+    pub processes: u64,
+    /// Thousandths of a CPU core.
+    pub cpu_millis: u64,
+    pub disk_mb: u64,
+    /// A sandbox with nothing running this long is stopped (its files are kept).
+    pub idle_stop_secs: u64,
+    /// A sandbox unused this long is deleted.
+    pub unused_delete_days: u64,
+    /// Fields set by a `LENS_SANDBOX_*` variable or flag: shown, not editable.
+    pub locked: Vec<String>,
+    /// The last `sandbox check` on this machine.
+    pub check: Option<SandboxCheck>,
+}
+
+/// A change to the sandbox settings; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateSandboxSettingsRequest {
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    #[serde(default)]
+    pub network: Option<NetworkMode>,
+    #[serde(default)]
+    pub hosts: Option<Vec<String>>,
+    #[serde(default)]
+    pub trusted_egress: Option<Vec<String>>,
+    #[serde(default)]
+    pub shown: Option<u64>,
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+    #[serde(default)]
+    pub memory_mb: Option<u64>,
+    #[serde(default)]
+    pub processes: Option<u64>,
+    #[serde(default)]
+    pub cpu_millis: Option<u64>,
+    #[serde(default)]
+    pub disk_mb: Option<u64>,
+    #[serde(default)]
+    pub idle_stop_secs: Option<u64>,
+    #[serde(default)]
+    pub unused_delete_days: Option<u64>,
+}

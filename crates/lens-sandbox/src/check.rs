@@ -1,0 +1,112 @@
+//! `lens sandbox check`: whether this machine can run the local sandbox, piece by piece,
+//! with a sentence for each missing piece. It starts a real sandbox in a scratch folder
+//! beside the driver's, runs Python's data stack inside, and removes it all again.
+
+use std::{path::Path, process::Command, time::Duration};
+
+use lens_types::{CheckItem, SandboxCheck};
+
+use crate::{Limits, LocalDriver, LocalOptions, SandboxDriver, cgroup::Cgroups, run_to_end};
+
+const PROBE: &str = "import sys, numpy, pandas, matplotlib\n\
+print('Python %d.%d.%d' % sys.version_info[:3], 'numpy', numpy.__version__, 'pandas', pandas.__version__, \
+'matplotlib', matplotlib.__version__)";
+
+fn item(name: &str, result: Result<String, String>) -> CheckItem {
+    match result {
+        Ok(detail) => CheckItem { name: name.into(), ok: true, detail },
+        Err(detail) => CheckItem { name: name.into(), ok: false, detail },
+    }
+}
+
+fn bwrap_version() -> Result<String, String> {
+    let out = Command::new("bwrap")
+        .arg("--version")
+        .output()
+        .map_err(|_| "bubblewrap is not installed (Debian and Ubuntu: apt install bubblewrap)".to_string())?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn quota_tools() -> Result<(), String> {
+    for tool in ["mkfs.ext4", "mount"] {
+        let found = ["/usr/sbin", "/sbin", "/usr/bin", "/bin"].iter().any(|d| Path::new(d).join(tool).exists());
+        if !found {
+            return Err(format!("`{tool}` is missing (Debian and Ubuntu: apt install e2fsprogs mount)"));
+        }
+    }
+    if nix::unistd::geteuid().as_raw() != 0 {
+        return Err("the workspace quota loop-mounts a file system, which needs Lens to run as root".into());
+    }
+    Ok(())
+}
+
+/// Checks everything the local driver needs, with the driver's own options.
+pub async fn check(options: &LocalOptions) -> SandboxCheck {
+    let mut items = vec![item("bubblewrap", bwrap_version())];
+    let cgroups = Cgroups::detect("lens-check").map(|c| {
+        let found = c.describe();
+        c.remove_all();
+        found
+    });
+    items.push(item("cgroups", cgroups.map_err(|e| format!("{e}; the limits on memory, processes and CPU need it"))));
+    let quota = quota_tools();
+    items.push(item("disk quota", quota.clone().map(|()| "loop-mounted ext4 per workspace".into())));
+    if items.iter().all(|i| i.ok) {
+        items.extend(probe(options).await);
+    } else {
+        for name in ["Landlock", "seccomp", "Python"] {
+            items.push(item(name, Err("not checked: a sandbox cannot start until the pieces above work".into())));
+        }
+    }
+    SandboxCheck { ok: items.iter().all(|i| i.ok), items }
+}
+
+/// Starts a scratch sandbox and asks it what it has.
+async fn probe(options: &LocalOptions) -> Vec<CheckItem> {
+    let scratch = options.root.with_file_name(format!("sandbox-check-{}", std::process::id()));
+    let mut scratch_options = options.clone();
+    scratch_options.root = scratch.clone();
+    scratch_options.limits = Limits { disk_bytes: 64 << 20, ..options.limits };
+    let items = match LocalDriver::new(scratch_options) {
+        Ok(driver) => probe_with(&driver).await,
+        Err(e) => ["Landlock", "seccomp", "Python"].iter().map(|n| item(n, Err(e.to_string()))).collect(),
+    };
+    let _ = std::fs::remove_dir_all(&scratch);
+    items
+}
+
+async fn probe_with(driver: &LocalDriver) -> Vec<CheckItem> {
+    let chat = "check";
+    let started = driver.ensure(chat).await;
+    let items = match started {
+        Err(e) => ["Landlock", "seccomp", "Python"].iter().map(|n| item(n, Err(e.to_string()))).collect(),
+        Ok(_) => {
+            let (abi, full, seccomp) = driver.confinement(chat).await.unwrap_or_default();
+            let landlock = if full {
+                format!("ABI {abi}: every right enforced")
+            } else {
+                format!("ABI {abi}: enforced (rights newer than this kernel are not)")
+            };
+            let seccomp = if seccomp {
+                Ok("allow-list applied".to_string())
+            } else {
+                Err("no seccomp policy for this architecture (only x86_64 has one)".to_string())
+            };
+            let python = match driver.run_python(chat, PROBE, Duration::from_secs(60)).await {
+                Ok(run) => match run_to_end(run).await {
+                    Ok(r) if r.ending == lens_types::RunEnding::Exited { code: 0 } => Ok(r.stdout_text().trim().into()),
+                    Ok(r) => Err(format!(
+                        "Python or its data stack is missing inside (Debian: apt install python3 python3-numpy \
+                         python3-pandas python3-matplotlib): {}",
+                        r.stderr_text().lines().last().unwrap_or_default()
+                    )),
+                    Err(e) => Err(e),
+                },
+                Err(e) => Err(e.to_string()),
+            };
+            vec![item("Landlock", Ok(landlock)), item("seccomp", seccomp), item("Python", python)]
+        }
+    };
+    let _ = driver.delete(chat).await;
+    items
+}

@@ -1,0 +1,153 @@
+//! The egress proxy's outside half. The agent asks for each connection a program makes to
+//! its proxy; here the [`EgressPolicy`] decides, the decision is logged, and an allowed
+//! connection is opened from the server and relayed both ways over the agent's frames.
+
+use std::{
+    collections::{HashMap, VecDeque},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use base64::{Engine, engine::general_purpose::STANDARD as B64};
+use lens_sandbox_agent::protocol::Request;
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::TcpStream,
+    sync::mpsc,
+};
+
+use crate::egress::{EgressDecision, EgressPolicy};
+
+/// What the sandboxes may reach now, and what their programs are told about it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Network {
+    pub policy: EgressPolicy,
+    /// Added to every run's environment (the proxy, the package indexes).
+    pub env: Vec<(String, String)>,
+}
+
+/// The latest decisions, newest last.
+#[derive(Debug, Default)]
+pub struct EgressLog {
+    decisions: Mutex<VecDeque<EgressDecision>>,
+}
+
+const LOG_SIZE: usize = 200;
+
+impl EgressLog {
+    fn push(&self, decision: EgressDecision) {
+        let d = &decision;
+        if d.allowed {
+            tracing::info!(chat = %d.chat_id, target = %d.target, reason = %d.reason, "sandbox egress allowed");
+        } else {
+            tracing::warn!(chat = %d.chat_id, target = %d.target, reason = %d.reason, "sandbox egress refused");
+        }
+        if let Ok(mut d) = self.decisions.lock() {
+            if d.len() == LOG_SIZE {
+                d.pop_front();
+            }
+            d.push_back(decision);
+        }
+    }
+
+    pub fn recent(&self) -> Vec<EgressDecision> {
+        self.decisions.lock().map(|d| d.iter().cloned().collect()).unwrap_or_default()
+    }
+}
+
+/// One sandbox's open proxy connections.
+pub(crate) struct Relay {
+    pub chat_id: String,
+    /// Frames to the agent, written in order.
+    pub outbox: mpsc::UnboundedSender<Request>,
+    pub network: Arc<Mutex<Option<Network>>>,
+    pub log: Arc<EgressLog>,
+    conns: Mutex<HashMap<u64, mpsc::UnboundedSender<Vec<u8>>>>,
+}
+
+impl Relay {
+    pub fn new(
+        chat_id: String,
+        outbox: mpsc::UnboundedSender<Request>,
+        network: Arc<Mutex<Option<Network>>>,
+        log: Arc<EgressLog>,
+    ) -> Arc<Self> {
+        Arc::new(Self { chat_id, outbox, network, log, conns: Mutex::default() })
+    }
+
+    /// A program asked for `target`: decide, log, and connect.
+    pub fn connect(self: &Arc<Self>, id: u64, method: String, target: String) {
+        let relay = self.clone();
+        tokio::spawn(async move {
+            let policy = relay.network.lock().ok().and_then(|n| n.as_ref().map(|n| n.policy.clone()));
+            let decided = match (policy, method.as_str()) {
+                (None, _) => Err("the sandbox has no network (an admin can allow package registries or hosts)".into()),
+                (Some(_), m) if m != "CONNECT" => {
+                    Err("plain HTTP is not allowed: only HTTPS (CONNECT) goes through the proxy".to_string())
+                }
+                (Some(policy), _) => policy.decide(&target).await,
+            };
+            let stream = match decided {
+                Ok(addr) => match tokio::time::timeout(Duration::from_secs(10), TcpStream::connect(addr)).await {
+                    Ok(Ok(stream)) => Ok((addr, stream)),
+                    Ok(Err(e)) => Err(format!("connecting to {addr} failed: {e}")),
+                    Err(_) => Err(format!("connecting to {addr} timed out")),
+                },
+                Err(reason) => Err(reason),
+            };
+            let reason = match &stream {
+                Ok((addr, _)) => format!("connected to {addr}"),
+                Err(reason) => reason.clone(),
+            };
+            let allowed = stream.is_ok();
+            relay.log.push(EgressDecision { chat_id: relay.chat_id.clone(), target, allowed, reason: reason.clone() });
+            let Ok((_, stream)) = stream else {
+                let _ = relay.outbox.send(Request::NetOpen { id, ok: false, message: reason });
+                return;
+            };
+            relay.open(id, stream);
+        });
+    }
+
+    fn open(self: &Arc<Self>, id: u64, stream: TcpStream) {
+        let (mut reader, mut writer) = stream.into_split();
+        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        if let Ok(mut c) = self.conns.lock() {
+            c.insert(id, tx);
+        }
+        let _ = self.outbox.send(Request::NetOpen { id, ok: true, message: String::new() });
+        tokio::spawn(async move {
+            while let Some(bytes) = rx.recv().await {
+                if writer.write_all(&bytes).await.is_err() {
+                    break;
+                }
+            }
+            let _ = writer.shutdown().await;
+        });
+        let relay = self.clone();
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; 32 * 1024];
+            while let Ok(n @ 1..) = reader.read(&mut buf).await {
+                if relay.outbox.send(Request::NetData { id, data: B64.encode(&buf[..n]) }).is_err() {
+                    break;
+                }
+            }
+            let _ = relay.outbox.send(Request::NetClose { id });
+        });
+    }
+
+    /// Bytes the program sent.
+    pub fn data(&self, id: u64, data: &str) {
+        let to = self.conns.lock().ok().and_then(|c| c.get(&id).cloned());
+        if let Some(to) = to {
+            let _ = to.send(B64.decode(data).unwrap_or_default());
+        }
+    }
+
+    /// The program closed its end: the far end is closed once what it sent is written.
+    pub fn close(&self, id: u64) {
+        if let Ok(mut c) = self.conns.lock() {
+            c.remove(&id);
+        }
+    }
+}

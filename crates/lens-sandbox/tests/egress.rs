@@ -1,0 +1,160 @@
+//! The egress proxy through a real sandbox: a local fake package index stands in for a
+//! registry, reached by name through the proxy when listed and trusted, and refused in
+//! every other way; and a real `pip install` through the registries this host uses.
+
+use std::{path::PathBuf, time::Duration};
+
+use lens_sandbox::{
+    ExecRequest, LocalDriver, LocalOptions, Network, RunEnding, SandboxDriver,
+    egress::{Cidr, EgressPolicy},
+    registries::Registries,
+    run_to_end,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn agent() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let agent = exe.parent().and_then(|d| d.parent()).unwrap().join("lens-sandbox-agent");
+    assert!(agent.is_file(), "build the agent first: cargo build -p lens-sandbox-agent");
+    agent
+}
+
+/// A tiny package index: answers every request with one simple-index page.
+async fn fake_index() -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let _ = sock.read(&mut buf).await;
+                let body = "<html><body><a href=\"tinypkg-1.0.tar.gz\">tinypkg-1.0.tar.gz</a></body></html>";
+                let reply =
+                    format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+                let _ = sock.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    port
+}
+
+fn driver(network: Option<Network>) -> (LocalDriver, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = LocalDriver::new(LocalOptions::new(&dir.path().join("sandboxes"), &agent())).unwrap();
+    d.set_network(network);
+    (d, dir)
+}
+
+async fn bash(d: &dyn SandboxDriver, chat: &str, script: &str, secs: u64) -> (String, String, RunEnding) {
+    let req = ExecRequest {
+        argv: vec!["bash".into(), "-c".into(), script.into()],
+        env: Default::default(),
+        timeout: Duration::from_secs(secs),
+    };
+    let run = run_to_end(d.exec(chat, req).await.unwrap()).await.unwrap();
+    (run.stdout_text(), run.stderr_text(), run.ending)
+}
+
+fn proxy_env() -> Vec<(String, String)> {
+    ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"]
+        .iter()
+        .map(|k| (k.to_string(), "http://127.0.0.1:3128".to_string()))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_proxy_allows_listed_trusted_names_and_refuses_the_rest() {
+    let port = fake_index().await;
+    let policy = EgressPolicy { hosts: vec!["localhost".into()], trusted: vec![Cidr::parse("127.0.0.0/8").unwrap()] };
+    let (d, _dir) = driver(Some(Network { policy, env: proxy_env() }));
+    // Allowed: a listed name, resolved by the proxy to a trusted address (CONNECT, as pip does).
+    let (out, err, _) = bash(
+        &d,
+        "egress",
+        &format!("curl -sS -p -x http://127.0.0.1:3128 http://localhost:{port}/simple/tinypkg/"),
+        20,
+    )
+    .await;
+    assert!(out.contains("tinypkg-1.0.tar.gz"), "allowed: {out} {err}");
+    // A name not on the list.
+    let (out, err, _) = bash(
+        &d,
+        "egress",
+        "curl -sS -p -x http://127.0.0.1:3128 http://example.invalid:443/ -o /dev/null -w '%{http_code}'",
+        20,
+    )
+    .await;
+    assert!(err.contains("403") || out.contains("403"), "unlisted name: {out} {err}");
+    // An address written as a literal.
+    let (out, err, _) =
+        bash(&d, "egress", &format!("curl -sS -p -x http://127.0.0.1:3128 http://127.0.0.1:{port}/"), 20).await;
+    assert!(!out.contains("tinypkg") && err.contains("403"), "IP literal: {out} {err}");
+    // Plain HTTP, not tunnelled.
+    let (out, _, _) = bash(
+        &d,
+        "egress",
+        &format!(
+            "curl -sS -x http://127.0.0.1:3128 http://localhost:{port}/simple/ -o /dev/stdout -w '\\n%{{http_code}}'"
+        ),
+        20,
+    )
+    .await;
+    assert!(out.contains("plain HTTP is not allowed") && out.trim_end().ends_with("403"), "plain HTTP: {out:?}");
+    // Direct connections still go nowhere: the sandbox has only loopback.
+    let (out, _, _) =
+        bash(&d, "egress", &format!("curl -sS -m 3 --noproxy '*' http://10.0.0.1:{port}/ || echo unreachable"), 20)
+            .await;
+    assert!(out.contains("unreachable"), "{out}");
+    let log = d.egress_log();
+    assert_eq!(log.iter().filter(|e| e.allowed).count(), 1, "{log:?}");
+    assert!(log.iter().any(|e| !e.allowed && e.reason.contains("not on the sandbox's list")), "{log:?}");
+    assert!(log.iter().any(|e| !e.allowed && e.reason.contains("is an address")), "{log:?}");
+}
+
+#[tokio::test]
+async fn names_that_resolve_to_private_addresses_are_refused() {
+    let port = fake_index().await;
+    let policy = EgressPolicy { hosts: vec!["localhost".into()], trusted: vec![] };
+    let (d, _dir) = driver(Some(Network { policy, env: proxy_env() }));
+    let (out, err, _) =
+        bash(&d, "private", &format!("curl -sS -p -x http://127.0.0.1:3128 http://localhost:{port}/"), 20).await;
+    assert!(!out.contains("tinypkg") && err.contains("403"), "{out} {err}");
+    assert!(d.egress_log().iter().any(|e| e.reason.contains("not public")), "{:?}", d.egress_log());
+}
+
+#[tokio::test]
+async fn with_the_network_off_the_proxy_refuses_everything() {
+    let port = fake_index().await;
+    let (d, _dir) = driver(None);
+    let (out, err, _) =
+        bash(&d, "offline", &format!("curl -sS -p -x http://127.0.0.1:3128 http://localhost:{port}/"), 20).await;
+    assert!(!out.contains("tinypkg") && err.contains("403"), "{out} {err}");
+}
+
+/// `pip install` of a small package in `registries` mode, through the registries this
+/// host's pip reports. This network's egress gateway answers on a documentation-range
+/// address, so the test trusts exactly the addresses the registries resolve to here.
+#[tokio::test]
+async fn pip_installs_a_small_package_through_the_registries() {
+    let registries = Registries::discover();
+    assert!(!registries.hosts.is_empty(), "the host's pip reports an index");
+    let mut trusted = Vec::new();
+    for host in &registries.hosts {
+        for addr in tokio::net::lookup_host((host.as_str(), 443)).await.unwrap() {
+            trusted.push(Cidr::parse(&format!("{}/{}", addr.ip(), if addr.is_ipv4() { 32 } else { 128 })).unwrap());
+        }
+    }
+    let policy = EgressPolicy { hosts: registries.hosts.clone(), trusted };
+    let mut env = proxy_env();
+    env.extend(lens_sandbox::registries::sandbox_env(&registries));
+    let (d, _dir) = driver(Some(Network { policy, env }));
+    let (out, err, ending) = bash(
+        &d,
+        "pip",
+        "python3 -m pip install --quiet --no-cache-dir six==1.16.0 && python3 -c 'import six; print(six.__version__)'",
+        120,
+    )
+    .await;
+    assert_eq!((out.trim(), ending), ("1.16.0", RunEnding::Exited { code: 0 }), "{err}");
+    assert!(d.egress_log().iter().all(|e| e.allowed), "{:?}", d.egress_log());
+}
