@@ -28,6 +28,10 @@ pub struct SandboxInfo {
     pub state: SandboxState,
     /// Bytes the workspace holds.
     pub disk_bytes: u64,
+    /// Seconds since it was last used (a run, a file); for a stopped sandbox, since it stopped.
+    pub idle_secs: u64,
+    /// Whether a run is in progress.
+    pub busy: bool,
 }
 
 /// A command to run in a sandbox.

@@ -7,8 +7,6 @@ use std::{
     net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr},
 };
 
-use serde::{Deserialize, Serialize};
-
 /// An address range such as `10.0.0.0/8`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cidr {
@@ -107,16 +105,7 @@ pub struct EgressPolicy {
     pub trusted: Vec<Cidr>,
 }
 
-/// One decision, as the admin sees it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EgressDecision {
-    pub chat_id: String,
-    /// `host:port` as the sandbox asked.
-    pub target: String,
-    pub allowed: bool,
-    /// Where it went, or why not.
-    pub reason: String,
-}
+pub use lens_types::EgressDecision;
 
 impl EgressPolicy {
     /// Decides a CONNECT target (`host:port`): the address to connect to, or why not.

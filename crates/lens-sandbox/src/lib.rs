@@ -32,6 +32,8 @@ pub use driver::{
     ExecRequest, FileEntry, RunEvent, RunStream, SandboxDriver, SandboxInfo, SandboxState, WholeRun, run_to_end,
 };
 pub use error::SandboxError;
+/// The port of the egress proxy on every sandbox's loopback.
+pub use lens_sandbox_agent::protocol::PROXY_PORT;
 pub use lens_types::{OutputStream, RunEnding, RunOutput};
 pub use limits::Limits;
 pub use local::{DEFAULT_HOST_UID, LocalDriver, LocalOptions};

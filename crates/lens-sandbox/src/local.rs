@@ -112,6 +112,21 @@ struct Running {
     env: Vec<(String, String)>,
     /// What the agent reported: (Landlock ABI, every right enforced, seccomp applied).
     confinement: (u32, bool, bool),
+    last_used: Mutex<std::time::Instant>,
+    /// Runs in progress.
+    active: std::sync::atomic::AtomicUsize,
+}
+
+impl Running {
+    fn touch(&self) {
+        if let Ok(mut t) = self.last_used.lock() {
+            *t = std::time::Instant::now();
+        }
+    }
+
+    fn idle_secs(&self) -> u64 {
+        self.last_used.lock().map(|t| t.elapsed().as_secs()).unwrap_or(0)
+    }
 }
 
 /// The local driver.
@@ -294,6 +309,8 @@ impl LocalDriver {
             workspace,
             env,
             confinement,
+            last_used: Mutex::new(std::time::Instant::now()),
+            active: Default::default(),
         });
         // Proxy frames go out in order through one writer.
         let (outbox, mut frames) = mpsc::unbounded_channel::<Request>();
@@ -336,6 +353,7 @@ impl LocalDriver {
         let name = sandbox_name(chat_id)?;
         let mut all = self.running.lock().await;
         if let Some(r) = all.get(&name) {
+            r.touch();
             return Ok(r.clone());
         }
         let r = self.start(chat_id, &name).await?;
@@ -514,9 +532,11 @@ impl SandboxDriver for LocalDriver {
                 let _ = child.start_kill();
             }
             // Then nothing may be left: not a process that left its group, not a mount.
+            // The image's time records when the sandbox was last used.
             let _ = tokio::task::spawn_blocking(move || {
                 running.cgroup.remove();
                 running.workspace.unmount();
+                running.workspace.mark_used();
             })
             .await;
         }
@@ -531,7 +551,8 @@ impl SandboxDriver for LocalDriver {
 
     async fn status(&self, chat_id: &str) -> Result<SandboxInfo, SandboxError> {
         let name = sandbox_name(chat_id)?;
-        let running = self.running.lock().await.contains_key(&name);
+        let live = self.running.lock().await.get(&name).map(|r| (r.idle_secs(), r.active.load(Ordering::Relaxed) > 0));
+        let running = live.is_some();
         let workspace = self.workspace(&name);
         let state = if running {
             SandboxState::Running
@@ -540,7 +561,15 @@ impl SandboxDriver for LocalDriver {
         } else {
             SandboxState::Absent
         };
-        Ok(SandboxInfo { name, chat_id: chat_id.to_owned(), state, disk_bytes: workspace.used_bytes() })
+        let (idle_secs, busy) = live.unwrap_or((workspace.idle_secs(), false));
+        Ok(SandboxInfo {
+            name,
+            chat_id: chat_id.to_owned(),
+            state,
+            disk_bytes: workspace.used_bytes(),
+            idle_secs,
+            busy,
+        })
     }
 
     async fn list(&self) -> Result<Vec<SandboxInfo>, SandboxError> {
@@ -577,6 +606,8 @@ fn run_stream(running: Arc<Running>, id: u64, rx: mpsc::UnboundedReceiver<Reply>
             if let Ok(mut w) = self.running.waiting.lock() {
                 w.remove(&self.id);
             }
+            self.running.active.fetch_sub(1, Ordering::Relaxed);
+            self.running.touch();
             if !self.ended {
                 let running = self.running.clone();
                 let id = self.id;
@@ -587,6 +618,7 @@ fn run_stream(running: Arc<Running>, id: u64, rx: mpsc::UnboundedReceiver<Reply>
         }
     }
     let oom_kills = running.cgroup.oom_kills();
+    running.active.fetch_add(1, Ordering::Relaxed);
     let guard = Guard { running, id, ended: false, oom_kills };
     Box::pin(futures_util::stream::unfold((rx, guard), |(mut rx, mut guard)| async move {
         if guard.ended {

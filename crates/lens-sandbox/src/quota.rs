@@ -84,6 +84,23 @@ impl Workspace {
         std::fs::metadata(&self.image).map(|m| m.blocks() * 512).unwrap_or(0)
     }
 
+    /// Records now as the time of last use.
+    pub fn mark_used(&self) {
+        if let Ok(f) = std::fs::File::options().write(true).open(&self.image) {
+            let _ = f.set_modified(std::time::SystemTime::now());
+        }
+    }
+
+    /// Seconds since the workspace was last used.
+    pub fn idle_secs(&self) -> u64 {
+        std::fs::metadata(&self.image)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .map(|d| d.as_secs())
+            .unwrap_or(0)
+    }
+
     pub fn exists(&self) -> bool {
         self.image.exists()
     }

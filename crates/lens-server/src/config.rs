@@ -23,6 +23,21 @@ pub enum Command {
     },
     /// Print the OpenAPI document of the API.
     Openapi,
+    /// The code sandbox.
+    Sandbox {
+        #[command(subcommand)]
+        command: SandboxCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// Check that this machine can run the local sandbox: bubblewrap, cgroups, the disk
+    /// quota, Landlock, seccomp, and Python with its data stack inside. Exits 1 if not.
+    Check {
+        #[command(flatten)]
+        config: Config,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -80,19 +95,51 @@ pub struct Config {
     /// reconnects with Last-Event-ID and misses nothing (proxies cut long responses anyway).
     #[arg(long, env = "LENS_SSE_MAX_SECS", default_value_t = 300)]
     pub sse_max_secs: u64,
-    /// Turn on the code sandbox (bubblewrap on this machine): run_python, run_bash and
-    /// sandbox_files join the tools, and Direct mode runs fenced code.
-    #[arg(long, env = "LENS_SANDBOX")]
-    pub sandbox: bool,
+    /// Turn the code sandbox on (bubblewrap on this machine): run_python, run_bash and
+    /// sandbox_files join the tools, and Direct mode runs fenced code. Each `--sandbox-*`
+    /// option, when given, fixes that setting (Settings > Code sandbox shows it locked).
+    #[arg(long, env = "LENS_SANDBOX", num_args = 0..=1, default_missing_value = "true")]
+    pub sandbox: Option<bool>,
     /// The sandbox agent binary; by default the one beside the `lens` binary.
     #[arg(long, env = "LENS_SANDBOX_AGENT")]
     pub sandbox_agent: Option<PathBuf>,
-    /// Seconds one run may take before it is stopped.
-    #[arg(long, env = "LENS_SANDBOX_TIMEOUT_SECS", default_value_t = 60)]
-    pub sandbox_timeout_secs: u64,
-    /// Characters of a run's output a person sees (the start of stdout, the end of stderr).
-    #[arg(long, env = "LENS_SANDBOX_SHOWN", default_value_t = 4000)]
-    pub sandbox_shown: usize,
+    /// Seconds one run may take before it is stopped [default 60].
+    #[arg(long, env = "LENS_SANDBOX_TIMEOUT_SECS")]
+    pub sandbox_timeout_secs: Option<u64>,
+    /// Characters of a run's output a person sees: the start of stdout, the end of stderr [default 4000].
+    #[arg(long, env = "LENS_SANDBOX_SHOWN")]
+    pub sandbox_shown: Option<u64>,
+    /// What sandboxes may reach: off, registries or hosts [default off].
+    #[arg(long, env = "LENS_SANDBOX_NETWORK")]
+    pub sandbox_network: Option<String>,
+    /// Host names the `hosts` network mode allows besides the registries (comma-separated).
+    #[arg(long, env = "LENS_SANDBOX_HOSTS", value_delimiter = ',')]
+    pub sandbox_hosts: Option<Vec<String>>,
+    /// CIDR ranges egress may reach besides public addresses (comma-separated) [default none].
+    #[arg(long, env = "LENS_SANDBOX_TRUSTED_EGRESS", value_delimiter = ',')]
+    pub sandbox_trusted_egress: Option<Vec<String>>,
+    /// Package index URLs for `registries` mode (comma-separated); by default what the
+    /// host's pip and npm report at start.
+    #[arg(long, env = "LENS_SANDBOX_REGISTRIES", value_delimiter = ',')]
+    pub sandbox_registries: Option<Vec<String>>,
+    /// Memory of one sandbox, MiB [default 1024].
+    #[arg(long, env = "LENS_SANDBOX_MEMORY_MB")]
+    pub sandbox_memory_mb: Option<u64>,
+    /// Processes and threads of one sandbox [default 256].
+    #[arg(long, env = "LENS_SANDBOX_PROCESSES")]
+    pub sandbox_processes: Option<u64>,
+    /// CPU of one sandbox in thousandths of a core [default 1000].
+    #[arg(long, env = "LENS_SANDBOX_CPU_MILLIS")]
+    pub sandbox_cpu_millis: Option<u64>,
+    /// Disk quota of one workspace, MiB [default 1024].
+    #[arg(long, env = "LENS_SANDBOX_DISK_MB")]
+    pub sandbox_disk_mb: Option<u64>,
+    /// Seconds a sandbox may sit idle before it is stopped (files kept) [default 600].
+    #[arg(long, env = "LENS_SANDBOX_IDLE_STOP_SECS")]
+    pub sandbox_idle_stop_secs: Option<u64>,
+    /// Days a sandbox may go unused before it is deleted [default 14].
+    #[arg(long, env = "LENS_SANDBOX_UNUSED_DELETE_DAYS")]
+    pub sandbox_unused_delete_days: Option<u64>,
     /// Days a login session lasts.
     #[arg(long, env = "LENS_SESSION_DAYS", default_value_t = 30)]
     pub session_days: i64,
@@ -122,6 +169,19 @@ impl Config {
             model_name: None,
             model_api_key: None,
             secret: None,
+            sandbox: None,
+            sandbox_timeout_secs: None,
+            sandbox_shown: None,
+            sandbox_network: None,
+            sandbox_hosts: None,
+            sandbox_trusted_egress: None,
+            sandbox_registries: None,
+            sandbox_memory_mb: None,
+            sandbox_processes: None,
+            sandbox_cpu_millis: None,
+            sandbox_disk_mb: None,
+            sandbox_idle_stop_secs: None,
+            sandbox_unused_delete_days: None,
             ..w.config
         })
     }

@@ -20,6 +20,8 @@ pub mod model_settings;
 pub mod openapi;
 pub mod router;
 pub mod routes;
+pub mod sandbox;
+pub mod sandbox_settings;
 pub mod secret;
 pub mod serve;
 pub mod state;

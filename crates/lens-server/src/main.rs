@@ -5,11 +5,14 @@ use clap::Parser;
 use lens_server::{
     AppState,
     auth::{check_password_rules, hash_password},
-    config::{AdminCommand, Cli, Command},
+    config::{AdminCommand, Cli, Command, SandboxCommand},
     model_settings::ModelSource,
     serve::{serve, shutdown_signal},
     tools::ToolRegistry,
 };
+
+/// How often the sandbox routines look for idle, unused and orphaned sandboxes.
+const ROUTINES_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -22,15 +25,9 @@ async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Serve(config) => {
             let addr = config.addr;
-            let sandbox = if config.sandbox { Some(AppState::local_sandbox(&config)?) } else { None };
-            let mut state = AppState::open(config, ModelSource::Settings, ToolRegistry::default()).await?;
-            match sandbox {
-                Some(driver) => {
-                    tracing::info!("the code sandbox is on (bubblewrap on this machine)");
-                    state = state.with_sandbox(driver);
-                }
-                None => tracing::info!("the code sandbox is off; start with --sandbox (LENS_SANDBOX=true) to run code"),
-            }
+            let state = AppState::open(config, ModelSource::Settings, ToolRegistry::default()).await?;
+            lens_server::sandbox::start(&state).await?;
+            lens_server::sandbox::spawn_routines(state.clone(), ROUTINES_EVERY);
             let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("listening on {addr}"))?;
             tracing::info!("Lens is serving on http://{addr}");
             serve(listener, state, shutdown_signal()).await.context("serving")?;
@@ -48,6 +45,21 @@ async fn main() -> anyhow::Result<()> {
             println!("created {} (id {}{})", user.username, user.id, if user.is_admin { ", admin" } else { "" });
         }
         Command::Openapi => println!("{}", serde_json::to_string_pretty(&lens_server::openapi::document())?),
+        Command::Sandbox { command: SandboxCommand::Check { config } } => {
+            let state = AppState::open(config, ModelSource::Settings, ToolRegistry::default()).await?;
+            let settings = lens_server::sandbox_settings::SandboxSettings::load(&state)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let check = state.sandbox.run_check(&settings).await;
+            for item in &check.items {
+                println!("{} {}: {}", if item.ok { "ok  " } else { "FAIL" }, item.name, item.detail);
+            }
+            if !check.ok {
+                println!("The code sandbox cannot run here until the pieces marked FAIL are fixed.");
+                std::process::exit(1);
+            }
+            println!("The code sandbox can run here.");
+        }
     }
     Ok(())
 }

@@ -95,6 +95,30 @@ pub const ROUTES: &[RouteDoc] = &[
         Some("UpdateModelSettingsRequest"),
         Some("ModelSettingsView")
     ),
+    r!(
+        "get",
+        "/api/v1/admin/sandbox",
+        "The code sandbox settings, the machine's check and the egress log",
+        "admin",
+        None,
+        Some("SandboxSettingsView")
+    ),
+    r!(
+        "put",
+        "/api/v1/admin/sandbox",
+        "Change the code sandbox settings (turning it on runs the check first)",
+        "admin",
+        Some("UpdateSandboxSettingsRequest"),
+        Some("SandboxSettingsView")
+    ),
+    r!(
+        "post",
+        "/api/v1/admin/sandbox/check",
+        "Run the sandbox check again",
+        "admin",
+        None,
+        Some("SandboxSettingsView")
+    ),
 ];
 
 fn schema_ref(name: &str) -> Value {

@@ -13,7 +13,9 @@ use tower_http::{
 
 use crate::{
     AppError, AppState,
-    routes::{answers, chats, health, messages, model_settings, openapi, sessions, setup, tokens, users},
+    routes::{
+        answers, chats, health, messages, model_settings, openapi, sandbox_settings, sessions, setup, tokens, users,
+    },
 };
 
 /// The whole app: the API under `/api/v1`, `/healthz`, and the web app with an SPA
@@ -34,6 +36,11 @@ pub fn router(state: AppState) -> Router {
         .route("/chats/{cid}/answers/{aid}/events", get(answers::get_answer_events))
         .route("/chats/{cid}/answers/{aid}/stop", post(answers::stop_answer))
         .route("/settings/model", get(model_settings::get_model_settings).put(model_settings::update_model_settings))
+        .route(
+            "/admin/sandbox",
+            get(sandbox_settings::get_sandbox_settings).put(sandbox_settings::update_sandbox_settings),
+        )
+        .route("/admin/sandbox/check", post(sandbox_settings::check_sandbox))
         .fallback(|| async { AppError::NoRoute })
         .method_not_allowed_fallback(|| async { AppError::BadRequest("this route does not take that method".into()) })
         .layer(SetResponseHeaderLayer::overriding(

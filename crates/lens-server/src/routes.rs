@@ -6,6 +6,7 @@ pub mod health;
 pub mod messages;
 pub mod model_settings;
 pub mod openapi;
+pub mod sandbox_settings;
 pub mod sessions;
 pub mod setup;
 pub mod tokens;

@@ -19,8 +19,8 @@ pub struct AppState {
     pub login_limiter: Arc<LoginLimiter>,
     /// The HTTP client the model providers share.
     pub http: reqwest::Client,
-    /// The code sandbox, when it is on.
-    pub sandbox: Option<Arc<dyn lens_sandbox::SandboxDriver>>,
+    /// The code sandbox's switch, driver and settings in force.
+    pub sandbox: Arc<crate::sandbox::SandboxHub>,
 }
 
 impl AppState {
@@ -44,6 +44,7 @@ impl AppState {
             tracing::warn!(interrupted, "answers left streaming by the last run are marked interrupted");
         }
         let _ = store.delete_expired_sessions().await;
+        let sandbox = Arc::new(crate::sandbox::SandboxHub::new(&config));
         Ok(Self {
             config: Arc::new(config),
             store,
@@ -53,28 +54,17 @@ impl AppState {
             tools,
             login_limiter: Arc::new(LoginLimiter::default()),
             http: lens_llm::http_client(),
-            sandbox: None,
+            sandbox,
         })
     }
 
-    /// Turns the sandbox on: its tools join the registry.
-    pub fn with_sandbox(mut self, driver: Arc<dyn lens_sandbox::SandboxDriver>) -> Self {
-        let settings = crate::tools::RunSettings {
-            timeout: std::time::Duration::from_secs(self.config.sandbox_timeout_secs),
-            shown: self.config.sandbox_shown,
+    /// The tools on offer for an answer starting now: the sandbox's when it is on.
+    pub fn tools_now(&self) -> ToolRegistry {
+        let mut tools = match self.sandbox.current() {
+            Some((driver, settings)) => ToolRegistry::sandbox(driver, settings),
+            None => ToolRegistry::default(),
         };
-        let mut tools = crate::tools::ToolRegistry::sandbox(driver.clone(), settings);
-        tools.extend(std::mem::take(&mut self.tools));
-        self.tools = tools;
-        self.sandbox = Some(driver);
-        self
-    }
-
-    /// Opens the local sandbox driver the configuration names; the reason if it cannot.
-    pub fn local_sandbox(config: &Config) -> anyhow::Result<Arc<dyn lens_sandbox::SandboxDriver>> {
-        use anyhow::Context;
-        let options = lens_sandbox::LocalOptions::new(&config.data_dir.join("sandboxes"), &config.sandbox_agent_path());
-        let driver = lens_sandbox::LocalDriver::new(options).context("the code sandbox cannot be turned on")?;
-        Ok(Arc::new(driver))
+        tools.extend(self.tools.clone());
+        tools
     }
 }

@@ -281,6 +281,17 @@ impl NetworkMode {
     }
 }
 
+/// One decision of the sandboxes' egress proxy, as the admin sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EgressDecision {
+    pub chat_id: String,
+    /// `host:port` (or the URL) the sandbox asked for.
+    pub target: String,
+    pub allowed: bool,
+    /// Where it went, or why not.
+    pub reason: String,
+}
+
 /// Admin Settings > Code sandbox, as shown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SandboxSettingsView {
@@ -308,6 +319,8 @@ pub struct SandboxSettingsView {
     pub locked: Vec<String>,
     /// The last `sandbox check` on this machine.
     pub check: Option<SandboxCheck>,
+    /// The egress proxy's latest decisions, newest last.
+    pub recent_egress: Vec<EgressDecision>,
 }
 
 /// A change to the sandbox settings; `None` leaves a field as it is.

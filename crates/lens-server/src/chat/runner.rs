@@ -82,8 +82,9 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
             return;
         }
     };
-    let mut machine =
-        AnswerMachine::new(state.config.max_steps, Some(SYSTEM_PROMPT.into()), state.tools.specs(), history);
+    // The tools on offer when the answer starts stay the same until it ends.
+    let tools = state.tools_now();
+    let mut machine = AnswerMachine::new(state.config.max_steps, Some(SYSTEM_PROMPT.into()), tools.specs(), history);
     let mut pending: VecDeque<Action> = machine.start().into();
     let mut waiting = Waiting::Nothing;
     let mut last_save = Instant::now();
@@ -115,7 +116,7 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
                     }
                 }
                 Action::RunTool { step_id, call } => {
-                    let input = run_tool(&state, &target, &log, &mut stop, step_id, call).await;
+                    let input = run_tool(&tools, &target, &log, &mut stop, step_id, call).await;
                     pending.extend(machine.on(input));
                 }
                 Action::Finish { status, error } => {
@@ -135,7 +136,7 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
             item = stream.next() => match item {
                 Some(Ok(event)) => {
                     let summary = match &event {
-                        lens_llm::ModelEvent::ToolCall(call) => Some(state.tools.summary(call)),
+                        lens_llm::ModelEvent::ToolCall(call) => Some(tools.summary(call)),
                         _ => None,
                     };
                     Input::Model(event, summary)
@@ -165,14 +166,14 @@ async fn prepare(
 
 /// Runs one tool call, streaming its live output, until it ends or the answer stops.
 async fn run_tool(
-    state: &AppState,
+    tools: &crate::tools::ToolRegistry,
     target: &AnswerTarget,
     log: &AnswerLog,
     stop: &mut tokio::sync::watch::Receiver<bool>,
     step_id: String,
     call: lens_llm::ToolCall,
 ) -> Input {
-    let Some(tool) = state.tools.get(&call.name) else {
+    let Some(tool) = tools.get(&call.name) else {
         let outcome = ToolOutcome::failed(format!("there is no tool named `{}`", call.name));
         return Input::ToolDone { step_id, outcome };
     };

@@ -66,7 +66,7 @@ pub async fn delete_chat(
         return Err(AppError::NotFound);
     }
     // The conversation is gone; its sandbox and files go with it.
-    if let Some(sandbox) = &state.sandbox
+    if let Some(sandbox) = state.sandbox.driver()
         && let Err(e) = sandbox.delete(&cid).await
     {
         tracing::warn!(chat = %cid, error = %e, "deleting the sandbox failed");

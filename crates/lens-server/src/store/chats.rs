@@ -63,6 +63,13 @@ impl Store {
     }
 
     /// Deletes the chat and (by cascade) its messages; false when not the user's.
+    /// Whether a conversation exists, whoever's it is (the sandbox routines ask).
+    pub async fn chat_exists(&self, id: &str) -> Result<bool, sqlx::Error> {
+        let n: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM chats WHERE id = ?1").bind(id).fetch_one(&self.pool).await?;
+        Ok(n > 0)
+    }
+
     pub async fn delete_chat(&self, user_id: i64, id: &str) -> Result<bool, sqlx::Error> {
         let res = sqlx::query("DELETE FROM chats WHERE id = ?1 AND user_id = ?2")
             .bind(id)

@@ -114,14 +114,18 @@ impl Store {
     ) -> Result<(), sqlx::Error> {
         let steps = serde_json::to_string(steps).unwrap_or_else(|_| "[]".into());
         let error = error.and_then(|e| serde_json::to_string(e).ok());
-        sqlx::query("UPDATE messages SET text = ?2, steps = ?3, status = ?4, error = ?5 WHERE id = ?1")
-            .bind(answer_id)
-            .bind(text)
-            .bind(steps)
-            .bind(status.as_str())
-            .bind(error)
-            .execute(&self.pool)
-            .await?;
+        // Only a streaming answer changes: once ended (or marked interrupted by a newer
+        // server on the same data), it stays as it is.
+        sqlx::query(
+            "UPDATE messages SET text = ?2, steps = ?3, status = ?4, error = ?5 WHERE id = ?1 AND status = 'streaming'",
+        )
+        .bind(answer_id)
+        .bind(text)
+        .bind(steps)
+        .bind(status.as_str())
+        .bind(error)
+        .execute(&self.pool)
+        .await?;
         Ok(())
     }
 

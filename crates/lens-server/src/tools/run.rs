@@ -15,11 +15,29 @@ pub struct RunSettings {
     pub timeout: Duration,
     /// Characters of stdout (its start) and stderr (its end) a person sees.
     pub shown: usize,
+    /// What the sandbox may reach (the tools tell the model).
+    pub network: lens_types::NetworkMode,
 }
 
 impl Default for RunSettings {
     fn default() -> Self {
-        Self { timeout: Duration::from_secs(60), shown: 4000 }
+        Self { timeout: Duration::from_secs(60), shown: 4000, network: lens_types::NetworkMode::Off }
+    }
+}
+
+impl RunSettings {
+    /// The sentence about the network in the tools' descriptions.
+    pub fn network_note(&self) -> &'static str {
+        match self.network {
+            lens_types::NetworkMode::Off => "There is no network.",
+            lens_types::NetworkMode::Registries => {
+                "The network reaches only the package registries: `pip install` and `npm install` work (into \
+                 /workspace); nothing else does."
+            }
+            lens_types::NetworkMode::Hosts => {
+                "The network reaches only the package registries and a few hosts an admin allowed, over HTTPS."
+            }
+        }
     }
 }
 

@@ -20,7 +20,8 @@ impl Tool for RunBash {
             name: "run_bash".into(),
             description: format!(
                 "Run a bash command in this conversation's sandbox, in /workspace, which it shares with run_python. \
-                 There is no network. Each run stops after {} s. You get the start of stdout and the end of stderr.",
+                 {} Each run stops after {} s. You get the start of stdout and the end of stderr.",
+                self.settings.network_note(),
                 self.settings.timeout.as_secs()
             ),
             parameters: json!({

@@ -8,5 +8,6 @@ mod chats;
 mod cli;
 mod openapi;
 mod sandbox;
+mod sandbox_settings;
 mod settings;
 mod test_app;

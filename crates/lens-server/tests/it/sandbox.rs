@@ -63,7 +63,7 @@ async fn a_failing_command_shows_its_stderr_and_exit_code_and_names_persist() {
 
 #[tokio::test]
 async fn a_run_that_takes_too_long_is_stopped_and_says_so() {
-    let app = TestApp::builder().sandbox().config(|c| c.sandbox_timeout_secs = 1).settings_model().await;
+    let app = TestApp::builder().sandbox().config(|c| c.sandbox_timeout_secs = Some(1)).settings_model().await;
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
     let (_, message) = answer(&admin, &cid, "```python\nimport time\nprint('start')\ntime.sleep(30)\n```").await;

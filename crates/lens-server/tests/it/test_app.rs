@@ -19,6 +19,8 @@ pub struct TestApp {
 
 pub struct TestAppBuilder {
     sandbox: bool,
+    /// The agent is set, but the sandbox is left to the settings.
+    sandbox_agent: bool,
     model: Arc<dyn ChatModel>,
     tools: ToolRegistry,
     config: Box<dyn FnOnce(&mut Config)>,
@@ -46,6 +48,12 @@ impl TestAppBuilder {
         self
     }
 
+    /// Makes the sandbox available without turning it on (an admin can, in the settings).
+    pub fn sandbox_available(mut self) -> Self {
+        self.sandbox_agent = true;
+        self
+    }
+
     pub fn config(mut self, f: impl FnOnce(&mut Config) + 'static) -> Self {
         self.config = Box::new(f);
         self
@@ -64,17 +72,17 @@ impl TestAppBuilder {
         let mut config = Config::with_data_dir(dir.path());
         (self.config)(&mut config);
         let models = if from_settings { ModelSource::Settings } else { ModelSource::Fixed(self.model) };
-        if self.sandbox {
+        if self.sandbox || self.sandbox_agent {
             let exe = std::env::current_exe().unwrap();
             let agent = exe.parent().and_then(|d| d.parent()).unwrap().join("lens-sandbox-agent");
             assert!(agent.is_file(), "build the agent first: cargo build -p lens-sandbox-agent");
             config.sandbox_agent = Some(agent);
         }
-        let mut state = AppState::open(config, models, self.tools).await.unwrap();
         if self.sandbox {
-            let driver = AppState::local_sandbox(&state.config).unwrap();
-            state = state.with_sandbox(driver);
+            config.sandbox = Some(true);
         }
+        let state = AppState::open(config, models, self.tools).await.unwrap();
+        lens_server::sandbox::start(&state).await.unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -94,6 +102,7 @@ impl TestApp {
     pub fn builder() -> TestAppBuilder {
         TestAppBuilder {
             sandbox: false,
+            sandbox_agent: false,
             model: Arc::new(Scripted::new(vec![ScriptedTurn::text("Hello from the script.")])),
             tools: ToolRegistry::default(),
             config: Box::new(|_| {}),

@@ -1,0 +1,239 @@
+//! The code sandbox as the server runs it: turned on and off at runtime from the
+//! settings, its limits and network put into force, and a routines loop that stops idle
+//! sandboxes, deletes unused ones and those whose conversation is gone.
+
+use std::{
+    path::PathBuf,
+    sync::{Arc, RwLock},
+    time::Duration,
+};
+
+use lens_sandbox::{
+    LocalDriver, LocalOptions, Network, SandboxDriver, SandboxState,
+    egress::{Cidr, EgressDecision, EgressPolicy},
+    registries::{Registries, sandbox_env},
+};
+use lens_types::{NetworkMode, SandboxCheck};
+
+use crate::{AppState, Config, sandbox_settings::SandboxSettings, tools::RunSettings};
+
+/// The sandbox switch and what goes with it. One per server.
+pub struct SandboxHub {
+    root: PathBuf,
+    agent: PathBuf,
+    /// Configured index URLs; `None`: ask the host's pip and npm (once, when first needed).
+    configured_registries: Option<Vec<String>>,
+    registries: std::sync::OnceLock<Registries>,
+    active: RwLock<Option<Active>>,
+    check: RwLock<Option<SandboxCheck>>,
+    /// One change at a time (turning on runs the check, turning off deletes sandboxes).
+    switching: tokio::sync::Mutex<()>,
+}
+
+#[derive(Clone)]
+struct Active {
+    driver: Arc<LocalDriver>,
+    run: RunSettings,
+}
+
+impl SandboxHub {
+    /// Finds the registries (configured, or the host's pip and npm) once, at start.
+    pub fn new(config: &Config) -> Self {
+        Self {
+            root: config.data_dir.join("sandboxes"),
+            agent: config.sandbox_agent_path(),
+            configured_registries: config.sandbox_registries.clone(),
+            registries: std::sync::OnceLock::new(),
+            active: RwLock::default(),
+            check: RwLock::default(),
+            switching: tokio::sync::Mutex::default(),
+        }
+    }
+
+    /// The driver, when the sandbox is on.
+    pub fn driver(&self) -> Option<Arc<dyn SandboxDriver>> {
+        self.local().map(|d| d as Arc<dyn SandboxDriver>)
+    }
+
+    /// The local driver, when the sandbox is on.
+    pub fn local(&self) -> Option<Arc<LocalDriver>> {
+        self.active.read().ok().and_then(|a| a.as_ref().map(|a| a.driver.clone()))
+    }
+
+    /// The driver and the run settings together, when the sandbox is on.
+    pub fn current(&self) -> Option<(Arc<dyn SandboxDriver>, RunSettings)> {
+        let active = self.active.read().ok()?.clone()?;
+        Some((active.driver as Arc<dyn SandboxDriver>, active.run))
+    }
+
+    /// The registries `registries` mode allows (asking pip and npm costs a moment, so
+    /// only when first needed).
+    pub fn registries(&self) -> &Registries {
+        self.registries.get_or_init(|| match &self.configured_registries {
+            Some(urls) => Registries::configured(urls),
+            None => Registries::discover(),
+        })
+    }
+
+    /// Finds the registries off the async threads (pip and npm are slow to answer).
+    pub async fn find_registries(self: &Arc<Self>) {
+        let hub = self.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            hub.registries();
+        })
+        .await;
+    }
+
+    pub fn last_check(&self) -> Option<SandboxCheck> {
+        self.check.read().ok().and_then(|c| c.clone())
+    }
+
+    /// The latest egress decisions, newest last.
+    pub fn egress_log(&self) -> Vec<EgressDecision> {
+        self.local().map(|d| d.egress_log()).unwrap_or_default()
+    }
+
+    fn options(&self, settings: &SandboxSettings) -> LocalOptions {
+        let mut options = LocalOptions::new(&self.root, &self.agent);
+        options.limits = settings.limits();
+        options
+    }
+
+    /// Runs `sandbox check` with these settings and keeps the result.
+    pub async fn run_check(&self, settings: &SandboxSettings) -> SandboxCheck {
+        let mut options = self.options(settings);
+        // The check's scratch sandbox lives beside the real ones, never among them.
+        options.root = self.root.with_file_name("sandbox-check");
+        let check = lens_sandbox::check(&options).await;
+        if let Ok(mut c) = self.check.write() {
+            *c = Some(check.clone());
+        }
+        check
+    }
+
+    /// Puts settings into force: turns the sandbox on (after a passing check) or off
+    /// (deleting every sandbox), and applies limits, network and run settings.
+    pub async fn apply(&self, settings: &SandboxSettings) -> Result<(), String> {
+        let _one_at_a_time = self.switching.lock().await;
+        let run = RunSettings {
+            timeout: Duration::from_secs(settings.timeout_secs),
+            shown: settings.shown as usize,
+            network: settings.network,
+        };
+        let network = self.network(settings);
+        if !settings.enabled {
+            let taken = self.active.write().map(|mut a| a.take()).unwrap_or(None);
+            if let Some(active) = taken {
+                delete_all(&*active.driver).await;
+            }
+            return Ok(());
+        }
+        if let Some(driver) = self.local() {
+            driver.set_limits(settings.limits());
+            driver.set_network(network);
+            if let Ok(mut a) = self.active.write()
+                && let Some(active) = a.as_mut()
+            {
+                active.run = run;
+            }
+            return Ok(());
+        }
+        let check = self.run_check(settings).await;
+        if !check.ok {
+            let missing: Vec<String> =
+                check.items.iter().filter(|i| !i.ok).map(|i| format!("{}: {}", i.name, i.detail)).collect();
+            return Err(format!("the code sandbox cannot be turned on here. {}", missing.join("; ")));
+        }
+        let driver = LocalDriver::new(self.options(settings)).map_err(|e| e.to_string())?;
+        driver.set_network(network);
+        if let Ok(mut a) = self.active.write() {
+            *a = Some(Active { driver: Arc::new(driver), run });
+        }
+        Ok(())
+    }
+
+    /// What the sandboxes may reach under these settings.
+    fn network(&self, settings: &SandboxSettings) -> Option<Network> {
+        let mut hosts = match settings.network {
+            NetworkMode::Off => return None,
+            NetworkMode::Registries | NetworkMode::Hosts => self.registries().hosts.clone(),
+        };
+        if settings.network == NetworkMode::Hosts {
+            hosts.extend(settings.hosts.iter().filter(|h| !hosts.contains(h)).cloned().collect::<Vec<_>>());
+        }
+        let trusted = settings.trusted_egress.iter().filter_map(|c| Cidr::parse(c)).collect();
+        let proxy = format!("http://127.0.0.1:{}", lens_sandbox::PROXY_PORT);
+        let mut env: Vec<(String, String)> = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"]
+            .iter()
+            .map(|k| (k.to_string(), proxy.clone()))
+            .collect();
+        env.push(("NO_PROXY".into(), "localhost,127.0.0.1".into()));
+        env.extend(sandbox_env(self.registries()));
+        Some(Network { policy: EgressPolicy { hosts, trusted }, env })
+    }
+}
+
+async fn delete_all(driver: &dyn SandboxDriver) {
+    for sandbox in driver.list().await.unwrap_or_default() {
+        if let Err(e) = driver.delete(&sandbox.chat_id).await {
+            tracing::warn!(sandbox = %sandbox.name, error = %e, "deleting a sandbox failed");
+        }
+    }
+}
+
+/// Turns the sandbox on at start if the settings say so. When an operator forced it on
+/// (`--sandbox`) and it cannot run, the server does not start, and says why.
+pub async fn start(state: &AppState) -> anyhow::Result<()> {
+    let settings = SandboxSettings::load(state).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    if settings.network != NetworkMode::Off {
+        state.sandbox.find_registries().await;
+    }
+    match state.sandbox.apply(&settings).await {
+        Ok(()) if settings.enabled => {
+            tracing::info!(network = settings.network.as_str(), "the code sandbox is on (bubblewrap on this machine)")
+        }
+        Ok(()) => tracing::info!("the code sandbox is off; an admin can turn it on in Settings > Code sandbox"),
+        Err(reason) if state.config.sandbox == Some(true) => anyhow::bail!(reason),
+        Err(reason) => tracing::error!(%reason, "the code sandbox stays off"),
+    }
+    Ok(())
+}
+
+/// One pass of the routines: stop idle sandboxes, delete unused ones and those whose
+/// conversation is gone. Returns (stopped, deleted).
+pub async fn tidy(state: &AppState) -> (usize, usize) {
+    let Some(driver) = state.sandbox.driver() else { return (0, 0) };
+    let Ok(settings) = SandboxSettings::load(state).await else { return (0, 0) };
+    let (mut stopped, mut deleted) = (0, 0);
+    for sandbox in driver.list().await.unwrap_or_default() {
+        let orphan = matches!(state.store.chat_exists(&sandbox.chat_id).await, Ok(false));
+        let unused =
+            sandbox.state == SandboxState::Stopped && sandbox.idle_secs >= settings.unused_delete_days * 86_400;
+        if orphan || unused {
+            if driver.delete(&sandbox.chat_id).await.is_ok() {
+                deleted += 1;
+                tracing::info!(sandbox = %sandbox.name, orphan, "deleted a sandbox");
+            }
+            continue;
+        }
+        let idle =
+            sandbox.state == SandboxState::Running && !sandbox.busy && sandbox.idle_secs >= settings.idle_stop_secs;
+        if idle && driver.stop(&sandbox.chat_id).await.is_ok() {
+            stopped += 1;
+            tracing::info!(sandbox = %sandbox.name, "stopped an idle sandbox (its files are kept)");
+        }
+    }
+    (stopped, deleted)
+}
+
+/// Runs [`tidy`] every `every` until the server ends.
+pub fn spawn_routines(state: AppState, every: Duration) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            tidy(&state).await;
+        }
+    });
+}

@@ -1,0 +1,265 @@
+//! The code sandbox's settings: stored in the database, overridden field by field by a
+//! `--sandbox-*` option or `LENS_SANDBOX_*` variable (shown locked), checked as a whole
+//! before anything is written.
+
+use lens_types::{NetworkMode, SandboxSettingsView, UpdateSandboxSettingsRequest};
+
+use crate::{AppError, AppState, Config};
+
+/// The settings in force.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxSettings {
+    pub enabled: bool,
+    pub network: NetworkMode,
+    pub hosts: Vec<String>,
+    pub trusted_egress: Vec<String>,
+    pub shown: u64,
+    pub timeout_secs: u64,
+    pub memory_mb: u64,
+    pub processes: u64,
+    pub cpu_millis: u64,
+    pub disk_mb: u64,
+    pub idle_stop_secs: u64,
+    pub unused_delete_days: u64,
+    pub locked: Vec<String>,
+}
+
+/// Each number: (field, default, smallest, largest).
+const NUMBERS: &[(&str, u64, u64, u64)] = &[
+    ("shown", 4000, 100, 100_000),
+    ("timeout_secs", 60, 1, 3600),
+    ("memory_mb", 1024, 64, 65_536),
+    ("processes", 256, 16, 4096),
+    ("cpu_millis", 1000, 100, 64_000),
+    ("disk_mb", 1024, 16, 1_048_576),
+    ("idle_stop_secs", 600, 10, 604_800),
+    ("unused_delete_days", 14, 1, 3650),
+];
+
+fn key(field: &str) -> String {
+    format!("sandbox.{field}")
+}
+
+fn env_number(config: &Config, field: &str) -> Option<u64> {
+    match field {
+        "shown" => config.sandbox_shown,
+        "timeout_secs" => config.sandbox_timeout_secs,
+        "memory_mb" => config.sandbox_memory_mb,
+        "processes" => config.sandbox_processes,
+        "cpu_millis" => config.sandbox_cpu_millis,
+        "disk_mb" => config.sandbox_disk_mb,
+        "idle_stop_secs" => config.sandbox_idle_stop_secs,
+        "unused_delete_days" => config.sandbox_unused_delete_days,
+        _ => None,
+    }
+}
+
+impl SandboxSettings {
+    pub async fn load(state: &AppState) -> Result<Self, AppError> {
+        let config = &state.config;
+        let store = &state.store;
+        let mut locked = Vec::new();
+        let mut lock = |field: &str, set: bool| {
+            if set {
+                locked.push(field.to_owned());
+            }
+        };
+        lock("enabled", config.sandbox.is_some());
+        let enabled = match config.sandbox {
+            Some(on) => on,
+            None => store.setting(&key("enabled")).await?.as_deref() == Some("true"),
+        };
+        let network_env = config.sandbox_network.as_deref().and_then(NetworkMode::parse);
+        lock("network", network_env.is_some());
+        let network = match network_env {
+            Some(n) => n,
+            None => store.setting(&key("network")).await?.as_deref().and_then(NetworkMode::parse).unwrap_or_default(),
+        };
+        let list = |stored: Option<String>| stored.and_then(|s| serde_json::from_str::<Vec<String>>(&s).ok());
+        lock("hosts", config.sandbox_hosts.is_some());
+        let hosts = match &config.sandbox_hosts {
+            Some(h) => h.clone(),
+            None => list(store.setting(&key("hosts")).await?).unwrap_or_default(),
+        };
+        lock("trusted_egress", config.sandbox_trusted_egress.is_some());
+        let trusted_egress = match &config.sandbox_trusted_egress {
+            Some(t) => t.clone(),
+            None => list(store.setting(&key("trusted_egress")).await?).unwrap_or_default(),
+        };
+        let mut numbers = Vec::new();
+        for (field, default, ..) in NUMBERS {
+            let value = match env_number(config, field) {
+                Some(v) => {
+                    lock(field, true);
+                    v
+                }
+                None => store.setting(&key(field)).await?.and_then(|v| v.parse().ok()).unwrap_or(*default),
+            };
+            numbers.push(value);
+        }
+        let [shown, timeout_secs, memory_mb, processes, cpu_millis, disk_mb, idle_stop_secs, unused_delete_days] =
+            numbers[..]
+        else {
+            return Err(AppError::internal("sandbox settings table"));
+        };
+        Ok(Self {
+            enabled,
+            network,
+            hosts,
+            trusted_egress,
+            shown,
+            timeout_secs,
+            memory_mb,
+            processes,
+            cpu_millis,
+            disk_mb,
+            idle_stop_secs,
+            unused_delete_days,
+            locked,
+        })
+    }
+
+    pub fn view(&self, state: &AppState) -> SandboxSettingsView {
+        SandboxSettingsView {
+            enabled: self.enabled,
+            network: self.network,
+            hosts: self.hosts.clone(),
+            trusted_egress: self.trusted_egress.clone(),
+            registries: state.sandbox.registries().hosts.clone(),
+            shown: self.shown,
+            timeout_secs: self.timeout_secs,
+            memory_mb: self.memory_mb,
+            processes: self.processes,
+            cpu_millis: self.cpu_millis,
+            disk_mb: self.disk_mb,
+            idle_stop_secs: self.idle_stop_secs,
+            unused_delete_days: self.unused_delete_days,
+            locked: self.locked.clone(),
+            check: state.sandbox.last_check(),
+            recent_egress: state.sandbox.egress_log(),
+        }
+    }
+
+    /// The sandbox's limits as the driver takes them.
+    pub fn limits(&self) -> lens_sandbox::Limits {
+        lens_sandbox::Limits {
+            memory_bytes: self.memory_mb << 20,
+            processes: self.processes,
+            cpu_millis: self.cpu_millis,
+            disk_bytes: self.disk_mb << 20,
+        }
+    }
+
+    /// Applies an admin's change: refused whole if a locked field is touched or a value
+    /// is out of range; then stored and put into force (turning the sandbox on runs the
+    /// check first and refuses with its reasons).
+    pub async fn update(state: &AppState, req: UpdateSandboxSettingsRequest) -> Result<Self, AppError> {
+        let current = Self::load(state).await?;
+        let numbers: [(&str, Option<u64>); 8] = [
+            ("shown", req.shown),
+            ("timeout_secs", req.timeout_secs),
+            ("memory_mb", req.memory_mb),
+            ("processes", req.processes),
+            ("cpu_millis", req.cpu_millis),
+            ("disk_mb", req.disk_mb),
+            ("idle_stop_secs", req.idle_stop_secs),
+            ("unused_delete_days", req.unused_delete_days),
+        ];
+        let touched = [
+            ("enabled", req.enabled.is_some()),
+            ("network", req.network.is_some()),
+            ("hosts", req.hosts.is_some()),
+            ("trusted_egress", req.trusted_egress.is_some()),
+        ]
+        .into_iter()
+        .chain(numbers.iter().map(|(f, v)| (*f, v.is_some())));
+        for (field, is_touched) in touched {
+            if is_touched && current.locked.iter().any(|l| l == field) {
+                return Err(AppError::Conflict(format!(
+                    "`{field}` is set by the server's environment and cannot be changed here"
+                )));
+            }
+        }
+        let mut pairs: Vec<(String, Option<String>)> = Vec::new();
+        for ((field, value), (_, _, min, max)) in numbers.iter().zip(NUMBERS) {
+            if let Some(v) = value {
+                if !(*min..=*max).contains(v) {
+                    return Err(AppError::BadRequest(format!("`{field}` must be between {min} and {max}")));
+                }
+                pairs.push((key(field), Some(v.to_string())));
+            }
+        }
+        if let Some(hosts) = &req.hosts {
+            let hosts = clean_hosts(hosts)?;
+            pairs.push((key("hosts"), Some(serde_json::to_string(&hosts).map_err(AppError::internal)?)));
+        }
+        if let Some(ranges) = &req.trusted_egress {
+            let ranges = clean_ranges(ranges)?;
+            pairs.push((key("trusted_egress"), Some(serde_json::to_string(&ranges).map_err(AppError::internal)?)));
+        }
+        if let Some(network) = req.network {
+            pairs.push((key("network"), Some(network.as_str().to_owned())));
+        }
+        if let Some(enabled) = req.enabled {
+            pairs.push((key("enabled"), Some(enabled.to_string())));
+        }
+        let old: Vec<(String, Option<String>)> = {
+            let mut old = Vec::new();
+            for (k, _) in &pairs {
+                old.push((k.clone(), state.store.setting(k).await?));
+            }
+            old
+        };
+        write(state, &pairs).await?;
+        let next = Self::load(state).await?;
+        // Put into force; if the sandbox cannot be turned on, nothing of the change stays.
+        if let Err(reason) = state.sandbox.apply(&next).await {
+            write(state, &old).await?;
+            return Err(AppError::Conflict(reason));
+        }
+        Ok(next)
+    }
+}
+
+async fn write(state: &AppState, pairs: &[(String, Option<String>)]) -> Result<(), AppError> {
+    let refs: Vec<(&str, Option<String>)> = pairs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    state.store.set_settings(&refs).await?;
+    Ok(())
+}
+
+/// Host names: lowercase DNS names, no addresses, no duplicates.
+fn clean_hosts(hosts: &[String]) -> Result<Vec<String>, AppError> {
+    if hosts.len() > 200 {
+        return Err(AppError::BadRequest("at most 200 hosts".into()));
+    }
+    let mut out: Vec<String> = Vec::new();
+    for host in hosts {
+        let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
+        if host.is_empty() {
+            continue;
+        }
+        if !lens_sandbox::egress::is_host_name(&host) {
+            return Err(AppError::BadRequest(format!(
+                "`{host}` is not a host name (letters, digits, - and dots; addresses are not allowed)"
+            )));
+        }
+        if !out.contains(&host) {
+            out.push(host);
+        }
+    }
+    Ok(out)
+}
+
+/// CIDR ranges such as `10.0.0.0/8` or `fd00::/8`.
+fn clean_ranges(ranges: &[String]) -> Result<Vec<String>, AppError> {
+    if ranges.len() > 100 {
+        return Err(AppError::BadRequest("at most 100 ranges".into()));
+    }
+    let mut out = Vec::new();
+    for range in ranges.iter().map(|r| r.trim()).filter(|r| !r.is_empty()) {
+        let cidr = lens_sandbox::egress::Cidr::parse(range)
+            .ok_or_else(|| AppError::BadRequest(format!("`{range}` is not a CIDR range such as 10.0.0.0/8")))?;
+        out.push(cidr.to_string());
+    }
+    Ok(out)
+}
