@@ -36,10 +36,14 @@ export default defineConfig({
       timeout: 10_000,
     },
     {
-      command: `bash -c 'rm -rf ${DATA} && exec ../target/release/lens serve --addr 127.0.0.1:${PORT} --data-dir ${DATA} --web-dist ../dist --sandbox'`,
+      // Workspaces are mounted while their sandboxes run: a server that was killed rather
+      // than stopped leaves them mounted, so they are unmounted before the folder goes.
+      command: `bash -c 'grep -o " $(realpath -m ${DATA})/sandboxes/[^ ]*" /proc/self/mountinfo | xargs -r -n1 umount -l; rm -rf ${DATA} && exec ../target/release/lens serve --addr 127.0.0.1:${PORT} --data-dir ${DATA} --web-dist ../dist --sandbox'`,
       url: `http://127.0.0.1:${PORT}/healthz`,
       reuseExistingServer: false,
       timeout: 30_000,
+      // Stopped with SIGTERM, so the server stops its sandboxes and unmounts their workspaces.
+      gracefulShutdown: { signal: 'SIGTERM', timeout: 10_000 },
       // Every answer-events response ends after a second, so each test that follows a
       // running answer also proves the browser resumes with Last-Event-ID.
       env: { LENS_LOG: 'warn', LENS_SSE_MAX_SECS: '1' },

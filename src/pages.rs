@@ -2,5 +2,6 @@
 
 pub mod chat_page;
 pub mod login_page;
+pub mod sandbox_settings;
 pub mod settings_page;
 pub mod setup_page;

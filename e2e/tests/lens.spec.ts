@@ -156,6 +156,61 @@ test('Direct mode runs code blocks: folded runs with output, errors in red, name
   await expect(page.getByTestId('tool-step').nth(1)).toHaveAttribute('data-status', 'failed');
 });
 
+test('Settings > Code sandbox shows the check; a shorter time limit ends a long run', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  await page.goto('/settings');
+  const section = page.locator('section[aria-labelledby=sandbox-h]');
+  await expect(section.getByTestId('check-item')).toHaveCount(6);
+  await expect(section.getByTestId('check-item').filter({ hasText: 'Python' })).toContainText('numpy');
+  await expect(section.locator('.check-list li.failed')).toHaveCount(0);
+  // Turned on by the server's --sandbox option: shown, locked.
+  await expect(section.getByTestId('sandbox-enabled')).toBeChecked();
+  await expect(section.getByTestId('sandbox-enabled')).toBeDisabled();
+  await expect(section.getByTestId('sandbox-locked')).toBeVisible();
+  await section.getByTestId('sandbox-timeout-secs').fill('2');
+  await section.getByTestId('save-sandbox').click();
+  await expect(section.getByTestId('sandbox-status')).toHaveText('Saved.');
+  await section.getByTestId('sandbox-memory-mb').fill('1');
+  await section.getByTestId('save-sandbox').click();
+  await expect(section.getByTestId('sandbox-status')).toContainText('between 64 and');
+
+  const chat = new ChatPage(page);
+  await page.goto('/chat');
+  await chat.send('```python\nimport time\nprint("started", flush=True)\ntime.sleep(30)\n```');
+  const step = chat.lastAnswer().getByTestId('tool-step');
+  await expect(step).toHaveAttribute('data-status', 'failed', { timeout: 15_000 });
+  await step.locator('summary').click();
+  await expect(step.getByTestId('run-stdout')).toHaveText('started');
+  await expect(step.getByTestId('run-ending')).toHaveText('timed out after 2.0 s');
+
+  await page.goto('/settings');
+  await section.getByTestId('sandbox-timeout-secs').fill('60');
+  await section.getByTestId('save-sandbox').click();
+  await expect(section.getByTestId('sandbox-status')).toHaveText('Saved.');
+});
+
+test('Stop during a long run ends the run and keeps its output', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  await page.goto('/chat');
+  await chat.send('```python\nimport time\nfor i in range(300):\n    print("tick", i, flush=True)\n    time.sleep(0.1)\n```');
+  const step = chat.lastAnswer().getByTestId('tool-step');
+  await expect(step).toHaveAttribute('data-status', 'running');
+  await step.locator('summary').click();
+  await expect(step.getByTestId('live-stdout')).toContainText('tick 3');
+  await page.getByTestId('stop').click();
+  await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'stopped');
+  await expect(step).not.toHaveAttribute('data-status', 'running');
+  await expect(step.getByTestId('run-stdout')).toContainText('tick 3');
+  await expect(step.getByTestId('run-ending')).toHaveText('stopped before it finished');
+  // The sandbox is free again: the next run answers at once.
+  await chat.send('```python\nprint("after stop")\n```');
+  const next = chat.lastAnswer().getByTestId('tool-step');
+  await expect(next).toHaveAttribute('data-status', 'succeeded');
+  await next.locator('summary').click();
+  await expect(next.getByTestId('run-stdout')).toHaveText('after stop');
+});
+
 test('the admin makes an account in Settings; it cannot see the admin\'s chat', async ({ page, browser }) => {
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
   await page.getByTestId('settings-link').click();

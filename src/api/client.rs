@@ -163,3 +163,15 @@ pub async fn model_settings() -> ApiResult<ModelSettingsView> {
 pub async fn update_model_settings(req: &UpdateModelSettingsRequest) -> ApiResult<ModelSettingsView> {
     send_json(Request::put("/api/v1/settings/model"), req).await
 }
+
+pub async fn sandbox_settings() -> ApiResult<SandboxSettingsView> {
+    get("/api/v1/admin/sandbox").await
+}
+
+pub async fn update_sandbox_settings(req: &UpdateSandboxSettingsRequest) -> ApiResult<SandboxSettingsView> {
+    send_json(Request::put("/api/v1/admin/sandbox"), req).await
+}
+
+pub async fn check_sandbox() -> ApiResult<SandboxSettingsView> {
+    send_json(Request::post("/api/v1/admin/sandbox/check"), &serde_json::json!({})).await
+}

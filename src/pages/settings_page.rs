@@ -1,4 +1,5 @@
-//! Settings: the account and its API tokens; for the admin, accounts and the model.
+//! Settings: the account and its API tokens; for the admin, the model, the code sandbox
+//! and accounts.
 
 use lens_types::{
     CredentialsRequest, ModelProvider, ModelSettingsView, TokenView, UpdateModelSettingsRequest, UserView,
@@ -36,6 +37,7 @@ pub fn SettingsPage() -> impl IntoView {
             <TokensSection />
             <Show when=is_admin>
                 <ModelSection />
+                <crate::pages::sandbox_settings::SandboxSection />
                 <UsersSection />
             </Show>
         </div>

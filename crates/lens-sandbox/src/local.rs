@@ -387,6 +387,22 @@ impl LocalDriver {
     }
 }
 
+impl LocalDriver {
+    /// Stops every sandbox (the server is going down): no process, cgroup or mount is
+    /// left; the workspaces stay.
+    pub async fn shutdown(&self) {
+        let names: Vec<String> = self.running.lock().await.keys().cloned().collect();
+        for name in names {
+            if let Some(chat_id) = name.strip_prefix("lens-chat-") {
+                let _ = self.stop(chat_id).await;
+            }
+        }
+        let cgroups = self.cgroups.clone();
+        let _ = tokio::task::spawn_blocking(move || cgroups.remove_all()).await;
+        self.unmount_all();
+    }
+}
+
 impl Drop for LocalDriver {
     /// A driver going away takes its sandboxes' processes, cgroups and mounts with it;
     /// the workspace images stay.

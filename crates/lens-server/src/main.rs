@@ -30,7 +30,8 @@ async fn main() -> anyhow::Result<()> {
             lens_server::sandbox::spawn_routines(state.clone(), ROUTINES_EVERY);
             let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("listening on {addr}"))?;
             tracing::info!("Lens is serving on http://{addr}");
-            serve(listener, state, shutdown_signal()).await.context("serving")?;
+            serve(listener, state.clone(), shutdown_signal()).await.context("serving")?;
+            lens_server::sandbox::shutdown(&state).await;
         }
         Command::Admin { command: AdminCommand::Create { config, username, password, admin } } => {
             lens_server::routes::sessions::check_username(&username).map_err(|e| anyhow::anyhow!("{e}"))?;

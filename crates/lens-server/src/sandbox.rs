@@ -199,6 +199,13 @@ pub async fn start(state: &AppState) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Stops every sandbox as the server goes down (the workspaces stay).
+pub async fn shutdown(state: &AppState) {
+    if let Some(driver) = state.sandbox.local() {
+        driver.shutdown().await;
+    }
+}
+
 /// One pass of the routines: stop idle sandboxes, delete unused ones and those whose
 /// conversation is gone. Returns (stopped, deleted).
 pub async fn tidy(state: &AppState) -> (usize, usize) {

@@ -43,6 +43,9 @@ pub struct ToolContext {
     pub user_id: i64,
     pub chat_id: String,
     pub step_id: String,
+    /// Turns true when the person stops the answer: a run ends cut short, keeping what
+    /// it printed so far.
+    pub stop: tokio::sync::watch::Receiver<bool>,
 }
 
 /// Live output of a running step.

@@ -116,8 +116,16 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
                     }
                 }
                 Action::RunTool { step_id, call } => {
-                    let input = run_tool(&tools, &target, &log, &mut stop, step_id, call).await;
-                    pending.extend(machine.on(input));
+                    let (input, stopped) = run_tool(&tools, &target, &log, &mut stop, step_id, call).await;
+                    let actions = machine.on(input);
+                    if stopped {
+                        // The run's step (cut short, with its output) is shown and saved;
+                        // nothing more is asked of the model.
+                        pending.extend(actions.into_iter().filter(|a| matches!(a, Action::Emit(_) | Action::Save)));
+                        pending.extend(machine.on(Input::Stop));
+                    } else {
+                        pending.extend(actions);
+                    }
                 }
                 Action::Finish { status, error } => {
                     save(&state, &target, &machine, status, error.as_ref()).await;
@@ -164,7 +172,11 @@ async fn prepare(
     Ok((model, model_history(&messages, &target.answer_id)))
 }
 
-/// Runs one tool call, streaming its live output, until it ends or the answer stops.
+/// How long a stopped tool may take to hand back what it has.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+
+/// Runs one tool call, streaming its live output, until it ends or the answer stops;
+/// `true` when the answer was stopped meanwhile.
 async fn run_tool(
     tools: &crate::tools::ToolRegistry,
     target: &AnswerTarget,
@@ -172,27 +184,41 @@ async fn run_tool(
     stop: &mut tokio::sync::watch::Receiver<bool>,
     step_id: String,
     call: lens_llm::ToolCall,
-) -> Input {
+) -> (Input, bool) {
     let Some(tool) = tools.get(&call.name) else {
         let outcome = ToolOutcome::failed(format!("there is no tool named `{}`", call.name));
-        return Input::ToolDone { step_id, outcome };
+        return (Input::ToolDone { step_id, outcome }, false);
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let ctx = ToolContext { user_id: target.user_id, chat_id: target.chat_id.clone(), step_id: step_id.clone() };
+    let ctx = ToolContext {
+        user_id: target.user_id,
+        chat_id: target.chat_id.clone(),
+        step_id: step_id.clone(),
+        stop: stop.clone(),
+    };
     let mut work = Box::pin(tool.run(ctx, call.arguments, tx));
+    let mut deadline: Option<Instant> = None;
     loop {
+        let grace = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             outcome = &mut work => {
                 // Output sent just before the end still reaches the followers, in order.
                 while let Ok((stream, text)) = rx.try_recv() {
                     log.push(StreamEvent::Output { step_id: step_id.clone(), stream, text });
                 }
-                return Input::ToolDone { step_id, outcome };
+                return (Input::ToolDone { step_id, outcome }, deadline.is_some());
             }
             Some((stream, text)) = rx.recv() => {
                 log.push(StreamEvent::Output { step_id: step_id.clone(), stream, text });
             }
-            _ = stop.wait_for(|s| *s) => return Input::Stop,
+            // A stopped tool gets a moment to end cut short and hand back its output.
+            _ = stop.wait_for(|s| *s), if deadline.is_none() => deadline = Some(Instant::now() + STOP_GRACE),
+            _ = grace => return (Input::Stop, false),
         }
     }
 }

@@ -55,11 +55,21 @@ pub async fn follow(
     code: &str,
     live: &OutputSink,
     settings: RunSettings,
+    mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> ToolOutcome {
     let started = Instant::now();
     let mut capture = OutputCapture::new();
     let mut ending = RunEnding::Killed { signal: 0 };
-    while let Some(event) = run.next().await {
+    loop {
+        let event = tokio::select! {
+            event = run.next() => event,
+            // Dropping the run kills it; what it printed so far is kept.
+            _ = stop.wait_for(|s| *s) => {
+                ending = RunEnding::CutShort;
+                break;
+            }
+        };
+        let Some(event) = event else { break };
         match event {
             RunEvent::Output { stream, bytes } => {
                 let text = capture.push(stream, &bytes);

@@ -46,7 +46,7 @@ impl Tool for RunBash {
             timeout: self.settings.timeout,
         };
         match self.driver.exec(&ctx.chat_id, request).await {
-            Ok(stream) => run::follow(stream, "bash", command, &live, self.settings).await,
+            Ok(stream) => run::follow(stream, "bash", command, &live, self.settings, ctx.stop).await,
             Err(e) => ToolOutcome::failed(e.to_string()),
         }
     }

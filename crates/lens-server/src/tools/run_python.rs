@@ -43,7 +43,7 @@ impl Tool for RunPython {
             return ToolOutcome::failed("run_python needs a `code` string");
         };
         match self.driver.run_python(&ctx.chat_id, code, self.settings.timeout).await {
-            Ok(stream) => run::follow(stream, "python", code, &live, self.settings).await,
+            Ok(stream) => run::follow(stream, "python", code, &live, self.settings, ctx.stop).await,
             Err(e) => ToolOutcome::failed(e.to_string()),
         }
     }

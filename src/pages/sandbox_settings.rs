@@ -1,0 +1,243 @@
+//! Admin Settings > Code sandbox: on/off, the machine's check, network, limits and
+//! timers, and the egress proxy's latest decisions. Fields set by the server's
+//! environment are shown locked.
+
+use lens_types::{NetworkMode, SandboxSettingsView, UpdateSandboxSettingsRequest};
+use leptos::prelude::*;
+
+use crate::api;
+
+/// The numeric settings: (field, label, unit).
+const NUMBERS: &[(&str, &str, &str)] = &[
+    ("timeout_secs", "Time limit per run", "seconds"),
+    ("shown", "Output shown per run", "characters of stdout and of stderr"),
+    ("memory_mb", "Memory", "MiB per sandbox"),
+    ("processes", "Processes", "per sandbox"),
+    ("cpu_millis", "CPU", "thousandths of a core"),
+    ("disk_mb", "Disk quota", "MiB per workspace"),
+    ("idle_stop_secs", "Stop when idle for", "seconds (files are kept)"),
+    ("unused_delete_days", "Delete when unused for", "days"),
+];
+
+fn number(v: &SandboxSettingsView, field: &str) -> u64 {
+    match field {
+        "timeout_secs" => v.timeout_secs,
+        "shown" => v.shown,
+        "memory_mb" => v.memory_mb,
+        "processes" => v.processes,
+        "cpu_millis" => v.cpu_millis,
+        "disk_mb" => v.disk_mb,
+        "idle_stop_secs" => v.idle_stop_secs,
+        _ => v.unused_delete_days,
+    }
+}
+
+fn set_number(req: &mut UpdateSandboxSettingsRequest, field: &str, value: u64) {
+    let slot = match field {
+        "timeout_secs" => &mut req.timeout_secs,
+        "shown" => &mut req.shown,
+        "memory_mb" => &mut req.memory_mb,
+        "processes" => &mut req.processes,
+        "cpu_millis" => &mut req.cpu_millis,
+        "disk_mb" => &mut req.disk_mb,
+        "idle_stop_secs" => &mut req.idle_stop_secs,
+        _ => &mut req.unused_delete_days,
+    };
+    *slot = Some(value);
+}
+
+fn lines(text: &str) -> Vec<String> {
+    text.split(['\n', ',']).map(|l| l.trim().to_owned()).filter(|l| !l.is_empty()).collect()
+}
+
+#[component]
+pub fn SandboxSection() -> impl IntoView {
+    let view_sig = RwSignal::new(None::<SandboxSettingsView>);
+    let enabled = RwSignal::new(false);
+    let network = RwSignal::new("off".to_string());
+    let hosts = RwSignal::new(String::new());
+    let trusted = RwSignal::new(String::new());
+    let numbers: Vec<RwSignal<String>> = NUMBERS.iter().map(|_| RwSignal::new(String::new())).collect();
+    let status = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let fill = {
+        let numbers = numbers.clone();
+        move |v: SandboxSettingsView| {
+            enabled.set(v.enabled);
+            network.set(v.network.as_str().to_owned());
+            hosts.set(v.hosts.join("\n"));
+            trusted.set(v.trusted_egress.join("\n"));
+            for ((field, ..), signal) in NUMBERS.iter().zip(&numbers) {
+                signal.set(number(&v, field).to_string());
+            }
+            view_sig.set(Some(v));
+        }
+    };
+    {
+        let fill = fill.clone();
+        leptos::task::spawn_local(async move {
+            match api::sandbox_settings().await {
+                Ok(v) => fill(v),
+                Err(e) => status.set(Some(e.message)),
+            }
+        });
+    }
+    let locked = move |field: &str| view_sig.with(|v| v.as_ref().is_some_and(|v| v.locked.iter().any(|l| l == field)));
+    let save = {
+        let (fill, numbers) = (fill.clone(), numbers.clone());
+        move |ev: leptos::ev::SubmitEvent| {
+            ev.prevent_default();
+            let mut req = UpdateSandboxSettingsRequest::default();
+            if !locked("enabled") {
+                req.enabled = Some(enabled.get_untracked());
+            }
+            if !locked("network") {
+                req.network = NetworkMode::parse(&network.get_untracked());
+            }
+            if !locked("hosts") {
+                req.hosts = Some(lines(&hosts.get_untracked()));
+            }
+            if !locked("trusted_egress") {
+                req.trusted_egress = Some(lines(&trusted.get_untracked()));
+            }
+            for ((field, label, _), signal) in NUMBERS.iter().zip(&numbers) {
+                if locked(field) {
+                    continue;
+                }
+                match signal.get_untracked().trim().parse::<u64>() {
+                    Ok(n) => set_number(&mut req, field, n),
+                    Err(_) => return status.set(Some(format!("{label} must be a whole number."))),
+                }
+            }
+            let fill = fill.clone();
+            busy.set(true);
+            status.set(Some(
+                if req.enabled == Some(true) { "Saving (checking this machine)…" } else { "Saving…" }.into(),
+            ));
+            leptos::task::spawn_local(async move {
+                match api::update_sandbox_settings(&req).await {
+                    Ok(v) => {
+                        fill(v);
+                        status.set(Some("Saved.".into()));
+                    }
+                    Err(e) => status.set(Some(e.message)),
+                }
+                busy.set(false);
+            });
+        }
+    };
+    let recheck = {
+        let fill = fill.clone();
+        move |_| {
+            let fill = fill.clone();
+            busy.set(true);
+            leptos::task::spawn_local(async move {
+                match api::check_sandbox().await {
+                    Ok(v) => fill(v),
+                    Err(e) => status.set(Some(e.message)),
+                }
+                busy.set(false);
+            });
+        }
+    };
+    let number_fields = NUMBERS
+        .iter()
+        .zip(numbers)
+        .map(|((field, label, unit), signal)| {
+            let id = format!("sandbox-{}", field.replace('_', "-"));
+            view! {
+                <label>{*label}
+                    <input type="number" min="0" inputmode="numeric" data-testid=id.clone() id=id
+                        disabled=move || locked(field)
+                        prop:value=move || signal.get() on:input=move |ev| signal.set(event_target_value(&ev)) />
+                    <span class="muted">{*unit}</span>
+                </label>
+            }
+        })
+        .collect_view();
+    view! {
+        <section class="card" aria-labelledby="sandbox-h">
+            <h2 id="sandbox-h">"Code sandbox"</h2>
+            <CheckList view_sig=view_sig />
+            <button type="button" data-testid="sandbox-recheck" on:click=recheck disabled=move || busy.get()>
+                "Check again"
+            </button>
+            <form class="form" on:submit=save data-testid="sandbox-form">
+                <label class="check">
+                    <input type="checkbox" data-testid="sandbox-enabled" disabled=move || locked("enabled")
+                        prop:checked=move || enabled.get() on:change=move |ev| enabled.set(event_target_checked(&ev)) />
+                    "Run code in a sandbox (run_python, run_bash, sandbox_files)"
+                </label>
+                <label>"Network"
+                    <select data-testid="sandbox-network" disabled=move || locked("network")
+                        prop:value=move || network.get() on:change=move |ev| network.set(event_target_value(&ev))>
+                        <option value="off">"Off: loopback only"</option>
+                        <option value="registries">"Package registries only"</option>
+                        <option value="hosts">"Registries and the hosts below"</option>
+                    </select>
+                </label>
+                <p class="muted" data-testid="sandbox-registries">
+                    "Registries found: "
+                    {move || view_sig.with(|v| v.as_ref().map(|v| if v.registries.is_empty() { "none".to_string() } else { v.registries.join(", ") }).unwrap_or_default())}
+                </p>
+                <label>"Allowed hosts (one per line)"
+                    <textarea rows="3" data-testid="sandbox-hosts" disabled=move || locked("hosts")
+                        prop:value=move || hosts.get() on:input=move |ev| hosts.set(event_target_value(&ev))></textarea>
+                </label>
+                <label>"Trusted egress ranges (CIDR, one per line; empty: public addresses only)"
+                    <textarea rows="2" data-testid="sandbox-trusted" disabled=move || locked("trusted_egress")
+                        prop:value=move || trusted.get() on:input=move |ev| trusted.set(event_target_value(&ev))></textarea>
+                </label>
+                {number_fields}
+                <Show when=move || view_sig.with(|v| v.as_ref().is_some_and(|v| !v.locked.is_empty()))>
+                    <p class="muted" data-testid="sandbox-locked">"Greyed fields are set by the server's --sandbox options or LENS_SANDBOX_* environment."</p>
+                </Show>
+                <button type="submit" class="primary" data-testid="save-sandbox" disabled=move || busy.get()>"Save"</button>
+                <p role="status" data-testid="sandbox-status">{move || status.get().unwrap_or_default()}</p>
+            </form>
+            <EgressLog view_sig=view_sig />
+        </section>
+    }
+}
+
+/// The machine's check, a line per piece.
+#[component]
+fn CheckList(view_sig: RwSignal<Option<SandboxSettingsView>>) -> impl IntoView {
+    let items =
+        move || view_sig.with(|v| v.as_ref().and_then(|v| v.check.clone()).map(|c| c.items).unwrap_or_default());
+    view! {
+        <h3>"This machine"</h3>
+        <ul class="check-list" data-testid="sandbox-check">
+            <For each=items key=|i| (i.name.clone(), i.ok, i.detail.clone()) let:item>
+                <li class=if item.ok { "ok" } else { "failed" } data-testid="check-item">
+                    <span aria-hidden="true">{if item.ok { "✓ " } else { "✕ " }}</span>
+                    <span class="sr-only">{if item.ok { "working: " } else { "missing: " }}</span>
+                    <strong>{item.name.clone()}</strong>": "{item.detail.clone()}
+                </li>
+            </For>
+        </ul>
+    }
+}
+
+/// The egress proxy's latest decisions, newest first.
+#[component]
+fn EgressLog(view_sig: RwSignal<Option<SandboxSettingsView>>) -> impl IntoView {
+    let decisions = move || {
+        view_sig.with(|v| v.as_ref().map(|v| v.recent_egress.iter().rev().take(20).cloned().collect::<Vec<_>>()))
+    };
+    view! {
+        <h3>"Recent network requests"</h3>
+        {move || match decisions() {
+            Some(d) if !d.is_empty() => view! {
+                <ul class="egress-log" data-testid="egress-log">
+                    {d.into_iter().map(|e| view! {
+                        <li class=if e.allowed { "ok" } else { "failed" }>
+                            {if e.allowed { "allowed " } else { "refused " }}<code>{e.target}</code>" — "{e.reason}
+                        </li>
+                    }).collect_view()}
+                </ul>
+            }.into_any(),
+            _ => view! { <p class="muted">"None yet."</p> }.into_any(),
+        }}
+    }
+}
