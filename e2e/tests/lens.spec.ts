@@ -181,7 +181,7 @@ test('Settings > Code sandbox shows the check; a shorter time limit ends a long 
   await expect(step).toHaveAttribute('data-status', 'failed', { timeout: 15_000 });
   await step.locator('summary').click();
   await expect(step.getByTestId('run-stdout')).toHaveText('started');
-  await expect(step.getByTestId('run-ending')).toHaveText('timed out after 2.0 s');
+  await expect(step.getByTestId('run-ending')).toHaveText('timed out after 2 s');
 
   await page.goto('/settings');
   await section.getByTestId('sandbox-timeout-secs').fill('60');

@@ -4,7 +4,11 @@
 //!   a bare `python3 -c 'print(1)'`;
 //! - a warm `run_python` (`print(1)`) against the same statement sent to an already
 //!   running Python over a pipe: the difference is the driver's overhead;
-//! - a warm `run_bash` (`true`) against starting `true` directly.
+//! - a warm `run_bash` (`true`) against starting `true` directly;
+//! - a second `import numpy, matplotlib` (the kernel keeps them) against a fresh process;
+//! - 100 conversations × 5 runs at once: failures, p50/p99 of a run, against 500 bare
+//!   `python3 -c 'print(1)'` started with the same concurrency; memory per running and
+//!   per stopped sandbox.
 //!
 //! Run: `cargo build --release -p lens-sandbox-agent && cargo bench -p lens-sandbox`
 //! (`make bench` does both).
@@ -13,6 +17,7 @@ use std::{
     io::{BufRead, BufReader, Write},
     path::PathBuf,
     process::{Command, Stdio},
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -31,10 +36,17 @@ fn agent() -> PathBuf {
     agent
 }
 
-fn p50(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+fn p50(v: Vec<f64>) -> f64 {
+    pct(v, 50)
 }
+
+fn pct(mut v: Vec<f64>, p: usize) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[(v.len() * p / 100).min(v.len() - 1)]
+}
+
+const CONVERSATIONS: usize = 100;
+const RUNS_EACH: usize = 5;
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
@@ -121,4 +133,124 @@ async fn main() {
         "  warm run_bash true               {warm_sh:>8.2} ms   true started directly      {bare_sh:>7.2} ms  ({:.2}x)",
         warm_sh / bare_sh
     );
+
+    // The kernel keeps its imports: a second import costs nothing like a fresh process.
+    let imports = "import numpy, matplotlib";
+    finish(driver.run_python("warm", imports, t).await.unwrap()).await;
+    let (mut kept, mut fresh) = (Vec::new(), Vec::new());
+    for _ in 0..10 {
+        let start = Instant::now();
+        finish(driver.run_python("warm", imports, t).await.unwrap()).await;
+        kept.push(ms(start.elapsed()));
+        let start = Instant::now();
+        Command::new(PYTHON).args(["-c", imports]).status().unwrap();
+        fresh.push(ms(start.elapsed()));
+    }
+    let (kept, fresh) = (p50(kept), p50(fresh));
+    println!(
+        "  second `{imports}`  {kept:>8.2} ms   in a fresh python3          {fresh:>7.2} ms  ({:.0}x faster)",
+        fresh / kept
+    );
+    driver.delete("warm").await.unwrap();
+
+    many_at_once(driver).await;
+}
+
+/// 100 conversations × 5 runs at once, against the same number of bare interpreters
+/// started with the same concurrency.
+async fn many_at_once(driver: LocalDriver) {
+    let driver = Arc::new(driver);
+    let t = Duration::from_secs(120);
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..CONVERSATIONS {
+        let driver = driver.clone();
+        tasks.push(tokio::spawn(async move {
+            let chat = format!("many{c}");
+            let mut times = Vec::new();
+            let mut failures = 0;
+            for _ in 0..RUNS_EACH {
+                let start = Instant::now();
+                let ok = match driver.run_python(&chat, "print(1)", t).await {
+                    Ok(run) => matches!(run_to_end(run).await, Ok(r) if r.stdout == b"1\n"),
+                    Err(_) => false,
+                };
+                times.push(ms(start.elapsed()));
+                failures += usize::from(!ok);
+            }
+            (times, failures)
+        }));
+    }
+    let (mut times, mut failures) = (Vec::new(), 0);
+    for task in tasks {
+        let (t, f) = task.await.unwrap();
+        times.extend(t);
+        failures += f;
+    }
+    let wall = ms(started.elapsed());
+    let running: Vec<u64> = {
+        let mut v = Vec::new();
+        for c in 0..CONVERSATIONS {
+            v.push(driver.memory_bytes(&format!("many{c}")).await);
+        }
+        v
+    };
+    let per_running = running.iter().sum::<u64>() as f64 / CONVERSATIONS as f64 / 1048576.0;
+
+    // The baseline: the same number of bare interpreters, the same concurrency.
+    let started = Instant::now();
+    let mut bare_tasks = Vec::new();
+    for _ in 0..CONVERSATIONS {
+        bare_tasks.push(tokio::spawn(async move {
+            let mut times = Vec::new();
+            for _ in 0..RUNS_EACH {
+                let start = Instant::now();
+                tokio::process::Command::new(PYTHON).args(["-c", "print(1)"]).output().await.unwrap();
+                times.push(ms(start.elapsed()));
+            }
+            times
+        }));
+    }
+    let mut bare = Vec::new();
+    for task in bare_tasks {
+        bare.extend(task.await.unwrap());
+    }
+    let bare_wall = ms(started.elapsed());
+
+    for c in 0..CONVERSATIONS {
+        driver.stop(&format!("many{c}")).await.unwrap();
+    }
+    let stopped_memory: u64 = {
+        let mut sum = 0;
+        for c in 0..CONVERSATIONS {
+            sum += driver.memory_bytes(&format!("many{c}")).await;
+        }
+        sum
+    };
+    let mut disk = 0;
+    for c in 0..CONVERSATIONS {
+        disk += driver.status(&format!("many{c}")).await.unwrap().disk_bytes;
+    }
+    let n = CONVERSATIONS * RUNS_EACH;
+    println!(
+        "  {CONVERSATIONS} conversations x {RUNS_EACH} runs at once: {failures} failures of {n}; run p50 {:.1} ms, p99 {:.1} ms, all in {:.1} s",
+        pct(times.clone(), 50),
+        pct(times, 99),
+        wall / 1000.0
+    );
+    println!(
+        "    baseline, {n} bare python3 -c 'print(1)' at the same concurrency: p50 {:.1} ms, p99 {:.1} ms, all in {:.1} s",
+        pct(bare.clone(), 50),
+        pct(bare, 99),
+        bare_wall / 1000.0
+    );
+    println!(
+        "    memory per running sandbox (cgroup, agent + Python kernel): {per_running:.1} MiB; per stopped sandbox: \
+         {} bytes and no process; disk per workspace image {:.1} MiB",
+        stopped_memory / CONVERSATIONS as u64,
+        disk as f64 / CONVERSATIONS as f64 / 1048576.0
+    );
+    for c in 0..CONVERSATIONS {
+        driver.delete(&format!("many{c}")).await.unwrap();
+    }
 }

@@ -129,6 +129,8 @@ impl Running {
     }
 }
 
+type Slot = Arc<tokio::sync::Mutex<Option<Arc<Running>>>>;
+
 /// The local driver.
 pub struct LocalDriver {
     root: PathBuf,
@@ -140,7 +142,9 @@ pub struct LocalDriver {
     network: Arc<Mutex<Option<Network>>>,
     egress_log: Arc<EgressLog>,
     next_id: AtomicU64,
-    running: tokio::sync::Mutex<HashMap<String, Arc<Running>>>,
+    /// One slot per sandbox ever touched; a slot is locked while its sandbox starts or
+    /// stops, so one conversation's start never waits for another's.
+    running: tokio::sync::Mutex<HashMap<String, Slot>>,
 }
 
 impl LocalDriver {
@@ -209,13 +213,13 @@ impl LocalDriver {
     /// Memory charged to a running sandbox now (0 when it is not running).
     pub async fn memory_bytes(&self, chat_id: &str) -> u64 {
         let Ok(name) = sandbox_name(chat_id) else { return 0 };
-        self.running.lock().await.get(&name).map(|r| r.cgroup.memory_bytes()).unwrap_or(0)
+        self.live(&name).await.map(|r| r.cgroup.memory_bytes()).unwrap_or(0)
     }
 
     /// What a running sandbox's agent reported about its confinement.
     pub(crate) async fn confinement(&self, chat_id: &str) -> Option<(u32, bool, bool)> {
         let name = sandbox_name(chat_id).ok()?;
-        self.running.lock().await.get(&name).map(|r| r.confinement)
+        self.live(&name).await.map(|r| r.confinement)
     }
 
     fn workspace(&self, name: &str) -> Workspace {
@@ -348,17 +352,28 @@ impl LocalDriver {
         Ok(running)
     }
 
+    fn slot_of(all: &mut HashMap<String, Slot>, name: &str) -> Slot {
+        all.entry(name.to_owned()).or_default().clone()
+    }
+
     /// The running sandbox, started if needed.
     async fn running(&self, chat_id: &str) -> Result<Arc<Running>, SandboxError> {
         let name = sandbox_name(chat_id)?;
-        let mut all = self.running.lock().await;
-        if let Some(r) = all.get(&name) {
+        let slot = Self::slot_of(&mut *self.running.lock().await, &name);
+        let mut live = slot.lock().await;
+        if let Some(r) = live.as_ref() {
             r.touch();
             return Ok(r.clone());
         }
         let r = self.start(chat_id, &name).await?;
-        all.insert(name, r.clone());
+        *live = Some(r.clone());
         Ok(r)
+    }
+
+    /// The sandbox if it runs (waiting for a start or stop in progress).
+    async fn live(&self, name: &str) -> Option<Arc<Running>> {
+        let slot = self.running.lock().await.get(name).cloned()?;
+        slot.lock().await.clone()
     }
 
     /// Sends a request; replies for its id arrive on the receiver.
@@ -407,8 +422,10 @@ impl Drop for LocalDriver {
     /// A driver going away takes its sandboxes' processes, cgroups and mounts with it;
     /// the workspace images stay.
     fn drop(&mut self) {
-        for (_, running) in self.running.get_mut().drain() {
-            if let Ok(mut child) = running.child.lock() {
+        for (_, slot) in self.running.get_mut().drain() {
+            if let Some(running) = slot.try_lock().ok().and_then(|mut s| s.take())
+                && let Ok(mut child) = running.child.lock()
+            {
                 let _ = child.start_kill();
             }
         }
@@ -537,7 +554,11 @@ impl SandboxDriver for LocalDriver {
 
     async fn stop(&self, chat_id: &str) -> Result<(), SandboxError> {
         let name = sandbox_name(chat_id)?;
-        let taken = self.running.lock().await.remove(&name);
+        let slot = self.running.lock().await.get(&name).cloned();
+        let Some(slot) = slot else { return Ok(()) };
+        // Holding the slot until all is gone: a run asked for meanwhile starts afresh after.
+        let mut live = slot.lock().await;
+        let taken = live.take();
         if let Some(running) = taken {
             // Closing its input ends the agent, and with it the sandbox's first process and
             // pid namespace; that works even if bwrap has not finished setting up, when a
@@ -567,7 +588,7 @@ impl SandboxDriver for LocalDriver {
 
     async fn status(&self, chat_id: &str) -> Result<SandboxInfo, SandboxError> {
         let name = sandbox_name(chat_id)?;
-        let live = self.running.lock().await.get(&name).map(|r| (r.idle_secs(), r.active.load(Ordering::Relaxed) > 0));
+        let live = self.live(&name).await.map(|r| (r.idle_secs(), r.active.load(Ordering::Relaxed) > 0));
         let running = live.is_some();
         let workspace = self.workspace(&name);
         let state = if running {

@@ -119,7 +119,8 @@ async fn binary_output_and_a_large_flood_end_cleanly() {
     let (out, _, ending) = bash(&*d, "binary", "head -c 100000 /dev/urandom; echo").await;
     assert_eq!(ending, RunEnding::Exited { code: 0 });
     assert!(out.len() >= 100_000 / 2, "bytes arrive (lossily shown): {}", out.len());
-    let (_, _, ending) = bash(&*d, "flood", "yes | head -c 20000000 > /dev/stdout").await;
+    let (out, _, ending) = bash(&*d, "flood", "yes | head -c 100000000").await;
+    assert_eq!(out.len(), 100_000_000, "a 100 MB flood arrives whole and ends");
     assert_eq!(ending, RunEnding::Exited { code: 0 });
     still_healthy(&*d).await;
 }

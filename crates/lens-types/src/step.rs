@@ -81,7 +81,13 @@ impl RunEnding {
             Self::Exited { code: 0 } => "exited normally".to_string(),
             Self::Exited { code } => format!("exited with code {code}"),
             Self::TimedOut { after_ms } => {
-                format!("timed out after {:.1} s", *after_ms as f64 / 1000.0)
+                // Whole seconds read as "60 s"; integer maths keeps float formatting out of the browser.
+                let (secs, tenths) = (after_ms / 1000, after_ms % 1000 / 100);
+                if tenths == 0 {
+                    format!("timed out after {secs} s")
+                } else {
+                    format!("timed out after {secs}.{tenths} s")
+                }
             }
             Self::CutShort => "stopped before it finished".to_string(),
             Self::Killed { signal } => format!("killed by signal {signal}"),
@@ -129,6 +135,7 @@ mod tests {
     fn ending_words() {
         assert_eq!(RunEnding::Exited { code: 2 }.describe(), "exited with code 2");
         assert_eq!(RunEnding::TimedOut { after_ms: 1500 }.describe(), "timed out after 1.5 s");
+        assert_eq!(RunEnding::TimedOut { after_ms: 60_000 }.describe(), "timed out after 60 s");
         assert!(!RunEnding::OutOfMemory.is_success());
     }
 }
