@@ -197,3 +197,38 @@ async fn a_background_process_does_not_outlive_its_run() {
     let (out, _, _) = bash(&*d, "lingerer", "ps -eo args --no-headers | grep -c '^sleep' || true").await;
     assert_eq!(out, "0\n", "no sleeper survived its cell");
 }
+
+/// Processes on the host whose command line names `needle` (bwrap names the workspace).
+fn processes_naming(needle: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
+        .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle)))
+        .count()
+}
+
+fn mounts_under(needle: &str) -> usize {
+    std::fs::read_to_string("/proc/self/mountinfo").unwrap().lines().filter(|l| l.contains(needle)).count()
+}
+
+#[tokio::test]
+async fn a_crashed_server_leaves_nothing_once_the_next_one_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sandboxes");
+    let needle = root.to_string_lossy().into_owned();
+    let first = LocalDriver::new(LocalOptions::new(&root, &agent())).unwrap();
+    for chat in ["crash1", "crash2"] {
+        bash(&first, chat, "sleep 300 > /dev/null 2>&1 & echo ok > kept.txt").await;
+    }
+    assert!(processes_naming(&needle) >= 2, "two sandboxes run (bwrap and its init each)");
+    assert_eq!(mounts_under(&needle), 2, "two workspaces are mounted");
+    // The server dies without cleaning up: nothing of its Drop runs.
+    std::mem::forget(first);
+    let second = LocalDriver::new(LocalOptions::new(&root, &agent())).unwrap();
+    assert_eq!((processes_naming(&needle), mounts_under(&needle)), (0, 0), "the next start cleans up");
+    let kept = second.get_file("crash1", "kept.txt", 100).await.unwrap();
+    assert_eq!(kept, b"ok\n", "files survive the crash");
+    drop(second);
+    assert_eq!((processes_naming(&needle), mounts_under(&needle)), (0, 0), "a driver going away leaves nothing");
+}

@@ -1,4 +1,4 @@
-//! The `lens` binary's own commands: `openapi` and `admin create`.
+//! The `lens` binary's own commands: `openapi`, `admin create` and `sandbox check`.
 
 use std::process::Command;
 
@@ -45,4 +45,43 @@ async fn admin_create_makes_accounts_and_refuses_bad_ones() {
     let users = state.store.list_users().await.unwrap();
     assert_eq!(users.len(), 1);
     assert!(users[0].is_admin);
+}
+
+/// `lens sandbox check` on this machine passes every piece; as an unprivileged user it
+/// fails with a sentence per missing piece, exit code 1, and no sandbox starts.
+#[test]
+fn sandbox_check_reports_each_piece() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = std::path::Path::new(env!("CARGO_BIN_EXE_lens")).with_file_name("lens-sandbox-agent");
+    let out = lens()
+        .args(["sandbox", "check", "--data-dir"])
+        .arg(dir.path())
+        .arg("--sandbox-agent")
+        .arg(&agent)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    for piece in ["bubblewrap", "cgroups", "disk quota", "Landlock", "seccomp", "Python"] {
+        assert!(text.lines().any(|l| l.starts_with("ok   ") && l.contains(piece)), "{piece}: {text}");
+    }
+    let data = std::env::temp_dir().join(format!("lens-check-as-nobody-{}", std::process::id()));
+    let out = Command::new("runuser")
+        .args(["-u", "nobody", "--"])
+        .arg(env!("CARGO_BIN_EXE_lens"))
+        .args(["sandbox", "check", "--data-dir"])
+        .arg(&data)
+        .arg("--sandbox-agent")
+        .arg(&agent)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&data);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(
+            "FAIL disk quota: the workspace quota loop-mounts a file system, which needs Lens to run as root"
+        )
+    );
+    assert!(text.contains("cannot run here"), "{text}");
 }
