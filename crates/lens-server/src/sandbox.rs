@@ -119,6 +119,8 @@ impl SandboxHub {
             timeout: Duration::from_secs(settings.timeout_secs),
             shown: settings.shown as usize,
             network: settings.network,
+            memory_mb: settings.memory_mb,
+            disk_mb: settings.disk_mb,
         };
         let network = self.network(settings);
         if !settings.enabled {

@@ -17,15 +17,34 @@ pub struct RunSettings {
     pub shown: usize,
     /// What the sandbox may reach (the tools tell the model).
     pub network: lens_types::NetworkMode,
+    /// The sandbox's memory and disk, for the tools' descriptions.
+    pub memory_mb: u64,
+    pub disk_mb: u64,
 }
 
 impl Default for RunSettings {
     fn default() -> Self {
-        Self { timeout: Duration::from_secs(60), shown: 4000, network: lens_types::NetworkMode::Off }
+        Self {
+            timeout: Duration::from_secs(60),
+            shown: 4000,
+            network: lens_types::NetworkMode::Off,
+            memory_mb: 1024,
+            disk_mb: 1024,
+        }
     }
 }
 
 impl RunSettings {
+    /// The limits, as the tools' descriptions tell the model.
+    pub fn limits_note(&self) -> String {
+        format!(
+            "Each run stops after {} s; the sandbox has {} MiB of memory and {} MiB of disk.",
+            self.timeout.as_secs(),
+            self.memory_mb,
+            self.disk_mb
+        )
+    }
+
     /// The sentence about the network in the tools' descriptions.
     pub fn network_note(&self) -> &'static str {
         match self.network {
@@ -87,4 +106,22 @@ pub async fn follow(
     let ok = ending.is_success();
     let run = capture.finish(language, code, ending, started.elapsed().as_millis() as u64, settings.shown);
     ToolOutcome { ok, result: run.for_model, output: Some(run.output), file: None }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tools_tell_the_model_the_limits_and_the_network() {
+        let mut s =
+            RunSettings { timeout: Duration::from_secs(30), memory_mb: 512, disk_mb: 256, ..Default::default() };
+        assert_eq!(
+            s.limits_note(),
+            "Each run stops after 30 s; the sandbox has 512 MiB of memory and 256 MiB of disk."
+        );
+        assert_eq!(s.network_note(), "There is no network.");
+        s.network = lens_types::NetworkMode::Registries;
+        assert!(s.network_note().contains("`pip install`"));
+    }
 }

@@ -20,9 +20,9 @@ impl Tool for RunBash {
             name: "run_bash".into(),
             description: format!(
                 "Run a bash command in this conversation's sandbox, in /workspace, which it shares with run_python. \
-                 {} Each run stops after {} s. You get the start of stdout and the end of stderr.",
+                 {} {} You get the start of stdout and the end of stderr.",
                 self.settings.network_note(),
-                self.settings.timeout.as_secs()
+                self.settings.limits_note()
             ),
             parameters: json!({
                 "type": "object",

@@ -21,10 +21,10 @@ impl Tool for RunPython {
             description: format!(
                 "Run Python 3 in this conversation's sandbox. Variables and imports persist between calls, like a \
                  notebook; the value of a last bare expression is shown. Files live in /workspace and persist. numpy, \
-                 pandas and matplotlib are installed. {} Each run stops after {} s. You get the start \
-                 of stdout and the end of stderr.",
+                 pandas and matplotlib are installed. {} {} You get the start of stdout and the end of \
+                 stderr.",
                 self.settings.network_note(),
-                self.settings.timeout.as_secs()
+                self.settings.limits_note()
             ),
             parameters: json!({
                 "type": "object",
