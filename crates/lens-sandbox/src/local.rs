@@ -500,8 +500,8 @@ fn gone(e: impl std::fmt::Display) -> SandboxError {
 fn failure(message: String) -> SandboxError {
     if message.contains("outside the workspace") {
         SandboxError::BadPath(message)
-    } else if message.contains("does not exist") {
-        SandboxError::NotFound(message)
+    } else if let Some(what) = message.strip_suffix(" does not exist") {
+        SandboxError::NotFound(what.to_owned())
     } else {
         SandboxError::Backend(message)
     }

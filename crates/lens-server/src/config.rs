@@ -88,6 +88,12 @@ pub struct Config {
     /// Model turns with tool calls an answer may take before it stops.
     #[arg(long, env = "LENS_MAX_STEPS", default_value_t = 8)]
     pub max_steps: usize,
+    /// Largest file a conversation may share out of its sandbox, MB.
+    #[arg(long, env = "LENS_SHARE_MAX_MB", default_value_t = 25)]
+    pub share_max_mb: u64,
+    /// Most files one conversation may share.
+    #[arg(long, env = "LENS_SHARES_PER_CHAT", default_value_t = 20)]
+    pub shares_per_chat: u64,
     /// Largest request body accepted, in bytes.
     #[arg(long, env = "LENS_BODY_LIMIT", default_value_t = 1024 * 1024)]
     pub body_limit: usize,

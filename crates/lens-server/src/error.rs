@@ -52,6 +52,9 @@ pub enum AppError {
     /// 500: a database failure; logged, never described to the client.
     #[error("internal error")]
     Database(#[from] sqlx::Error),
+    /// 500: a stored file no longer matches what was written; it is not served.
+    #[error("the stored file is damaged and cannot be served")]
+    Damaged,
     /// 500: any other internal failure; logged, never described to the client.
     #[error("internal error")]
     Internal(String),
@@ -69,7 +72,7 @@ impl AppError {
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::Database(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Database(_) | Self::Internal(_) | Self::Damaged => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -87,7 +90,7 @@ impl AppError {
             Self::PayloadTooLarge => ErrorCode::PayloadTooLarge,
             Self::UnsupportedMediaType(_) => ErrorCode::UnsupportedMediaType,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
-            Self::Database(_) | Self::Internal(_) => ErrorCode::Internal,
+            Self::Database(_) | Self::Internal(_) | Self::Damaged => ErrorCode::Internal,
         }
     }
 
@@ -107,6 +110,7 @@ impl IntoResponse for AppError {
         match &self {
             Self::Database(e) => tracing::error!(error = %e, "database error"),
             Self::Internal(e) => tracing::error!(error = %e, "internal error"),
+            Self::Damaged => tracing::error!("a stored file failed its integrity check"),
             _ => {}
         }
         let mut resp = (self.status(), axum::Json(ErrorBody { error: self.to_api() })).into_response();

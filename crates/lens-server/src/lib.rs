@@ -24,9 +24,11 @@ pub mod sandbox;
 pub mod sandbox_settings;
 pub mod secret;
 pub mod serve;
+pub mod share;
 pub mod state;
 pub mod store;
 pub mod tools;
+pub mod vault;
 
 pub use config::Config;
 pub use error::AppError;

@@ -80,6 +80,22 @@ pub const ROUTES: &[RouteDoc] = &[
     ),
     r!("post", "/api/v1/chats/{cid}/answers/{aid}/stop", "Stop a running answer", "user", None, None),
     r!(
+        "post",
+        "/api/v1/chats/{cid}/files",
+        "Share a file from the conversation's workspace (the person's Share button)",
+        "user",
+        Some("ShareFileRequest"),
+        Some("SharedFileRef")
+    ),
+    r!(
+        "get",
+        "/api/v1/chats/{cid}/files/{fid}",
+        "Download a shared file (its owner only; ?inline=true shows an image)",
+        "user",
+        None,
+        None
+    ),
+    r!(
         "get",
         "/api/v1/settings/model",
         "The model settings (the API key is never returned)",

@@ -14,7 +14,8 @@ use tower_http::{
 use crate::{
     AppError, AppState,
     routes::{
-        answers, chats, health, messages, model_settings, openapi, sandbox_settings, sessions, setup, tokens, users,
+        answers, chat_files, chats, health, messages, model_settings, openapi, sandbox_settings, sessions, setup,
+        tokens, users,
     },
 };
 
@@ -33,6 +34,8 @@ pub fn router(state: AppState) -> Router {
         .route("/chats", get(chats::list_chats).post(chats::create_chat))
         .route("/chats/{cid}", get(chats::get_chat).patch(chats::rename_chat).delete(chats::delete_chat))
         .route("/chats/{cid}/messages", post(messages::create_message))
+        .route("/chats/{cid}/files", post(chat_files::share_chat_file))
+        .route("/chats/{cid}/files/{fid}", get(chat_files::get_chat_file))
         .route("/chats/{cid}/answers/{aid}/events", get(answers::get_answer_events))
         .route("/chats/{cid}/answers/{aid}/stop", post(answers::stop_answer))
         .route("/settings/model", get(model_settings::get_model_settings).put(model_settings::update_model_settings))

@@ -19,6 +19,8 @@ pub struct AppState {
     pub login_limiter: Arc<LoginLimiter>,
     /// The HTTP client the model providers share.
     pub http: reqwest::Client,
+    /// Files that left a sandbox, encrypted.
+    pub vault: crate::vault::Vault,
     /// The code sandbox's switch, driver and settings in force.
     pub sandbox: Arc<crate::sandbox::SandboxHub>,
 }
@@ -45,10 +47,13 @@ impl AppState {
         }
         let _ = store.delete_expired_sessions().await;
         let sandbox = Arc::new(crate::sandbox::SandboxHub::new(&config));
+        let secret = Arc::new(secret);
+        let vault = crate::vault::Vault::new(&config.data_dir, secret.clone());
         Ok(Self {
             config: Arc::new(config),
             store,
-            secret: Arc::new(secret),
+            secret,
+            vault,
             answers: Arc::new(AnswerHub::default()),
             models,
             tools,
@@ -61,7 +66,8 @@ impl AppState {
     /// The tools on offer for an answer starting now: the sandbox's when it is on.
     pub fn tools_now(&self) -> ToolRegistry {
         let mut tools = match self.sandbox.current() {
-            Some((driver, settings)) => ToolRegistry::sandbox(driver, settings),
+            Some((driver, settings)) => ToolRegistry::sandbox(driver.clone(), settings)
+                .with(Arc::new(crate::tools::ShareSandboxFile { driver, state: self.clone() })),
             None => ToolRegistry::default(),
         };
         tools.extend(self.tools.clone());

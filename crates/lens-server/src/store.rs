@@ -3,6 +3,7 @@
 //! Queries are checked at run time (no `DATABASE_URL` at build time); each table's
 //! queries live in one file under `store/`, as `impl Store` blocks.
 
+mod chat_files;
 mod chats;
 mod messages;
 mod sessions;
@@ -14,6 +15,7 @@ use std::{path::Path, str::FromStr, time::Duration};
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
+pub use chat_files::FileKind;
 pub use chats::DEFAULT_TITLE;
 pub use messages::NewAnswer;
 pub use users::UserRow;

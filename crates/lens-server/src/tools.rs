@@ -1,6 +1,6 @@
 //! The tool registry: what the model may call, and how a call runs.
 //!
-//! The sandbox tools (`run_python`, `run_bash`, `sandbox_files`) live in `tools/` and
+//! The sandbox tools (`run_python`, `run_bash`, `sandbox_files`, `share_sandbox_file`) live in `tools/` and
 //! join the registry when the sandbox is on. A tool reports live output through
 //! [`OutputSink`] and its result as a [`ToolOutcome`], which fills the step's
 //! `output` / `file` and the text the model reads.
@@ -9,6 +9,7 @@ mod run;
 mod run_bash;
 mod run_python;
 mod sandbox_files;
+mod share_sandbox_file;
 
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ pub use run::RunSettings;
 pub use run_bash::RunBash;
 pub use run_python::RunPython;
 pub use sandbox_files::SandboxFiles;
+pub use share_sandbox_file::ShareSandboxFile;
 
 use lens_llm::{ToolCall, ToolSpec};
 use lens_types::{OutputStream, RunOutput, SharedFileRef};

@@ -352,3 +352,13 @@ pub struct UpdateSandboxSettingsRequest {
     #[serde(default)]
     pub unused_delete_days: Option<u64>,
 }
+
+/// The person shares a file from the conversation's workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShareFileRequest {
+    /// Relative to `/workspace`.
+    pub path: String,
+    #[serde(default)]
+    pub name: Option<String>,
+}

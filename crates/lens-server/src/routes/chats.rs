@@ -66,6 +66,9 @@ pub async fn delete_chat(
         return Err(AppError::NotFound);
     }
     // The conversation is gone; its sandbox and files go with it.
+    if let Err(e) = state.vault.delete_chat(&cid) {
+        tracing::warn!(chat = %cid, error = %e, "deleting the conversation's files failed");
+    }
     if let Some(sandbox) = state.sandbox.driver()
         && let Err(e) = sandbox.delete(&cid).await
     {

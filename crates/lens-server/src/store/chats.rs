@@ -62,7 +62,6 @@ impl Store {
         Ok(row.as_ref().map(row_to_chat))
     }
 
-    /// Deletes the chat and (by cascade) its messages; false when not the user's.
     /// Whether a conversation exists, whoever's it is (the sandbox routines ask).
     pub async fn chat_exists(&self, id: &str) -> Result<bool, sqlx::Error> {
         let n: i64 =
@@ -70,6 +69,7 @@ impl Store {
         Ok(n > 0)
     }
 
+    /// Deletes the chat and (by cascade) its messages and file rows; false when not the user's.
     pub async fn delete_chat(&self, user_id: i64, id: &str) -> Result<bool, sqlx::Error> {
         let res = sqlx::query("DELETE FROM chats WHERE id = ?1 AND user_id = ?2")
             .bind(id)

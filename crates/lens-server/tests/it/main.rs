@@ -6,6 +6,7 @@ mod answers;
 mod bad_input;
 mod chats;
 mod cli;
+mod files;
 mod openapi;
 mod sandbox;
 mod sandbox_settings;

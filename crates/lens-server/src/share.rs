@@ -1,0 +1,109 @@
+//! Copying a file out of a conversation's sandbox into the vault: for the model's
+//! `share_sandbox_file`, the person's Share button, and the images a run made.
+
+use lens_sandbox::SandboxDriver;
+use lens_types::SharedFileRef;
+
+use crate::{AppState, store::FileKind};
+
+/// Content types by extension. Anything else is `application/octet-stream`; the
+/// download is an attachment either way, so the type only helps the person's system.
+pub fn mime_for(name: &str) -> &'static str {
+    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    match ext.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "svg" => "image/svg+xml",
+        "webp" => "image/webp",
+        "pdf" => "application/pdf",
+        "csv" => "text/csv",
+        "txt" | "log" | "md" => "text/plain",
+        "json" => "application/json",
+        "html" | "htm" => "text/html",
+        "xlsx" => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "docx" => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "zip" => "application/zip",
+        _ => "application/octet-stream",
+    }
+}
+
+/// Images shown inline in a run's detail: these types, up to [`INLINE_IMAGE_MAX`].
+pub fn is_inline_image(mime: &str) -> bool {
+    matches!(mime, "image/png" | "image/jpeg" | "image/gif" | "image/svg+xml")
+}
+
+pub const INLINE_IMAGE_MAX: u64 = 2 * 1024 * 1024;
+
+/// A file name fit to show and to download: the last path part, no control characters,
+/// at most 200 characters; `None` if nothing is left.
+pub fn clean_name(name: &str) -> Option<String> {
+    let last = name.rsplit('/').next().unwrap_or(name);
+    let clean: String = last.chars().filter(|c| !c.is_control()).take(200).collect();
+    let clean = clean.trim().to_string();
+    (!clean.is_empty() && clean != "." && clean != "..").then_some(clean)
+}
+
+/// Copies `path` out of the sandbox into the vault and records it. Errors are sentences
+/// fit for the person or the model.
+pub async fn share(
+    state: &AppState,
+    driver: &dyn SandboxDriver,
+    chat_id: &str,
+    path: &str,
+    name: Option<&str>,
+    kind: FileKind,
+) -> Result<SharedFileRef, String> {
+    let max_bytes = state.config.share_max_mb * 1024 * 1024;
+    if kind == FileKind::Shared {
+        let shared = state.store.count_chat_files(chat_id, kind).await.map_err(|e| e.to_string())?;
+        if shared >= state.config.shares_per_chat {
+            return Err(format!(
+                "this conversation has shared {shared} files, the most allowed; nothing more can be shared here"
+            ));
+        }
+    }
+    let name = clean_name(name.unwrap_or(path)).ok_or_else(|| format!("`{path}` does not name a file"))?;
+    let bytes = driver.get_file(chat_id, path, max_bytes).await.map_err(|e| match e {
+        lens_sandbox::SandboxError::Backend(m) if m.contains("more than the") => {
+            format!("`{path}` is larger than the {} MB a file may be when shared", state.config.share_max_mb)
+        }
+        other => other.to_string(),
+    })?;
+    let file = SharedFileRef {
+        id: crate::ids::random_id(16),
+        mime: mime_for(&name).to_owned(),
+        name,
+        size: bytes.len() as u64,
+    };
+    let (vault, cid, fid) = (state.vault.clone(), chat_id.to_owned(), file.id.clone());
+    tokio::task::spawn_blocking(move || vault.write_from(&cid, &fid, bytes.as_slice()))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| {
+            tracing::error!(error = %e, "writing a shared file failed");
+            "the file could not be stored".to_string()
+        })?;
+    if let Err(e) = state.store.insert_chat_file(chat_id, &file, kind).await {
+        let _ = state.vault.delete(chat_id, &file.id);
+        tracing::error!(error = %e, "recording a shared file failed");
+        return Err("the file could not be stored".into());
+    }
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_types() {
+        assert_eq!(clean_name("out/chart.png").as_deref(), Some("chart.png"));
+        assert_eq!(clean_name("a\u{7}b\n.csv").as_deref(), Some("ab.csv"));
+        assert_eq!(clean_name("dir/"), None);
+        assert_eq!(clean_name(".."), None);
+        assert_eq!(mime_for("Chart.PNG"), "image/png");
+        assert_eq!(mime_for("x.exe"), "application/octet-stream");
+        assert!(is_inline_image("image/svg+xml") && !is_inline_image("text/html"));
+    }
+}

@@ -1,0 +1,73 @@
+//! Rows of the files that left a sandbox (the bytes are in the vault).
+
+use lens_types::SharedFileRef;
+use sqlx::Row;
+
+/// Why a file row exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// Shared by the model or the person; counts against the per-conversation limit.
+    Shared,
+    /// An image a run made, shown inline.
+    Image,
+    /// A run's whole output, when what the step shows was cut.
+    Log,
+}
+
+impl FileKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Shared => "shared",
+            Self::Image => "image",
+            Self::Log => "log",
+        }
+    }
+}
+
+impl super::Store {
+    pub async fn insert_chat_file(
+        &self,
+        chat_id: &str,
+        file: &SharedFileRef,
+        kind: FileKind,
+    ) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "INSERT INTO chat_files (id, chat_id, name, size, mime, kind, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )
+        .bind(&file.id)
+        .bind(chat_id)
+        .bind(&file.name)
+        .bind(file.size as i64)
+        .bind(&file.mime)
+        .bind(kind.as_str())
+        .bind(crate::now_ms())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// A file of a conversation (the caller has checked the conversation is the person's).
+    pub async fn chat_file(&self, chat_id: &str, id: &str) -> Result<Option<SharedFileRef>, sqlx::Error> {
+        let row = sqlx::query("SELECT id, name, size, mime FROM chat_files WHERE chat_id = ?1 AND id = ?2")
+            .bind(chat_id)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(|r| SharedFileRef {
+            id: r.get("id"),
+            name: r.get("name"),
+            size: r.get::<i64, _>("size") as u64,
+            mime: r.get("mime"),
+        }))
+    }
+
+    /// How many files of this kind a conversation has.
+    pub async fn count_chat_files(&self, chat_id: &str, kind: FileKind) -> Result<u64, sqlx::Error> {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chat_files WHERE chat_id = ?1 AND kind = ?2")
+            .bind(chat_id)
+            .bind(kind.as_str())
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(n as u64)
+    }
+}

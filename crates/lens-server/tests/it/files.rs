@@ -1,0 +1,131 @@
+//! Files out of the sandbox: the model shares one, its owner downloads exactly those
+//! bytes with safe headers, nobody else can, the disk holds only ciphertext, a changed
+//! byte is never served, the limits hold, and deleting the conversation removes it.
+
+use std::sync::Arc;
+
+use lens_llm::{ModelEvent, ScriptedTurn, ToolCall};
+use lens_types::{MessageView, SharedFileRef, StreamEvent};
+use reqwest::{StatusCode, header};
+use serde_json::json;
+
+use crate::test_app::{Client, TestApp};
+
+fn call(id: &str, name: &str, args: serde_json::Value) -> ModelEvent {
+    ModelEvent::ToolCall(ToolCall { id: id.into(), name: name.into(), arguments: args })
+}
+
+/// A model that writes `report.csv` (and a 30 MB file), then shares what it is told to.
+fn sharing_model(shares: &[(&str, serde_json::Value)]) -> Arc<lens_llm::Scripted> {
+    let write = "open('report.csv', 'w').write('a,b\\n1,2\\n')\nopen('big.bin', 'wb').write(b'x' * (30 << 20))";
+    let mut events = vec![call("w", "run_python", json!({"code": write}))];
+    let mut turns = vec![ScriptedTurn::events(std::mem::take(&mut events))];
+    let calls: Vec<ModelEvent> =
+        shares.iter().enumerate().map(|(i, (name, args))| call(&format!("s{i}"), name, args.clone())).collect();
+    turns.push(ScriptedTurn::events(calls));
+    turns.push(ScriptedTurn::text("Here you are."));
+    Arc::new(lens_llm::Scripted::new(turns))
+}
+
+async fn answer(admin: &Client, cid: &str, text: &str) -> MessageView {
+    let aid = admin.ask(cid, text).await;
+    let events = admin.events(cid, &aid, None, 10_000).await;
+    let Some((_, StreamEvent::Done { message })) = events.last().cloned() else { panic!("no done: {events:?}") };
+    message
+}
+
+#[tokio::test]
+async fn a_shared_file_downloads_to_its_owner_only_and_goes_with_the_conversation() {
+    let model = sharing_model(&[
+        ("share_sandbox_file", json!({"path": "report.csv", "name": "Report 2026 é.csv"})),
+        ("share_sandbox_file", json!({"path": "big.bin"})),
+        ("share_sandbox_file", json!({"path": "../etc/passwd"})),
+        ("share_sandbox_file", json!({"path": "missing.txt"})),
+    ]);
+    let app = TestApp::builder().sandbox().model(model).build().await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    let message = answer(&admin, &cid, "make a report").await;
+    let shares: Vec<_> = message.steps.iter().filter(|s| s.tool == "share_sandbox_file").collect();
+    assert_eq!(shares.len(), 4);
+    let file: SharedFileRef = shares[0].file.clone().expect("the step carries the file");
+    assert_eq!((file.name.as_str(), file.size, file.mime.as_str()), ("Report 2026 é.csv", 8, "text/csv"));
+    assert!(shares[1].result.as_deref().unwrap().contains("larger than the 25 MB"), "{:?}", shares[1].result);
+    assert!(shares[2].result.as_deref().unwrap().contains("outside the workspace"), "{:?}", shares[2].result);
+    assert!(shares[3].result.as_deref().unwrap().contains("does not exist"), "{:?}", shares[3].result);
+
+    let url = format!("/api/v1/chats/{cid}/files/{}", file.id);
+    let resp = admin.request(reqwest::Method::GET, &url).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let h = resp.headers().clone();
+    assert_eq!(h[header::CONTENT_LENGTH], "8");
+    assert_eq!(h[header::CONTENT_TYPE], "application/octet-stream");
+    assert_eq!(h["x-content-type-options"], "nosniff");
+    assert_eq!(h["content-security-policy"], "sandbox");
+    assert_eq!(
+        h[header::CONTENT_DISPOSITION],
+        "attachment; filename=\"Report 2026 _.csv\"; filename*=UTF-8''Report%202026%20%C3%A9.csv"
+    );
+    assert_eq!(resp.bytes().await.unwrap().as_ref(), b"a,b\n1,2\n");
+
+    // On disk: ciphertext, mode 0600.
+    let stored = app.dir.path().join(format!("chat-files/{cid}/{}", file.id));
+    let bytes = std::fs::read(&stored).unwrap();
+    assert!(!bytes.windows(8).any(|w| w == b"a,b\n1,2\n"), "only ciphertext on disk");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&stored).unwrap().permissions().mode() & 0o777, 0o600);
+
+    // Someone else, or a made-up id: 404.
+    let bob = app.user(&admin, "bob").await;
+    assert_eq!(bob.get(&url).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(admin.get(&format!("/api/v1/chats/{cid}/files/nope")).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(app.anonymous().get(&url).await.0, StatusCode::UNAUTHORIZED);
+
+    // A changed byte is never served.
+    let mut bad = bytes.clone();
+    let last = bad.len() - 1;
+    bad[last] ^= 0x40;
+    std::fs::write(&stored, &bad).unwrap();
+    let (status, body) = admin.get(&url).await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(body["error"]["message"], "the stored file is damaged and cannot be served");
+    std::fs::write(&stored, &bytes).unwrap();
+
+    // Deleting the conversation removes the file, the sandbox and everything of it.
+    assert_eq!(admin.delete(&format!("/api/v1/chats/{cid}")).await.0, StatusCode::NO_CONTENT);
+    assert!(!stored.exists() && !stored.parent().unwrap().exists());
+    assert_eq!(admin.get(&url).await.0, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn the_person_shares_a_file_and_the_per_conversation_limit_holds() {
+    let app = TestApp::builder().sandbox().config(|c| c.shares_per_chat = 2).settings_model().await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    answer(&admin, &cid, "```bash\necho hi > a.txt; echo there > b.txt; mkdir folder; ln -s /etc/hostname link\n```")
+        .await;
+    let share = |path: &str| json!({"path": path});
+    let (status, body) = admin.post(&format!("/api/v1/chats/{cid}/files"), share("a.txt")).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let file: SharedFileRef = serde_json::from_value(body).unwrap();
+    assert_eq!((file.name.as_str(), file.size), ("a.txt", 3));
+    for (path, why) in
+        [("folder", "is not a file"), ("link", "outside the workspace"), ("gone", "`gone` does not exist")]
+    {
+        let (status, body) = admin.post(&format!("/api/v1/chats/{cid}/files"), share(path)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {body}");
+        assert!(
+            body["error"]["message"].as_str().unwrap().ends_with(why)
+                || body["error"]["message"].as_str().unwrap().contains(why),
+            "{path}: {body}"
+        );
+    }
+    let (status, _) = admin.post(&format!("/api/v1/chats/{cid}/files"), share("b.txt")).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, body) = admin.post(&format!("/api/v1/chats/{cid}/files"), share("a.txt")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"]["message"].as_str().unwrap().contains("the most allowed"), "{body}");
+    // Another person's conversation: 404, and nothing is read.
+    let bob = app.user(&admin, "bob").await;
+    assert_eq!(bob.post(&format!("/api/v1/chats/{cid}/files"), share("a.txt")).await.0, StatusCode::NOT_FOUND);
+}
