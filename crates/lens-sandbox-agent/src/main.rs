@@ -23,6 +23,7 @@ use lens_sandbox_agent::{
 use lens_types::{OutputStream, RunEnding};
 use nix::{sys::signal::Signal, unistd::Pid};
 
+mod changes;
 mod confine;
 mod kernel;
 mod proxy;
@@ -183,6 +184,7 @@ fn exec(agent: &Arc<Agent>, id: u64, argv: Vec<String>, env: Vec<(String, String
     let Some((program, args)) = argv.split_first() else {
         return agent.failed(id, "nothing to run");
     };
+    let before = changes::list(&agent.root);
     let spawned = Command::new(program)
         .args(args)
         .env_clear()
@@ -272,7 +274,8 @@ fn exec(agent: &Arc<Agent>, id: u64, argv: Vec<String>, env: Vec<(String, String
             },
             (None, None) => RunEnding::Killed { signal: 0 },
         };
-        agent.reply(&Reply::Ended { id, ending });
+        let files = changes::changed(&before, &changes::list(&agent.root));
+        agent.reply(&Reply::Ended { id, ending, files });
     });
 }
 
@@ -298,11 +301,13 @@ fn python(agent: &Arc<Agent>, id: u64, code: String, env: Vec<(String, String)>,
                 }
             }
             let send = |stream, bytes: &[u8]| agent.reply(&Reply::Output { id, stream, data: B64.encode(bytes) });
+            let before = changes::list(&agent.root);
             let ending = kernel::run_cell(&mut slot, &code, timeout, &kill_rx, &send);
             agent.finish(id, slot.as_ref().map(|k| k.pid()));
-            ending
+            (ending, changes::changed(&before, &changes::list(&agent.root)))
         };
-        agent.reply(&Reply::Ended { id, ending });
+        let (ending, files) = ending;
+        agent.reply(&Reply::Ended { id, ending, files });
     });
 }
 

@@ -62,10 +62,13 @@ pub enum Reply {
         stream: OutputStream,
         data: String,
     },
-    /// A command ended; nothing more comes for this id.
+    /// A command ended; nothing more comes for this id. `files`: what it created or
+    /// changed in the workspace (hidden files aside).
     Ended {
         id: u64,
         ending: RunEnding,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<Entry>,
     },
     /// A file's contents (base64).
     File {

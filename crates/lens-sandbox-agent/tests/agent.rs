@@ -82,7 +82,7 @@ impl Agent {
                         OutputStream::Stderr => err.extend(bytes),
                     }
                 }
-                Reply::Ended { id: i, ending } if i == id => {
+                Reply::Ended { id: i, ending, .. } if i == id => {
                     return (String::from_utf8_lossy(&out).into(), String::from_utf8_lossy(&err).into(), ending);
                 }
                 other => panic!("unexpected {other:?}"),
@@ -133,7 +133,7 @@ fn a_kill_request_cuts_the_run_short() {
     while ended.is_none() || !done {
         match a.next() {
             Reply::Done { id: 5 } => done = true,
-            Reply::Ended { id: 5, ending } => ended = Some(ending),
+            Reply::Ended { id: 5, ending, .. } => ended = Some(ending),
             other => panic!("unexpected {other:?}"),
         }
     }

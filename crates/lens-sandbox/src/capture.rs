@@ -156,6 +156,9 @@ impl OutputCapture {
             stderr_bytes: self.stderr_bytes,
             ending,
             duration_ms,
+            files: Vec::new(),
+            images: Vec::new(),
+            log: None,
         };
         CapturedRun { output, for_model }
     }

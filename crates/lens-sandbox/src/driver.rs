@@ -50,6 +50,9 @@ pub enum RunEvent {
         stream: OutputStream,
         bytes: Vec<u8>,
     },
+    /// Files the run created or changed in `/workspace` (hidden ones aside); comes just
+    /// before `Ended`, and only when there are some.
+    Files(Vec<FileEntry>),
     Ended(RunEnding),
     /// The run could not start (no such program, ...); nothing more comes.
     Failed(String),
@@ -126,6 +129,7 @@ pub async fn run_to_end(mut run: RunStream) -> Result<WholeRun, String> {
         match event {
             RunEvent::Output { stream: OutputStream::Stdout, bytes } => stdout.extend(bytes),
             RunEvent::Output { stream: OutputStream::Stderr, bytes } => stderr.extend(bytes),
+            RunEvent::Files(_) => {}
             RunEvent::Ended(ending) => return Ok(WholeRun { stdout, stderr, ending }),
             RunEvent::Failed(message) => return Err(message),
         }

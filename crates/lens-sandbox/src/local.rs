@@ -628,6 +628,8 @@ fn run_stream(running: Arc<Running>, id: u64, rx: mpsc::UnboundedReceiver<Reply>
         running: Arc<Running>,
         id: u64,
         ended: bool,
+        /// An ending held back while the run's files are handed out first.
+        held: Option<RunEnding>,
         /// The cgroup's out-of-memory kills when the run began.
         oom_kills: u64,
     }
@@ -656,8 +658,11 @@ fn run_stream(running: Arc<Running>, id: u64, rx: mpsc::UnboundedReceiver<Reply>
     }
     let oom_kills = running.cgroup.oom_kills();
     running.active.fetch_add(1, Ordering::Relaxed);
-    let guard = Guard { running, id, ended: false, oom_kills };
+    let guard = Guard { running, id, ended: false, held: None, oom_kills };
     Box::pin(futures_util::stream::unfold((rx, guard), |(mut rx, mut guard)| async move {
+        if let Some(ending) = guard.held.take() {
+            return Some((RunEvent::Ended(ending), (rx, guard)));
+        }
         if guard.ended {
             return None;
         }
@@ -666,9 +671,16 @@ fn run_stream(running: Arc<Running>, id: u64, rx: mpsc::UnboundedReceiver<Reply>
                 Some(Reply::Output { stream, data, .. }) => {
                     break RunEvent::Output { stream, bytes: B64.decode(data).unwrap_or_default() };
                 }
-                Some(Reply::Ended { ending, .. }) => {
+                Some(Reply::Ended { ending, files, .. }) => {
                     guard.ended = true;
-                    break RunEvent::Ended(guard.ending(ending));
+                    let ending = guard.ending(ending);
+                    if files.is_empty() {
+                        break RunEvent::Ended(ending);
+                    }
+                    guard.held = Some(ending);
+                    break RunEvent::Files(
+                        files.into_iter().map(|e| FileEntry { path: e.path, size: e.size, is_dir: false }).collect(),
+                    );
                 }
                 Some(Reply::Failed { message, .. }) => {
                     guard.ended = true;

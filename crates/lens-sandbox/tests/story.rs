@@ -188,3 +188,31 @@ async fn stop_ends_a_run_still_in_progress() {
     }
     assert_eq!(left, "0", "no bwrap of the stopped sandbox is left");
 }
+
+/// The files a run made, as the run's last event before its ending.
+async fn files_made(mut stream: lens_sandbox::RunStream) -> Vec<(String, u64)> {
+    use futures_util::StreamExt;
+    let mut files = Vec::new();
+    while let Some(event) = stream.next().await {
+        match event {
+            RunEvent::Files(f) => files = f.into_iter().map(|e| (e.path, e.size)).collect(),
+            RunEvent::Ended(_) => return files,
+            _ => {}
+        }
+    }
+    panic!("no ending")
+}
+
+#[tokio::test]
+async fn runs_report_the_files_they_made_or_changed() {
+    let (d, _dir) = driver();
+    let script = "echo x > made.txt; mkdir -p out; echo yy > out/b.csv; echo z > .hidden";
+    let req = ExecRequest { argv: vec!["sh".into(), "-c".into(), script.into()], env: Default::default(), timeout: T };
+    let made = files_made(d.exec("maker", req).await.unwrap()).await;
+    assert_eq!(made, [("made.txt".to_string(), 2), ("out/b.csv".to_string(), 3)]);
+    let code = "open('made.txt', 'a').write('more')\nprint('unchanged elsewhere')";
+    let made = files_made(d.run_python("maker", code, T).await.unwrap()).await;
+    assert_eq!(made, [("made.txt".to_string(), 6)], "only what changed");
+    let made = files_made(d.run_python("maker", "print(1)", T).await.unwrap()).await;
+    assert!(made.is_empty());
+}

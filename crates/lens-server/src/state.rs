@@ -66,8 +66,7 @@ impl AppState {
     /// The tools on offer for an answer starting now: the sandbox's when it is on.
     pub fn tools_now(&self) -> ToolRegistry {
         let mut tools = match self.sandbox.current() {
-            Some((driver, settings)) => ToolRegistry::sandbox(driver.clone(), settings)
-                .with(Arc::new(crate::tools::ShareSandboxFile { driver, state: self.clone() })),
+            Some((driver, settings)) => ToolRegistry::sandbox(self.clone(), driver, settings),
             None => ToolRegistry::default(),
         };
         tools.extend(self.tools.clone());

@@ -7,6 +7,7 @@
 
 mod run;
 mod run_bash;
+mod run_log;
 mod run_python;
 mod sandbox_files;
 mod share_sandbox_file;
@@ -73,11 +74,16 @@ pub struct ToolRegistry {
 
 impl ToolRegistry {
     /// The sandbox tools over `driver`.
-    pub fn sandbox(driver: Arc<dyn lens_sandbox::SandboxDriver>, settings: RunSettings) -> Self {
+    pub fn sandbox(
+        state: crate::AppState,
+        driver: Arc<dyn lens_sandbox::SandboxDriver>,
+        settings: RunSettings,
+    ) -> Self {
         Self::default()
-            .with(Arc::new(RunPython { driver: driver.clone(), settings }))
-            .with(Arc::new(RunBash { driver: driver.clone(), settings }))
-            .with(Arc::new(SandboxFiles { driver }))
+            .with(Arc::new(RunPython { driver: driver.clone(), settings, state: state.clone() }))
+            .with(Arc::new(RunBash { driver: driver.clone(), settings, state: state.clone() }))
+            .with(Arc::new(SandboxFiles { driver: driver.clone() }))
+            .with(Arc::new(ShareSandboxFile { driver, state }))
     }
 
     pub fn with(mut self, tool: Arc<dyn Tool>) -> Self {

@@ -361,4 +361,9 @@ pub struct ShareFileRequest {
     pub path: String,
     #[serde(default)]
     pub name: Option<String>,
+    /// The answer and step whose run made the file: the download is then kept under it.
+    #[serde(default)]
+    pub message_id: Option<String>,
+    #[serde(default)]
+    pub step_id: Option<String>,
 }

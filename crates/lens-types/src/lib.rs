@@ -13,4 +13,4 @@ pub mod step;
 pub use api::*;
 pub use error::{ApiError, ErrorBody, ErrorCode};
 pub use event::{OutputStream, StreamEvent};
-pub use step::{ApprovalRef, RunEnding, RunOutput, SharedFileRef, StepStatus, ToolStep};
+pub use step::{ApprovalRef, MadeFile, RunEnding, RunOutput, SharedFileRef, StepStatus, ToolStep};

@@ -53,6 +53,25 @@ pub struct RunOutput {
     pub stderr_bytes: u64,
     pub ending: RunEnding,
     pub duration_ms: u64,
+    /// Files the run created or changed in `/workspace` (hidden ones aside).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<MadeFile>,
+    /// Images the run made, kept to show inline (PNG, JPEG, GIF, SVG up to 2 MB).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<SharedFileRef>,
+    /// The run's whole stdout and stderr, when what is shown was cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<SharedFileRef>,
+}
+
+/// A file a run made, and its download once someone shared it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MadeFile {
+    /// Relative to `/workspace`.
+    pub path: String,
+    pub size: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<SharedFileRef>,
 }
 
 /// How a run ended: `{"exited": {"code": 0}}`, `"cut_short"`, ... (externally tagged, as

@@ -122,6 +122,9 @@ pub async fn share_chat_file(
     let file = crate::share::share(&state, &*driver, &cid, &req.path, name, FileKind::Shared)
         .await
         .map_err(AppError::BadRequest)?;
+    if let (Some(message_id), Some(step_id)) = (&req.message_id, &req.step_id) {
+        state.store.mark_made_file_shared(&cid, message_id, step_id, &req.path, &file).await?;
+    }
     Ok((StatusCode::CREATED, Json(file)))
 }
 

@@ -58,6 +58,46 @@ impl Store {
         Ok(row.as_ref().map(row_to_message))
     }
 
+    /// Records that a file a run made was shared, on that run's step, so the download
+    /// stays under the answer after a reload. `false` when no such step and file exist
+    /// (or the answer is still being written: its steps are the runner's until it ends).
+    pub async fn mark_made_file_shared(
+        &self,
+        chat_id: &str,
+        message_id: &str,
+        step_id: &str,
+        path: &str,
+        file: &lens_types::SharedFileRef,
+    ) -> Result<bool, sqlx::Error> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let steps: Option<String> =
+            sqlx::query_scalar("SELECT steps FROM messages WHERE chat_id = ?1 AND id = ?2 AND status != 'streaming'")
+                .bind(chat_id)
+                .bind(message_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let Some(mut steps) = steps.and_then(|s| serde_json::from_str::<Vec<ToolStep>>(&s).ok()) else {
+            return Ok(false);
+        };
+        let made = steps
+            .iter_mut()
+            .filter(|s| s.id == step_id)
+            .filter_map(|s| s.output.as_mut())
+            .flat_map(|o| o.files.iter_mut())
+            .find(|f| f.path == path);
+        let Some(made) = made else { return Ok(false) };
+        made.shared = Some(file.clone());
+        let json = serde_json::to_string(&steps).unwrap_or_else(|_| "[]".into());
+        sqlx::query("UPDATE messages SET steps = ?3 WHERE chat_id = ?1 AND id = ?2")
+            .bind(chat_id)
+            .bind(message_id)
+            .bind(json)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
     /// Saves the person's message and an empty streaming answer in one transaction, and
     /// names the chat after its first message. `None` when an answer is still running.
     pub async fn add_question(&self, chat_id: &str, ids: &NewAnswer, text: &str) -> Result<Option<()>, sqlx::Error> {

@@ -3,11 +3,29 @@
 
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
-use lens_sandbox::{OutputCapture, RunEvent, RunStream};
-use lens_types::RunEnding;
+use std::sync::Arc;
 
-use super::{OutputSink, ToolOutcome};
+use futures_util::StreamExt;
+use lens_sandbox::{FileEntry, OutputCapture, RunEvent, RunStream, SandboxDriver};
+use lens_types::{MadeFile, RunEnding, RunOutput, SharedFileRef};
+
+use super::{OutputSink, ToolOutcome, run_log::RunLog};
+use crate::{
+    AppState,
+    share::{INLINE_IMAGE_MAX, is_inline_image, mime_for},
+    store::FileKind,
+};
+
+/// Where a run's images and log are kept: the conversation's vault.
+#[derive(Clone)]
+pub struct Keep {
+    pub state: AppState,
+    pub driver: Arc<dyn SandboxDriver>,
+    pub chat_id: String,
+}
+
+/// Images a run made that are shown inline, at most this many per run.
+const INLINE_IMAGES_PER_RUN: usize = 4;
 
 /// Limits of every run.
 #[derive(Debug, Clone, Copy)]
@@ -75,10 +93,14 @@ pub async fn follow(
     live: &OutputSink,
     settings: RunSettings,
     mut stop: tokio::sync::watch::Receiver<bool>,
+    keep: Option<Keep>,
 ) -> ToolOutcome {
     let started = Instant::now();
     let mut capture = OutputCapture::new();
     let mut ending = RunEnding::Killed { signal: 0 };
+    let mut files: Vec<FileEntry> = Vec::new();
+    let mut log =
+        keep.as_ref().map(|k| RunLog::new(k.state.vault.clone(), &k.chat_id, k.state.config.share_max_mb << 20));
     loop {
         let event = tokio::select! {
             event = run.next() => event,
@@ -91,6 +113,9 @@ pub async fn follow(
         let Some(event) = event else { break };
         match event {
             RunEvent::Output { stream, bytes } => {
+                if let Some(log) = log.as_mut() {
+                    log.push(&bytes);
+                }
                 let text = capture.push(stream, &bytes);
                 if !text.is_empty() {
                     let _ = live.send((stream, text));
@@ -100,12 +125,50 @@ pub async fn follow(
                 ending = e;
                 break;
             }
+            RunEvent::Files(made) => files = made,
             RunEvent::Failed(message) => return ToolOutcome::failed(message),
         }
     }
     let ok = ending.is_success();
     let run = capture.finish(language, code, ending, started.elapsed().as_millis() as u64, settings.shown);
-    ToolOutcome { ok, result: run.for_model, output: Some(run.output), file: None }
+    let mut output = run.output;
+    output.files = files.iter().map(|f| MadeFile { path: f.path.clone(), size: f.size, shared: None }).collect();
+    if let Some(keep) = &keep {
+        output.images = keep_images(keep, &files).await;
+        let cut = output.stdout_cut || output.stderr_cut;
+        if let Some(log) = log {
+            output.log = keep_log(keep, log, cut, &output).await;
+        }
+    }
+    ToolOutcome { ok, result: run.for_model, output: Some(output), file: None }
+}
+
+/// Copies the images a run made (small enough to show) into the vault.
+async fn keep_images(keep: &Keep, files: &[FileEntry]) -> Vec<SharedFileRef> {
+    let mut images = Vec::new();
+    let shown = files.iter().filter(|f| is_inline_image(mime_for(&f.path)) && f.size <= INLINE_IMAGE_MAX);
+    for f in shown.take(INLINE_IMAGES_PER_RUN) {
+        match crate::share::share(&keep.state, &*keep.driver, &keep.chat_id, &f.path, None, FileKind::Image).await {
+            Ok(image) => images.push(image),
+            Err(e) => tracing::warn!(path = %f.path, error = %e, "keeping a run's image failed"),
+        }
+    }
+    images
+}
+
+/// Keeps the whole output when the step's was cut.
+async fn keep_log(keep: &Keep, log: RunLog, cut: bool, output: &RunOutput) -> Option<SharedFileRef> {
+    let (id, size) = log.finish(cut).await?;
+    let name = format!("{}-run-output.log", output.language);
+    let file = SharedFileRef { id, name, size, mime: "text/plain".into() };
+    match keep.state.store.insert_chat_file(&keep.chat_id, &file, FileKind::Log).await {
+        Ok(()) => Some(file),
+        Err(e) => {
+            tracing::error!(error = %e, "recording a run's log failed");
+            let _ = keep.state.vault.delete(&keep.chat_id, &file.id);
+            None
+        }
+    }
 }
 
 #[cfg(test)]

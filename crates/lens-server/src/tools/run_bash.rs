@@ -11,6 +11,7 @@ use super::{OutputSink, Tool, ToolContext, ToolOutcome, run};
 pub struct RunBash {
     pub driver: Arc<dyn SandboxDriver>,
     pub settings: run::RunSettings,
+    pub state: crate::AppState,
 }
 
 #[async_trait::async_trait]
@@ -46,7 +47,10 @@ impl Tool for RunBash {
             timeout: self.settings.timeout,
         };
         match self.driver.exec(&ctx.chat_id, request).await {
-            Ok(stream) => run::follow(stream, "bash", command, &live, self.settings, ctx.stop).await,
+            Ok(stream) => {
+                let keep = run::Keep { state: self.state.clone(), driver: self.driver.clone(), chat_id: ctx.chat_id };
+                run::follow(stream, "bash", command, &live, self.settings, ctx.stop, Some(keep)).await
+            }
             Err(e) => ToolOutcome::failed(e.to_string()),
         }
     }

@@ -11,6 +11,7 @@ use super::{OutputSink, Tool, ToolContext, ToolOutcome, run};
 pub struct RunPython {
     pub driver: Arc<dyn SandboxDriver>,
     pub settings: run::RunSettings,
+    pub state: crate::AppState,
 }
 
 #[async_trait::async_trait]
@@ -43,7 +44,10 @@ impl Tool for RunPython {
             return ToolOutcome::failed("run_python needs a `code` string");
         };
         match self.driver.run_python(&ctx.chat_id, code, self.settings.timeout).await {
-            Ok(stream) => run::follow(stream, "python", code, &live, self.settings, ctx.stop).await,
+            Ok(stream) => {
+                let keep = run::Keep { state: self.state.clone(), driver: self.driver.clone(), chat_id: ctx.chat_id };
+                run::follow(stream, "python", code, &live, self.settings, ctx.stop, Some(keep)).await
+            }
             Err(e) => ToolOutcome::failed(e.to_string()),
         }
     }

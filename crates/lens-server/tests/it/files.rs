@@ -129,3 +129,51 @@ async fn the_person_shares_a_file_and_the_per_conversation_limit_holds() {
     let bob = app.user(&admin, "bob").await;
     assert_eq!(bob.post(&format!("/api/v1/chats/{cid}/files"), share("a.txt")).await.0, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn a_run_lists_its_files_shows_its_chart_inline_and_keeps_a_cut_log() {
+    let app = TestApp::builder().sandbox().settings_model().await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    let chart = "```python\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [2, 1, 3])\n\
+                 plt.savefig('chart.png')\nopen('data.csv', 'w').write('x\\n1\\n')\n```";
+    let message = answer(&admin, &cid, chart).await;
+    let output = message.steps[0].output.clone().expect("a run");
+    let made: Vec<&str> = output.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(made, ["chart.png", "data.csv"], "the files the run made, hidden caches aside");
+    assert_eq!(output.images.len(), 1);
+    let image = &output.images[0];
+    assert_eq!((image.name.as_str(), image.mime.as_str()), ("chart.png", "image/png"));
+    let resp = admin
+        .request(reqwest::Method::GET, &format!("/api/v1/chats/{cid}/files/{}?inline=true", image.id))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.headers()[header::CONTENT_TYPE], "image/png");
+    assert!(resp.headers()[header::CONTENT_DISPOSITION].to_str().unwrap().starts_with("inline;"));
+    assert_eq!(resp.headers()["content-security-policy"], "sandbox");
+    assert!(resp.bytes().await.unwrap().starts_with(b"\x89PNG"), "the chart's own bytes");
+
+    // The person shares data.csv from under the run; after a reload the download is still there.
+    let body = json!({"path": "data.csv", "message_id": message.id, "step_id": message.steps[0].id});
+    let (status, shared) = admin.post(&format!("/api/v1/chats/{cid}/files"), body).await;
+    assert_eq!(status, StatusCode::CREATED, "{shared}");
+    let (_, chat) = admin.get(&format!("/api/v1/chats/{cid}")).await;
+    let saved = &chat["messages"][1]["steps"][0]["output"]["files"][1];
+    assert_eq!(saved["path"], "data.csv");
+    assert_eq!(saved["shared"]["id"], shared["id"]);
+
+    // Output too long to show: the whole of it downloads as a log.
+    let message = answer(&admin, &cid, "```bash\nseq 1 200000\n```").await;
+    let output = message.steps[0].output.clone().unwrap();
+    assert!(output.stdout_cut);
+    let log = output.log.expect("a log of the whole output");
+    let resp =
+        admin.request(reqwest::Method::GET, &format!("/api/v1/chats/{cid}/files/{}", log.id)).send().await.unwrap();
+    let text = String::from_utf8(resp.bytes().await.unwrap().to_vec()).unwrap();
+    assert_eq!(text.lines().count(), 200_000);
+    assert!(text.ends_with("199999\n200000\n"));
+    // A short run keeps no log.
+    let message = answer(&admin, &cid, "```bash\necho short\n```").await;
+    assert!(message.steps[0].output.as_ref().unwrap().log.is_none());
+}
