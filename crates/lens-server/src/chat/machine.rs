@@ -21,7 +21,8 @@ pub enum Input {
     ModelFailed(LlmError),
     ToolDone {
         step_id: String,
-        outcome: ToolOutcome,
+        /// Boxed: a run's outcome is large beside the other inputs.
+        outcome: Box<ToolOutcome>,
     },
     /// The person (or the server) stopped the answer.
     Stop,
@@ -116,7 +117,7 @@ impl AnswerMachine {
                 let code = if e.is_unavailable() { ErrorCode::ModelUnavailable } else { ErrorCode::ModelProtocol };
                 self.finish(MessageStatus::Failed, Some(ApiError { code, message: e.to_string() }))
             }
-            Input::ToolDone { step_id, outcome } => self.tool_done(&step_id, outcome),
+            Input::ToolDone { step_id, outcome } => self.tool_done(&step_id, *outcome),
             Input::Stop => self.finish(MessageStatus::Stopped, None),
         }
     }
@@ -274,10 +275,10 @@ mod tests {
         let a = m.on(Input::ModelDone);
         assert!(matches!(&a[..], [Action::RunTool { step_id, call }] if step_id == "s1" && call.id == "c1"));
         // A result for a step that is not running is ignored.
-        assert!(m.on(Input::ToolDone { step_id: "s2".into(), outcome: ok("x") }).is_empty());
-        let a = m.on(Input::ToolDone { step_id: "s1".into(), outcome: ok("one") });
+        assert!(m.on(Input::ToolDone { step_id: "s2".into(), outcome: Box::new(ok("x")) }).is_empty());
+        let a = m.on(Input::ToolDone { step_id: "s1".into(), outcome: Box::new(ok("one")) });
         assert!(matches!(&a[2], Action::RunTool { step_id, .. } if step_id == "s2"));
-        let a = m.on(Input::ToolDone { step_id: "s2".into(), outcome: ToolOutcome::failed("two failed") });
+        let a = m.on(Input::ToolDone { step_id: "s2".into(), outcome: Box::new(ToolOutcome::failed("two failed")) });
         let Some(Action::CallModel(req)) = a.last() else { panic!("{a:?}") };
         assert_eq!(req.messages.len(), 4);
         assert_eq!(
@@ -305,7 +306,7 @@ mod tests {
         m.start();
         m.on(Input::Model(ModelEvent::ToolCall(call("c1", "echo")), None));
         m.on(Input::ModelDone);
-        m.on(Input::ToolDone { step_id: "s1".into(), outcome: ok("1") });
+        m.on(Input::ToolDone { step_id: "s1".into(), outcome: Box::new(ok("1")) });
         m.on(Input::Model(ModelEvent::ToolCall(call("c2", "echo")), None));
         let a = m.on(Input::ModelDone);
         let Some(Action::Finish { status, error: Some(e) }) = a.last() else { panic!("{a:?}") };

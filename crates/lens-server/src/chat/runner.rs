@@ -187,7 +187,7 @@ async fn run_tool(
 ) -> (Input, bool) {
     let Some(tool) = tools.get(&call.name) else {
         let outcome = ToolOutcome::failed(format!("there is no tool named `{}`", call.name));
-        return (Input::ToolDone { step_id, outcome }, false);
+        return (Input::ToolDone { step_id, outcome: Box::new(outcome) }, false);
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let ctx = ToolContext {
@@ -211,7 +211,7 @@ async fn run_tool(
                 while let Ok((stream, text)) = rx.try_recv() {
                     log.push(StreamEvent::Output { step_id: step_id.clone(), stream, text });
                 }
-                return (Input::ToolDone { step_id, outcome }, deadline.is_some());
+                return (Input::ToolDone { step_id, outcome: Box::new(outcome) }, deadline.is_some());
             }
             Some((stream, text)) = rx.recv() => {
                 log.push(StreamEvent::Output { step_id: step_id.clone(), stream, text });
