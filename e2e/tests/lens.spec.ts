@@ -236,6 +236,63 @@ test('the admin makes an account in Settings; it cannot see the admin\'s chat', 
   await bobContext.close();
 });
 
+test('a run\'s chart shows inline; Share makes a chip that downloads exactly the bytes, for its owner only', async ({ page, browser, baseURL }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  await page.goto('/chat');
+  const code = [
+    '```python',
+    'import matplotlib.pyplot as plt',
+    'plt.plot([1, 2, 3], [3, 1, 2])',
+    'plt.savefig("chart.png")',
+    'open("table.csv", "w").write("city,people\\nLyon,522969\\n")',
+    '```',
+  ].join('\n');
+  await chat.send(code);
+  const step = chat.lastAnswer().getByTestId('tool-step');
+  await expect(step).toHaveAttribute('data-status', 'succeeded');
+  await step.locator('summary').click();
+  const image = step.getByTestId('run-image');
+  await expect(image).toBeVisible();
+  expect(await image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 100)).toBe(true);
+  await expect(step.getByTestId('made-file')).toHaveCount(2);
+
+  const row = step.getByTestId('made-file').filter({ hasText: 'table.csv' });
+  await row.getByTestId('share-file').click();
+  const chip = row.getByTestId('file-chip');
+  await expect(chip).toContainText('table.csv');
+  const downloading = page.waitForEvent('download');
+  await chip.click();
+  const download = await downloading;
+  expect(download.suggestedFilename()).toBe('table.csv');
+  const fs = await import('node:fs');
+  expect(fs.readFileSync(await download.path(), 'utf8')).toBe('city,people\nLyon,522969\n');
+
+  // On disk, only ciphertext.
+  const href = (await chip.getAttribute('href'))!;
+  const [, cid, fid] = href.match(/chats\/([^/]+)\/files\/([^/?]+)/)!;
+  const stored = fs.readFileSync(`${__dirname}/../../tmp/e2e-data/chat-files/${cid}/${fid}`);
+  expect(stored.includes(Buffer.from('Lyon,522969'))).toBe(false);
+
+  // After a reload the chip is still under the answer.
+  await page.reload();
+  await expect(chat.lastAnswer().getByTestId('shared-files').getByTestId('file-chip')).toContainText('table.csv');
+
+  // Another account: 404.
+  const other = await browser.newContext({ baseURL });
+  const otherPage = await other.newPage();
+  await new AuthPage(otherPage).login(BOB.name, BOB.password);
+  expect((await otherPage.request.get(href)).status()).toBe(404);
+  await other.close();
+
+  // Deleting the conversation deletes the file.
+  page.once('dialog', (d) => d.accept());
+  await page.getByTestId('delete-chat').click();
+  await expect(page).toHaveURL(/\/chat$/);
+  expect(fs.existsSync(`${__dirname}/../../tmp/e2e-data/chat-files/${cid}`)).toBe(false);
+  expect((await page.request.get(href)).status()).toBe(404);
+});
+
 test('API tokens: made once, usable by an agent, revoked', async ({ page, playwright, baseURL }) => {
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
   await page.goto('/settings');

@@ -175,3 +175,7 @@ pub async fn update_sandbox_settings(req: &UpdateSandboxSettingsRequest) -> ApiR
 pub async fn check_sandbox() -> ApiResult<SandboxSettingsView> {
     send_json(Request::post("/api/v1/admin/sandbox/check"), &serde_json::json!({})).await
 }
+
+pub async fn share_file(cid: &str, req: &ShareFileRequest) -> ApiResult<SharedFileRef> {
+    send_json(Request::post(&format!("/api/v1/chats/{cid}/files")), req).await
+}

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use lens_types::{MessageStatus, MessageView as Message, Role};
 use leptos::prelude::*;
 
-use crate::components::{markdown::Markdown, tool_step::ToolStep};
+use crate::components::{markdown::Markdown, shared_files::SharedFiles, tool_step::ToolStep};
 
 /// The line under an answer that did not end normally.
 fn ending_note(m: &Message) -> Option<String> {
@@ -33,6 +33,17 @@ pub fn MessageView(
     let text = Signal::derive(move || message.with(|m| m.text.clone()));
     let streaming = move || message.with(|m| m.status == MessageStatus::Streaming);
     let step_ids = move || message.with(|m| m.steps.iter().map(|s| s.id.clone()).collect::<Vec<_>>());
+    let place = Signal::derive(move || message.with(|m| (m.chat_id.clone(), m.id.clone())));
+    let chat_id = Signal::derive(move || message.with(|m| m.chat_id.clone()));
+    // What the model shared, and what the person shared from under a run.
+    let shared = Signal::derive(move || {
+        message.with(|m| {
+            let mut files: Vec<lens_types::SharedFileRef> = m.steps.iter().filter_map(|s| s.file.clone()).collect();
+            let made = m.steps.iter().filter_map(|s| s.output.as_ref()).flat_map(|o| o.files.iter());
+            files.extend(made.filter_map(|f| f.shared.clone()));
+            files
+        })
+    });
     view! {
         <article
             class=move || if is_user() { "message user" } else { "message assistant" }
@@ -53,10 +64,11 @@ pub fn MessageView(
                         });
                         let lid = id.clone();
                         let live_out = Signal::derive(move || live.with(|l| l.get(&lid).cloned()));
-                        view! { <ToolStep step live=live_out /> }
+                        view! { <ToolStep step live=live_out place /> }
                     }
                 </For>
             </div>
+            <SharedFiles chat_id files=shared />
             <Show when=streaming>
                 <p class="typing" data-testid="answer-streaming" aria-live="polite">"Writing…"</p>
             </Show>
