@@ -307,5 +307,6 @@ fn empty_message(id: &str) -> Message {
         status: MessageStatus::Complete,
         error: None,
         created_at: 0,
+        attachments: Vec::new(),
     }
 }

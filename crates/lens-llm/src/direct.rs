@@ -71,6 +71,8 @@ impl Direct {
             _ => None,
         });
         let blocks = last_user.map(fenced_blocks).unwrap_or_default();
+        // The message's attachments go with each of its runs.
+        let attached = last_user.map(crate::attachments::ids_in).unwrap_or_default();
         let calls: Vec<ModelEvent> = blocks
             .iter()
             .filter_map(|(lang, body)| {
@@ -82,7 +84,11 @@ impl Direct {
                 ModelEvent::ToolCall(ToolCall {
                     id: format!("direct_{n}"),
                     name: tool.to_owned(),
-                    arguments: json!({ arg: body }),
+                    arguments: if attached.is_empty() {
+                        json!({ arg: body })
+                    } else {
+                        json!({ arg: body, "attachments": attached })
+                    },
                 })
             })
             .collect();

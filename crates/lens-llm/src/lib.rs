@@ -15,6 +15,7 @@
 //!   model endpoint that hangs ends as an error, not a hang.
 
 mod anthropic;
+pub mod attachments;
 mod direct;
 mod error;
 mod model;

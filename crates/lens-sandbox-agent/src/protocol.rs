@@ -8,7 +8,8 @@ use lens_types::{OutputStream, RunEnding};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 /// Frames larger than this are refused (a file read or write is limited by it too).
-pub const MAX_FRAME: usize = 48 * 1024 * 1024;
+/// (Room for a 50 MB attachment, base64-encoded.)
+pub const MAX_FRAME: usize = 72 * 1024 * 1024;
 
 /// What the server asks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -88,6 +88,9 @@ pub struct Config {
     /// Model turns with tool calls an answer may take before it stops.
     #[arg(long, env = "LENS_MAX_STEPS", default_value_t = 8)]
     pub max_steps: usize,
+    /// Largest file a person may upload, MB.
+    #[arg(long, env = "LENS_UPLOAD_MAX_MB", default_value_t = 50)]
+    pub upload_max_mb: u64,
     /// Largest file a conversation may share out of its sandbox, MB.
     #[arg(long, env = "LENS_SHARE_MAX_MB", default_value_t = 25)]
     pub share_max_mb: u64,

@@ -81,6 +81,14 @@ pub const ROUTES: &[RouteDoc] = &[
     r!("post", "/api/v1/chats/{cid}/answers/{aid}/stop", "Stop a running answer", "user", None, None),
     r!(
         "post",
+        "/api/v1/uploads",
+        "Upload a file to attach to a message (multipart, field `file`; 50 MB by default)",
+        "user",
+        None,
+        Some("SharedFileRef")
+    ),
+    r!(
+        "post",
         "/api/v1/chats/{cid}/files",
         "Share a file from the conversation's workspace (the person's Share button)",
         "user",

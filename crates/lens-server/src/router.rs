@@ -15,7 +15,7 @@ use crate::{
     AppError, AppState,
     routes::{
         answers, chat_files, chats, health, messages, model_settings, openapi, sandbox_settings, sessions, setup,
-        tokens, users,
+        tokens, uploads, users,
     },
 };
 
@@ -31,6 +31,12 @@ pub fn router(state: AppState) -> Router {
         .route("/users", get(users::list_users).post(users::create_user))
         .route("/tokens", get(tokens::list_tokens).post(tokens::create_token))
         .route("/tokens/{id}", axum::routing::delete(tokens::delete_token))
+        .route(
+            "/uploads",
+            // The file's limit plus room for the form around it.
+            post(uploads::create_upload)
+                .layer(DefaultBodyLimit::max((state.config.upload_max_mb as usize + 1) * 1024 * 1024)),
+        )
         .route("/chats", get(chats::list_chats).post(chats::create_chat))
         .route("/chats/{cid}", get(chats::get_chat).patch(chats::rename_chat).delete(chats::delete_chat))
         .route("/chats/{cid}/messages", post(messages::create_message))

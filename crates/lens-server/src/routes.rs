@@ -11,4 +11,5 @@ pub mod sandbox_settings;
 pub mod sessions;
 pub mod setup;
 pub mod tokens;
+pub mod uploads;
 pub mod users;

@@ -21,6 +21,8 @@ pub struct AppState {
     pub http: reqwest::Client,
     /// Files that left a sandbox, encrypted.
     pub vault: crate::vault::Vault,
+    /// The person's uploads, encrypted.
+    pub uploads: crate::vault::Vault,
     /// The code sandbox's switch, driver and settings in force.
     pub sandbox: Arc<crate::sandbox::SandboxHub>,
 }
@@ -49,11 +51,13 @@ impl AppState {
         let sandbox = Arc::new(crate::sandbox::SandboxHub::new(&config));
         let secret = Arc::new(secret);
         let vault = crate::vault::Vault::new(&config.data_dir, secret.clone());
+        let uploads = crate::vault::Vault::uploads(&config.data_dir, secret.clone());
         Ok(Self {
             config: Arc::new(config),
             store,
             secret,
             vault,
+            uploads,
             answers: Arc::new(AnswerHub::default()),
             models,
             tools,

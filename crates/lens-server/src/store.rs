@@ -9,6 +9,7 @@ mod messages;
 mod sessions;
 mod settings;
 mod tokens;
+mod uploads;
 mod users;
 
 use std::{path::Path, str::FromStr, time::Duration};
@@ -17,7 +18,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 
 pub use chat_files::FileKind;
 pub use chats::DEFAULT_TITLE;
-pub use messages::NewAnswer;
+pub use messages::{Asked, NewAnswer};
 pub use users::UserRow;
 
 /// The database handle. Cheap to clone.

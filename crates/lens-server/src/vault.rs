@@ -32,7 +32,6 @@ const MAGIC: &[u8; 6] = b"LENSV1";
 pub const CHUNK: usize = 64 * 1024;
 const TAG: usize = 16;
 const PREFIX: usize = 7;
-const PURPOSE: &str = "lens chat file v1";
 
 /// Why a stored file cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +49,8 @@ pub enum VaultError {
 pub struct Vault {
     dir: PathBuf,
     secret: Arc<ServerSecret>,
+    /// The key derivation's purpose: one per vault, so keys never repeat across them.
+    purpose: &'static str,
 }
 
 fn aad(chat_id: &str, file_id: &str) -> Vec<u8> {
@@ -57,12 +58,19 @@ fn aad(chat_id: &str, file_id: &str) -> Vec<u8> {
 }
 
 impl Vault {
+    /// Files shared out of sandboxes: `<data>/chat-files/<chat>/<file>`.
     pub fn new(data_dir: &Path, secret: Arc<ServerSecret>) -> Self {
-        Self { dir: data_dir.join("chat-files"), secret }
+        Self { dir: data_dir.join("chat-files"), secret, purpose: "lens chat file v1" }
+    }
+
+    /// The person's uploads: `<data>/uploads/<user id>/<upload>` (the user id stands
+    /// where the chat id does for shared files).
+    pub fn uploads(data_dir: &Path, secret: Arc<ServerSecret>) -> Self {
+        Self { dir: data_dir.join("uploads"), secret, purpose: "lens upload v1" }
     }
 
     fn cipher(&self, chat_id: &str, file_id: &str) -> Aes256Gcm {
-        Aes256Gcm::new(&self.secret.derive(PURPOSE, &aad(chat_id, file_id)).into())
+        Aes256Gcm::new(&self.secret.derive(self.purpose, &aad(chat_id, file_id)).into())
     }
 
     pub fn path(&self, chat_id: &str, file_id: &str) -> PathBuf {

@@ -142,6 +142,9 @@ pub struct MessageView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ApiError>,
     pub created_at: UnixMillis,
+    /// The uploads a person's message carried.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<crate::SharedFileRef>,
 }
 
 /// The page the person is looking at, for the page assistant.

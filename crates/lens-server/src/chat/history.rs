@@ -14,7 +14,14 @@ pub fn model_history(messages: &[MessageView], answer_id: &str) -> Vec<ChatMessa
         .iter()
         .take_while(|m| m.id != answer_id)
         .filter_map(|m| match m.role {
-            Role::User => Some(ChatMessage::User { text: m.text.clone() }),
+            Role::User => {
+                let attached: Vec<lens_llm::attachments::Attachment> = m
+                    .attachments
+                    .iter()
+                    .map(|a| lens_llm::attachments::Attachment { id: a.id.clone(), name: a.name.clone(), size: a.size })
+                    .collect();
+                Some(ChatMessage::User { text: lens_llm::attachments::with_note(&m.text, &attached) })
+            }
             Role::Assistant if !m.text.trim().is_empty() => {
                 Some(ChatMessage::Assistant { text: m.text.clone(), tool_calls: Vec::new() })
             }

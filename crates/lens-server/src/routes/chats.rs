@@ -62,12 +62,19 @@ pub async fn delete_chat(
 ) -> Result<StatusCode> {
     state.store.chat(user.id(), &cid).await?.ok_or(AppError::NotFound)?;
     state.answers.stop_chat(&cid);
+    // Its uploads' rows go with the chat (cascade); their bytes are removed below.
+    let uploads = state.store.chat_upload_ids(&cid).await?;
     if !state.store.delete_chat(user.id(), &cid).await? {
         return Err(AppError::NotFound);
     }
     // The conversation is gone; its sandbox and files go with it.
     if let Err(e) = state.vault.delete_chat(&cid) {
         tracing::warn!(chat = %cid, error = %e, "deleting the conversation's files failed");
+    }
+    for id in uploads {
+        if let Err(e) = state.uploads.delete(&user.id().to_string(), &id) {
+            tracing::warn!(chat = %cid, error = %e, "deleting an upload failed");
+        }
     }
     if let Some(sandbox) = state.sandbox.driver()
         && let Err(e) = sandbox.delete(&cid).await

@@ -13,11 +13,13 @@ use crate::{
     chat::{runner::AnswerTarget, spawn_answer},
     ids::message_id,
     json::ApiJson,
-    store::NewAnswer,
+    store::{Asked, NewAnswer},
 };
 
 /// The longest message accepted, in characters.
 const MAX_TEXT: usize = 100_000;
+/// The most attachments one message carries.
+const MAX_ATTACHMENTS: usize = 10;
 
 pub async fn create_message(
     State(state): State<AppState>,
@@ -33,16 +35,19 @@ pub async fn create_message(
     if text.chars().count() > MAX_TEXT {
         return Err(AppError::BadRequest(format!("the message is longer than {MAX_TEXT} characters")));
     }
-    if !req.attachments.is_empty() {
-        // Uploads come with the files issue; until then no id can be anyone's.
-        return Err(AppError::NotFound);
+    if req.attachments.len() > MAX_ATTACHMENTS {
+        return Err(AppError::BadRequest(format!("a message carries at most {MAX_ATTACHMENTS} attachments")));
     }
     let ids = NewAnswer { message_id: message_id(), answer_id: message_id() };
-    state
-        .store
-        .add_question(&cid, &ids, text)
-        .await?
-        .ok_or_else(|| AppError::Conflict("an answer is still being written in this chat; wait or stop it".into()))?;
+    match state.store.add_question(&cid, user.id(), &ids, text, &req.attachments).await? {
+        Asked::Added => {}
+        Asked::Busy => {
+            return Err(AppError::Conflict("an answer is still being written in this chat; wait or stop it".into()));
+        }
+        Asked::UnknownAttachment(id) => {
+            return Err(AppError::BadRequest(format!("`{id}` is not one of your uploads for this conversation")));
+        }
+    }
     let log = state.answers.open(&ids.answer_id, &cid);
     let target = AnswerTarget { user_id: user.id(), chat_id: cid, answer_id: ids.answer_id.clone() };
     spawn_answer(state.clone(), target, log);

@@ -29,7 +29,18 @@ fn row_to_message(r: &sqlx::sqlite::SqliteRow) -> MessageView {
         status: parse_status(r.get("status")),
         error: error.and_then(|e| serde_json::from_str(&e).ok()),
         created_at: r.get("created_at"),
+        attachments: serde_json::from_str(&r.get::<String, _>("attachments")).unwrap_or_default(),
     }
+}
+
+/// What became of a question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Asked {
+    Added,
+    /// An answer is still being written in this chat.
+    Busy,
+    /// This attachment id is not one of the person's uploads (or belongs to another chat).
+    UnknownAttachment(String),
 }
 
 /// The ids a new question and its answer got.
@@ -100,7 +111,16 @@ impl Store {
 
     /// Saves the person's message and an empty streaming answer in one transaction, and
     /// names the chat after its first message. `None` when an answer is still running.
-    pub async fn add_question(&self, chat_id: &str, ids: &NewAnswer, text: &str) -> Result<Option<()>, sqlx::Error> {
+    /// The attachments are the asker's uploads, bound to this chat here (an upload serves
+    /// one conversation only).
+    pub async fn add_question(
+        &self,
+        chat_id: &str,
+        user_id: i64,
+        ids: &NewAnswer,
+        text: &str,
+        attachment_ids: &[String],
+    ) -> Result<Asked, sqlx::Error> {
         // IMMEDIATE takes the write lock up front: a deferred transaction that reads and
         // then writes cannot wait for the lock, and concurrent asks would fail as busy.
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
@@ -109,27 +129,56 @@ impl Store {
             .fetch_one(&mut *tx)
             .await?;
         if busy > 0 {
-            return Ok(None);
+            return Ok(Asked::Busy);
         }
+        let mut attachments: Vec<lens_types::SharedFileRef> = Vec::new();
+        for id in attachment_ids {
+            let bound = sqlx::query(
+                "UPDATE uploads SET chat_id = ?2 WHERE id = ?1 AND user_id = ?3 AND (chat_id IS NULL OR chat_id = ?2)",
+            )
+            .bind(id)
+            .bind(chat_id)
+            .bind(user_id)
+            .execute(&mut *tx)
+            .await?;
+            if bound.rows_affected() != 1 {
+                return Ok(Asked::UnknownAttachment(id.clone()));
+            }
+            let row = sqlx::query("SELECT id, name, size, mime FROM uploads WHERE id = ?1")
+                .bind(id)
+                .fetch_one(&mut *tx)
+                .await?;
+            attachments.push(lens_types::SharedFileRef {
+                id: row.get("id"),
+                name: row.get("name"),
+                size: row.get::<i64, _>("size") as u64,
+                mime: row.get("mime"),
+            });
+        }
+        let attachments = serde_json::to_string(&attachments).unwrap_or_else(|_| "[]".into());
         let seq: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM messages WHERE chat_id = ?1")
             .bind(chat_id)
             .fetch_one(&mut *tx)
             .await?;
         let now = now_ms();
-        for (id, role, body, status, n) in [
-            (&ids.message_id, "user", text, "complete", seq + 1),
-            (&ids.answer_id, "assistant", "", "streaming", seq + 2),
+        for (id, role, body, status, n, attached) in [
+            (&ids.message_id, "user", text, "complete", seq + 1, attachments.as_str()),
+            (&ids.answer_id, "assistant", "", "streaming", seq + 2, "[]"),
         ] {
-            sqlx::query("INSERT INTO messages (id, chat_id, role, text, status, created_at, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
-                .bind(id)
-                .bind(chat_id)
-                .bind(role)
-                .bind(body)
-                .bind(status)
-                .bind(now)
-                .bind(n)
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query(
+                "INSERT INTO messages (id, chat_id, role, text, status, created_at, seq, attachments) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )
+            .bind(id)
+            .bind(chat_id)
+            .bind(role)
+            .bind(body)
+            .bind(status)
+            .bind(now)
+            .bind(n)
+            .bind(attached)
+            .execute(&mut *tx)
+            .await?;
         }
         let title: String = text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(60).collect();
         sqlx::query("UPDATE chats SET updated_at = ?2, title = CASE WHEN title = ?3 AND ?4 != '' THEN ?4 ELSE title END WHERE id = ?1")
@@ -140,7 +189,7 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
-        Ok(Some(()))
+        Ok(Asked::Added)
     }
 
     /// Saves an answer's progress (text and steps) while it runs or when it ends.

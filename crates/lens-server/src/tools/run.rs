@@ -143,6 +143,45 @@ pub async fn follow(
     ToolOutcome { ok, result: run.for_model, output: Some(output), file: None }
 }
 
+/// The `attachments` parameter the run tools share.
+pub fn attachments_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "ids of the person's attached files, placed under /workspace/attachments/ before the run",
+    })
+}
+
+/// Places the attachments a call names under `/workspace/attachments/<name>`. Only the
+/// asker's own uploads in this conversation are taken; any other id is a clear error.
+pub async fn place_attachments(keep: &Keep, user_id: i64, args: &serde_json::Value) -> Result<(), String> {
+    let Some(ids) = args.get("attachments") else { return Ok(()) };
+    let ids: Vec<String> =
+        serde_json::from_value(ids.clone()).map_err(|_| "`attachments` must be a list of ids".to_string())?;
+    for id in ids {
+        let store = &keep.state.store;
+        let file = store
+            .chat_upload(user_id, &keep.chat_id, &id)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("`{id}` is not one of the person's attachments in this conversation"))?;
+        let (vault, owner, fid) = (keep.state.uploads.clone(), user_id.to_string(), file.id.clone());
+        let bytes = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, String> {
+            let mut reader = vault.open(&owner, &fid).map_err(|e| e.to_string())?;
+            let mut out = Vec::new();
+            while let Some(chunk) = reader.next_chunk().map_err(|e| e.to_string())? {
+                out.extend(chunk);
+            }
+            Ok(out)
+        })
+        .await
+        .map_err(|e| e.to_string())??;
+        let path = format!("attachments/{}", file.name);
+        keep.driver.put_file(&keep.chat_id, &path, bytes).await.map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
 /// Copies the images a run made (small enough to show) into the vault.
 async fn keep_images(keep: &Keep, files: &[FileEntry]) -> Vec<SharedFileRef> {
     let mut images = Vec::new();

@@ -27,7 +27,10 @@ impl Tool for RunBash {
             ),
             parameters: json!({
                 "type": "object",
-                "properties": {"command": {"type": "string", "description": "the bash command line"}},
+                "properties": {
+                    "command": {"type": "string", "description": "the bash command line"},
+                    "attachments": run::attachments_schema(),
+                },
                 "required": ["command"],
             }),
         }
@@ -46,11 +49,12 @@ impl Tool for RunBash {
             env: Default::default(),
             timeout: self.settings.timeout,
         };
+        let keep = run::Keep { state: self.state.clone(), driver: self.driver.clone(), chat_id: ctx.chat_id.clone() };
+        if let Err(message) = run::place_attachments(&keep, ctx.user_id, &args).await {
+            return ToolOutcome::failed(message);
+        }
         match self.driver.exec(&ctx.chat_id, request).await {
-            Ok(stream) => {
-                let keep = run::Keep { state: self.state.clone(), driver: self.driver.clone(), chat_id: ctx.chat_id };
-                run::follow(stream, "bash", command, &live, self.settings, ctx.stop, Some(keep)).await
-            }
+            Ok(stream) => run::follow(stream, "bash", command, &live, self.settings, ctx.stop, Some(keep)).await,
             Err(e) => ToolOutcome::failed(e.to_string()),
         }
     }

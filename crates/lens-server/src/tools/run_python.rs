@@ -29,7 +29,10 @@ impl Tool for RunPython {
             ),
             parameters: json!({
                 "type": "object",
-                "properties": {"code": {"type": "string", "description": "Python source to run"}},
+                "properties": {
+                    "code": {"type": "string", "description": "Python source to run"},
+                    "attachments": run::attachments_schema(),
+                },
                 "required": ["code"],
             }),
         }
@@ -43,11 +46,12 @@ impl Tool for RunPython {
         let Some(code) = args["code"].as_str() else {
             return ToolOutcome::failed("run_python needs a `code` string");
         };
+        let keep = run::Keep { state: self.state.clone(), driver: self.driver.clone(), chat_id: ctx.chat_id.clone() };
+        if let Err(message) = run::place_attachments(&keep, ctx.user_id, &args).await {
+            return ToolOutcome::failed(message);
+        }
         match self.driver.run_python(&ctx.chat_id, code, self.settings.timeout).await {
-            Ok(stream) => {
-                let keep = run::Keep { state: self.state.clone(), driver: self.driver.clone(), chat_id: ctx.chat_id };
-                run::follow(stream, "python", code, &live, self.settings, ctx.stop, Some(keep)).await
-            }
+            Ok(stream) => run::follow(stream, "python", code, &live, self.settings, ctx.stop, Some(keep)).await,
             Err(e) => ToolOutcome::failed(e.to_string()),
         }
     }

@@ -12,3 +12,4 @@ mod sandbox;
 mod sandbox_settings;
 mod settings;
 mod test_app;
+mod uploads;

@@ -187,6 +187,22 @@ impl Client {
         (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
     }
 
+    /// Uploads `bytes` as `name` (multipart, as the browser does).
+    pub async fn upload(&self, name: &str, bytes: Vec<u8>) -> (StatusCode, Value) {
+        let part = reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned());
+        let form = reqwest::multipart::Form::new().part("file", part);
+        self.send(self.request(Method::POST, "/api/v1/uploads").multipart(form)).await
+    }
+
+    /// Asks with attachments; the answer's id.
+    pub async fn ask_with(&self, cid: &str, text: &str, attachments: &[&str]) -> (StatusCode, Value) {
+        self.post(
+            &format!("/api/v1/chats/{cid}/messages"),
+            serde_json::json!({"text": text, "attachments": attachments}),
+        )
+        .await
+    }
+
     pub async fn get(&self, path: &str) -> (StatusCode, Value) {
         self.send(self.request(Method::GET, path)).await
     }

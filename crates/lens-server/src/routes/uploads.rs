@@ -1,0 +1,81 @@
+//! `POST /api/v1/uploads`: a file the person attaches to a message (multipart, field
+//! `file`). It is encrypted into the uploads vault as it arrives, so memory stays the
+//! same for any size; past the limit the upload is refused and nothing is kept.
+
+use axum::{
+    Json,
+    extract::{Multipart, State},
+    http::StatusCode,
+};
+use lens_types::SharedFileRef;
+
+use crate::{AppError, AppState, Result, auth::CurrentUser, share::clean_name, share::mime_for};
+
+enum Chunk {
+    Data(Vec<u8>),
+    Finish,
+}
+
+pub async fn create_upload(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    mut multipart: Multipart,
+) -> Result<(StatusCode, Json<SharedFileRef>)> {
+    let limit = state.config.upload_max_mb * 1024 * 1024;
+    let bad = |e: axum::extract::multipart::MultipartError| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            AppError::PayloadTooLarge
+        } else {
+            AppError::BadRequest(format!("the upload is not a readable multipart form: {}", e.body_text()))
+        }
+    };
+    let mut field = loop {
+        match multipart.next_field().await.map_err(bad)? {
+            Some(f) if f.name() == Some("file") => break f,
+            Some(_) => continue,
+            None => return Err(AppError::BadRequest("the form has no `file` field".into())),
+        }
+    };
+    let name = field
+        .file_name()
+        .and_then(clean_name)
+        .ok_or_else(|| AppError::BadRequest("the file has no usable name".into()))?;
+    let id = crate::ids::random_id(16);
+    let owner = user.id().to_string();
+    let (vault, o, f) = (state.uploads.clone(), owner.clone(), id.clone());
+    let (tx, rx) = std::sync::mpsc::channel::<Chunk>();
+    let writer = tokio::task::spawn_blocking(move || -> std::io::Result<u64> {
+        let mut w = vault.create(&o, &f)?;
+        while let Ok(chunk) = rx.recv() {
+            match chunk {
+                Chunk::Data(bytes) => w.write(&bytes)?,
+                Chunk::Finish => return w.finish(),
+            }
+        }
+        // Abandoned: the writer removes its partial file.
+        Err(std::io::Error::other("the upload was abandoned"))
+    });
+    let mut size: u64 = 0;
+    while let Some(bytes) = field.chunk().await.map_err(bad)? {
+        size += bytes.len() as u64;
+        if size > limit {
+            drop(tx);
+            let _ = writer.await;
+            return Err(AppError::BadRequest(format!(
+                "the file is larger than the {} MB allowed",
+                state.config.upload_max_mb
+            )));
+        }
+        if tx.send(Chunk::Data(bytes.to_vec())).is_err() {
+            break;
+        }
+    }
+    let _ = tx.send(Chunk::Finish);
+    let written = writer.await.map_err(AppError::internal)?.map_err(AppError::internal)?;
+    let file = SharedFileRef { id, mime: mime_for(&name).to_owned(), name, size: written };
+    if let Err(e) = state.store.insert_upload(user.id(), &file).await {
+        let _ = state.uploads.delete(&owner, &file.id);
+        return Err(e.into());
+    }
+    Ok((StatusCode::CREATED, Json(file)))
+}

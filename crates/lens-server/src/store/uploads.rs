@@ -1,0 +1,45 @@
+//! Rows of the person's uploads (the bytes are in the uploads vault).
+
+use lens_types::SharedFileRef;
+use sqlx::Row;
+
+fn to_ref(r: &sqlx::sqlite::SqliteRow) -> SharedFileRef {
+    SharedFileRef { id: r.get("id"), name: r.get("name"), size: r.get::<i64, _>("size") as u64, mime: r.get("mime") }
+}
+
+impl super::Store {
+    pub async fn insert_upload(&self, user_id: i64, file: &SharedFileRef) -> Result<(), sqlx::Error> {
+        sqlx::query("INSERT INTO uploads (id, user_id, name, size, mime, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+            .bind(&file.id)
+            .bind(user_id)
+            .bind(&file.name)
+            .bind(file.size as i64)
+            .bind(&file.mime)
+            .bind(crate::now_ms())
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// An upload of this person that a message of this conversation carried.
+    pub async fn chat_upload(
+        &self,
+        user_id: i64,
+        chat_id: &str,
+        id: &str,
+    ) -> Result<Option<SharedFileRef>, sqlx::Error> {
+        let row =
+            sqlx::query("SELECT id, name, size, mime FROM uploads WHERE id = ?1 AND user_id = ?2 AND chat_id = ?3")
+                .bind(id)
+                .bind(user_id)
+                .bind(chat_id)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.as_ref().map(to_ref))
+    }
+
+    /// The ids of a conversation's uploads (to delete their bytes with it).
+    pub async fn chat_upload_ids(&self, chat_id: &str) -> Result<Vec<String>, sqlx::Error> {
+        sqlx::query_scalar("SELECT id FROM uploads WHERE chat_id = ?1").bind(chat_id).fetch_all(&self.pool).await
+    }
+}
