@@ -293,6 +293,25 @@ test('a run\'s chart shows inline; Share makes a chip that downloads exactly the
   expect((await page.request.get(href)).status()).toBe(404);
 });
 
+test('an attached file reaches the run of the message that carries it', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  await page.goto('/chat');
+  await page.getByTestId('attach-input').setInputFiles({
+    name: 'sales.csv',
+    mimeType: 'text/csv',
+    buffer: Buffer.from('region,total\nnorth,12\nsouth,30\n'),
+  });
+  await expect(page.getByTestId('attached-file')).toContainText('sales.csv');
+  await chat.send('```python\nimport pandas as pd\nprint(pd.read_csv("attachments/sales.csv").total.sum())\n```');
+  await expect(page.getByTestId('attached-file')).toHaveCount(0);
+  await expect(page.getByTestId('message-attachment').last()).toContainText('sales.csv');
+  const step = chat.lastAnswer().getByTestId('tool-step');
+  await expect(step).toHaveAttribute('data-status', 'succeeded');
+  await step.locator('summary').click();
+  await expect(step.getByTestId('run-stdout')).toHaveText('42');
+});
+
 test('API tokens: made once, usable by an agent, revoked', async ({ page, playwright, baseURL }) => {
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
   await page.goto('/settings');

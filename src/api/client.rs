@@ -76,6 +76,15 @@ async fn send_json<B: Serialize, T: DeserializeOwned>(builder: RequestBuilder, b
     read(req.send().await.map_err(network_error)?).await
 }
 
+/// Uploads a file the person picked (multipart, as the server takes it).
+pub async fn upload(file: &web_sys::File) -> ApiResult<SharedFileRef> {
+    let form = web_sys::FormData::new().map_err(|_| network_error("the browser cannot make a form"))?;
+    form.append_with_blob_and_filename("file", file, &file.name())
+        .map_err(|_| network_error("the browser cannot read the file"))?;
+    let req = unsafe_req(Request::post("/api/v1/uploads")).body(form).map_err(network_error)?;
+    read(req.send().await.map_err(network_error)?).await
+}
+
 async fn send_empty(builder: RequestBuilder) -> ApiResult<()> {
     let resp = unsafe_req(builder).send().await.map_err(network_error)?;
     read_empty(resp).await
@@ -127,8 +136,8 @@ pub async fn delete_chat(cid: &str) -> ApiResult<()> {
     send_empty(Request::delete(&format!("/api/v1/chats/{cid}"))).await
 }
 
-pub async fn send_message(cid: &str, text: &str) -> ApiResult<CreateMessageResponse> {
-    let body = CreateMessageRequest { text: text.to_owned(), attachments: vec![], page: None };
+pub async fn send_message(cid: &str, text: &str, attachments: Vec<String>) -> ApiResult<CreateMessageResponse> {
+    let body = CreateMessageRequest { text: text.to_owned(), attachments, page: None };
     send_json(Request::post(&format!("/api/v1/chats/{cid}/messages")), &body).await
 }
 

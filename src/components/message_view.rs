@@ -54,6 +54,13 @@ pub fn MessageView(
             <h3 class="sr-only">{move || if is_user() { "You said" } else { "Lens answered" }}</h3>
             <Show when=is_user fallback=move || view! { <Markdown src=text /> }>
                 <p class="user-text" data-testid="message-text">{move || text.get()}</p>
+                <ul class="attached">
+                    {move || message.with(|m| m.attachments.iter().map(|a| view! {
+                        <li class="file-chip" data-testid="message-attachment">
+                            {format!("{} ({})", a.name, crate::components::shared_files::size_words(a.size))}
+                        </li>
+                    }).collect_view())}
+                </ul>
             </Show>
             <div class="steps">
                 <For each=step_ids key=|id| id.clone() let:id>

@@ -165,7 +165,7 @@ pub fn ChatPage() -> impl IntoView {
             .with(|ms| ms.last().is_some_and(|m| m.role == Role::Assistant && m.status == MessageStatus::Streaming))
     });
 
-    let on_send = Callback::new(move |text: String| {
+    let on_send = Callback::new(move |(text, attachments): (String, Vec<String>)| {
         leptos::task::spawn_local(async move {
             state.error.set(None);
             let id = match cid.get_untracked() {
@@ -175,7 +175,7 @@ pub fn ChatPage() -> impl IntoView {
                     Err(e) => return state.error.set(Some(e.message)),
                 },
             };
-            match api::send_message(&id, &text).await {
+            match api::send_message(&id, &text, attachments).await {
                 Ok(_) => {
                     if cid.get_untracked().as_deref() == Some(id.as_str()) {
                         state.load(id).await;
