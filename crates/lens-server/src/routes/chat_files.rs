@@ -56,34 +56,31 @@ pub async fn get_chat_file(
     let vault = state.vault.clone();
     let (c, f) = (cid.clone(), fid.clone());
     let opened = tokio::task::spawn_blocking(move || vault.open(&c, &f)).await.map_err(AppError::internal)?;
-    let mut reader = match opened {
+    let reader = match opened {
         Ok(r) => r,
         Err(VaultError::Missing) => return Err(AppError::NotFound),
         Err(VaultError::Tampered) => return Err(AppError::Damaged),
         Err(VaultError::Io(e)) => return Err(AppError::internal(e)),
     };
-    // Chunks go through a small channel: memory stays the same for any size. A chunk
-    // that fails its check ends the body early, so the client sees a broken download
-    // (shorter than Content-Length), never wrong bytes.
-    let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Vec<u8>>>(4);
-    tokio::task::spawn_blocking(move || {
-        loop {
+    // Each chunk is read (from the page cache, 64 KiB) and opened as the body is polled:
+    // no thread or queue per download, so memory stays flat for any size and any number
+    // of downloads. A chunk that fails its check ends the body early: the client sees a
+    // broken download (shorter than Content-Length), never wrong bytes.
+    let stream = futures_util::stream::unfold(Some(reader), move |reader| {
+        let (cid, fid) = (cid.clone(), fid.clone());
+        async move {
+            let mut reader = reader?;
             match reader.next_chunk() {
-                Ok(Some(chunk)) => {
-                    if tx.blocking_send(Ok(chunk)).is_err() {
-                        break;
-                    }
-                }
-                Ok(None) => break,
+                Ok(Some(chunk)) => Some((Ok::<_, std::io::Error>(chunk), Some(reader))),
+                Ok(None) => None,
                 Err(e) => {
                     tracing::error!(chat = %cid, file = %fid, error = %e, "a stored file failed mid-download");
-                    let _ = tx.blocking_send(Err(std::io::Error::other("the stored file is damaged")));
-                    break;
+                    Some((Err(std::io::Error::other("the stored file is damaged")), None))
                 }
             }
         }
     });
-    let body = Body::from_stream(tokio_stream_from(rx));
+    let body = Body::from_stream(stream);
     let mut resp = (StatusCode::OK, body).into_response();
     let headers = resp.headers_mut();
     let content_type = if inline { file.mime.as_str() } else { "application/octet-stream" };
@@ -98,12 +95,6 @@ pub async fn get_chat_file(
     set(header::X_CONTENT_TYPE_OPTIONS, "nosniff");
     set(header::CONTENT_SECURITY_POLICY, "sandbox");
     Ok(resp)
-}
-
-fn tokio_stream_from(
-    mut rx: tokio::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
-) -> impl futures_util::Stream<Item = std::io::Result<Vec<u8>>> {
-    futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx))
 }
 
 /// The person shares a file a run made (the Share button under "files made").

@@ -1,0 +1,181 @@
+//! Prints the file figures of the real `lens` binary, each next to a baseline measured
+//! in the same run:
+//!
+//! - sharing a 25 MB file (copy out of the sandbox + encrypt + store, through the API)
+//!   against copying the same size of file on the host;
+//! - downloading it (decrypting as it streams) against the same server sending a plain
+//!   25 MB file from disk (its static-file service);
+//! - the server's memory growth during 20 parallel downloads, against 20 parallel plain
+//!   ones.
+//!
+//! Run: `cargo build --release -p lens-sandbox-agent && cargo bench -p lens-server --bench files`
+//! (`make bench` does both). Needs the sandbox (root, bubblewrap).
+
+use std::{
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use serde_json::{Value, json};
+
+const SIZE: usize = 25_000_000;
+const ROUNDS: usize = 5;
+const PARALLEL: usize = 20;
+
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).map(|l| l.to_owned()))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
+        .unwrap_or(0)
+}
+
+fn p50(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // SIGTERM, so the server stops its sandboxes and unmounts their workspaces.
+        let _ = Command::new("kill").arg(self.0.id().to_string()).status();
+        let _ = self.0.wait();
+    }
+}
+
+async fn post(http: &reqwest::Client, url: String, csrf: &str, body: Value) -> (u16, Value) {
+    let resp = http.post(url).header("x-csrf-token", csrf).json(&body).send().await.expect("the server answers");
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+/// Downloads `url` whole; seconds.
+async fn download(http: &reqwest::Client, url: &str) -> f64 {
+    let start = Instant::now();
+    let bytes = http.get(url).send().await.unwrap().bytes().await.unwrap();
+    assert_eq!(bytes.len(), SIZE, "{url} arrives whole");
+    start.elapsed().as_secs_f64()
+}
+
+/// Peak memory growth while `n` downloads of `url` run at once, KiB.
+async fn parallel_growth(http: &reqwest::Client, url: &str, pid: u32) -> u64 {
+    let before = rss_kib(pid);
+    let tasks: Vec<_> = (0..PARALLEL)
+        .map(|_| {
+            let (http, url) = (http.clone(), url.to_owned());
+            tokio::spawn(async move {
+                let mut resp = http.get(url).send().await.unwrap();
+                let mut n = 0;
+                while let Some(chunk) = resp.chunk().await.unwrap() {
+                    n += chunk.len();
+                }
+                assert_eq!(n, SIZE);
+            })
+        })
+        .collect();
+    let mut peak = before;
+    while !tasks.iter().all(|t| t.is_finished()) {
+        peak = peak.max(rss_kib(pid));
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    peak.saturating_sub(before)
+}
+
+#[tokio::main]
+async fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let dist = dir.path().join("dist");
+    std::fs::create_dir_all(&dist).unwrap();
+    std::fs::write(dist.join("index.html"), "<!doctype html><title>bench</title>").unwrap();
+    let plain: Vec<u8> = (0..SIZE).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    std::fs::write(dist.join("plain.bin"), &plain).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let lens = std::path::Path::new(env!("CARGO_BIN_EXE_lens"));
+    let child = Command::new(lens)
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--sandbox", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .arg("--web-dist")
+        .arg(&dist)
+        .arg("--sandbox-agent")
+        .arg(lens.with_file_name("lens-sandbox-agent"))
+        .env("LENS_LOG", "warn")
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("the lens binary starts");
+    let pid = child.id();
+    let _server = Server(child);
+    let base = format!("http://127.0.0.1:{port}");
+    for _ in 0..400 {
+        if reqwest::get(format!("{base}/healthz")).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let http = reqwest::Client::builder().cookie_store(true).build().unwrap();
+    let (_, session) =
+        post(&http, format!("{base}/api/v1/setup"), "", json!({"username": "bench", "password": "bench-password"}))
+            .await;
+    let csrf = session["csrf_token"].as_str().expect("set up").to_owned();
+    let (_, chat) = post(&http, format!("{base}/api/v1/chats"), &csrf, json!({})).await;
+    let cid = chat["id"].as_str().unwrap().to_owned();
+    let make = format!("```bash\nhead -c {SIZE} /dev/urandom > big.bin\n```");
+    let (_, asked) = post(&http, format!("{base}/api/v1/chats/{cid}/messages"), &csrf, json!({"text": make})).await;
+    let aid = asked["answer_id"].as_str().unwrap();
+    let events = http.get(format!("{base}/api/v1/chats/{cid}/answers/{aid}/events")).send().await.unwrap();
+    let _ = events.text().await;
+
+    // Sharing: copy out, encrypt, store; against copying a file of the same size on the host.
+    let (mut share, mut copy) = (Vec::new(), Vec::new());
+    let mut file_id = String::new();
+    for i in 0..ROUNDS {
+        let start = Instant::now();
+        let (status, file) =
+            post(&http, format!("{base}/api/v1/chats/{cid}/files"), &csrf, json!({"path": "big.bin"})).await;
+        share.push(start.elapsed().as_secs_f64() * 1000.0);
+        assert_eq!(status, 201, "{file}");
+        file_id = file["id"].as_str().unwrap().to_owned();
+        let start = Instant::now();
+        let target = dir.path().join(format!("copy{i}.bin"));
+        std::fs::copy(dist.join("plain.bin"), &target).unwrap();
+        std::fs::File::open(&target).unwrap().sync_all().unwrap();
+        copy.push(start.elapsed().as_secs_f64() * 1000.0);
+    }
+    let (share, copy) = (p50(share), p50(copy));
+
+    // Downloading: the vault's stream against the same server's plain static file.
+    let shared_url = format!("{base}/api/v1/chats/{cid}/files/{file_id}");
+    let plain_url = format!("{base}/plain.bin");
+    download(&http, &shared_url).await;
+    download(&http, &plain_url).await;
+    let (mut enc, mut raw) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        enc.push(SIZE as f64 / 1e6 / download(&http, &shared_url).await);
+        raw.push(SIZE as f64 / 1e6 / download(&http, &plain_url).await);
+    }
+    let (enc, raw) = (p50(enc), p50(raw));
+
+    let growth = parallel_growth(&http, &shared_url, pid).await;
+    let plain_growth = parallel_growth(&http, &plain_url, pid).await;
+
+    println!("lens file figures (p50 of {ROUNDS}; 2-core machine; a 25 MB file)");
+    println!(
+        "  share (copy out + encrypt + store)   {share:>8.1} ms   copying 25 MB on the host {copy:>7.1} ms  ({:.2}x)",
+        share / copy
+    );
+    println!(
+        "  download, decrypting as it streams  {enc:>8.1} MB/s  the same server, plain file {raw:>6.1} MB/s  (ratio {:.2})",
+        enc / raw
+    );
+    println!("  target: ratio >= 0.5: {}", if enc / raw >= 0.5 { "met" } else { "NOT met" });
+    println!(
+        "  memory growth, {PARALLEL} parallel downloads {:>6.1} MB    {PARALLEL} parallel plain downloads {:>6.1} MB",
+        growth as f64 / 1024.0,
+        plain_growth as f64 / 1024.0
+    );
+    println!("  target: growth <= 8 MB: {}", if growth <= 8 * 1024 { "met" } else { "NOT met" });
+}
