@@ -1,6 +1,7 @@
 //! Answers: the pure loop ([`machine`]), the live event logs ([`hub`]) and the task
 //! that drives one answer against a model, the tools and the store ([`runner`]).
 
+pub mod approvals;
 pub mod history;
 pub mod hub;
 pub mod machine;

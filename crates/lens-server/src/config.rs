@@ -88,6 +88,9 @@ pub struct Config {
     /// Model turns with tool calls an answer may take before it stops.
     #[arg(long, env = "LENS_MAX_STEPS", default_value_t = 8)]
     pub max_steps: usize,
+    /// Seconds an answer waits for the person to approve a step before it goes on without it.
+    #[arg(long, env = "LENS_APPROVAL_WAIT_SECS", default_value_t = 600)]
+    pub approval_wait_secs: u64,
     /// Largest file a person may upload, MB.
     #[arg(long, env = "LENS_UPLOAD_MAX_MB", default_value_t = 50)]
     pub upload_max_mb: u64,

@@ -81,6 +81,14 @@ pub const ROUTES: &[RouteDoc] = &[
     r!("post", "/api/v1/chats/{cid}/answers/{aid}/stop", "Stop a running answer", "user", None, None),
     r!(
         "post",
+        "/api/v1/approvals/{id}",
+        "Approve or decline a step that asked first (once, by the owner, while its answer waits)",
+        "user",
+        Some("DecideApprovalRequest"),
+        Some("ApprovalRef")
+    ),
+    r!(
+        "post",
         "/api/v1/uploads",
         "Upload a file to attach to a message (multipart, field `file`; 50 MB by default)",
         "user",

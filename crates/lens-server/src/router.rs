@@ -14,8 +14,8 @@ use tower_http::{
 use crate::{
     AppError, AppState,
     routes::{
-        answers, chat_files, chats, health, messages, model_settings, openapi, sandbox_settings, sessions, setup,
-        tokens, uploads, users,
+        answers, approvals, chat_files, chats, health, messages, model_settings, openapi, sandbox_settings, sessions,
+        setup, tokens, uploads, users,
     },
 };
 
@@ -37,6 +37,7 @@ pub fn router(state: AppState) -> Router {
             post(uploads::create_upload)
                 .layer(DefaultBodyLimit::max((state.config.upload_max_mb as usize + 1) * 1024 * 1024)),
         )
+        .route("/approvals/{id}", post(approvals::decide_approval))
         .route("/chats", get(chats::list_chats).post(chats::create_chat))
         .route("/chats/{cid}", get(chats::get_chat).patch(chats::rename_chat).delete(chats::delete_chat))
         .route("/chats/{cid}/messages", post(messages::create_message))

@@ -1,6 +1,7 @@
 //! The HTTP handlers, one resource per file. `router.rs` registers them.
 
 pub mod answers;
+pub mod approvals;
 pub mod chat_files;
 pub mod chats;
 pub mod health;

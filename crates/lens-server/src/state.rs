@@ -14,6 +14,8 @@ pub struct AppState {
     pub store: Store,
     pub secret: Arc<ServerSecret>,
     pub answers: Arc<AnswerHub>,
+    /// Answers waiting for the person's decision.
+    pub approvals: Arc<crate::chat::approvals::ApprovalHub>,
     pub models: ModelSource,
     pub tools: ToolRegistry,
     pub login_limiter: Arc<LoginLimiter>,
@@ -59,6 +61,7 @@ impl AppState {
             vault,
             uploads,
             answers: Arc::new(AnswerHub::default()),
+            approvals: Arc::default(),
             models,
             tools,
             login_limiter: Arc::new(LoginLimiter::default()),

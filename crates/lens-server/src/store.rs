@@ -3,6 +3,7 @@
 //! Queries are checked at run time (no `DATABASE_URL` at build time); each table's
 //! queries live in one file under `store/`, as `impl Store` blocks.
 
+mod approvals;
 mod chat_files;
 mod chats;
 mod messages;
@@ -16,6 +17,7 @@ use std::{path::Path, str::FromStr, time::Duration};
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
+pub use approvals::Decided;
 pub use chat_files::FileKind;
 pub use chats::DEFAULT_TITLE;
 pub use messages::{Asked, NewAnswer};

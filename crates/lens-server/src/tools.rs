@@ -62,6 +62,11 @@ pub trait Tool: Send + Sync {
     /// One line for the folded step ("Run Python: import pandas as pd…").
     fn summary(&self, args: &serde_json::Value) -> String;
 
+    /// The question to put to the person before this call may run, if it must ask.
+    async fn approval(&self, _ctx: &ToolContext, _args: &serde_json::Value) -> Option<String> {
+        None
+    }
+
     /// Runs the call. Failures are outcomes, not errors: the model reads them.
     async fn run(&self, ctx: ToolContext, args: serde_json::Value, live: OutputSink) -> ToolOutcome;
 }

@@ -370,3 +370,10 @@ pub struct ShareFileRequest {
     #[serde(default)]
     pub step_id: Option<String>,
 }
+
+/// The person's answer to an approval.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecideApprovalRequest {
+    pub approve: bool,
+}

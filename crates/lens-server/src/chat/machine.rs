@@ -7,7 +7,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use lens_llm::{ChatMessage, ChatRequest, LlmError, ModelEvent, ToolCall, ToolSpec};
-use lens_types::{ApiError, ErrorCode, MessageStatus, StepStatus, StreamEvent, ToolStep};
+use lens_types::{ApiError, ApprovalRef, ErrorCode, MessageStatus, StepStatus, StreamEvent, ToolStep};
 
 use crate::tools::ToolOutcome;
 
@@ -23,6 +23,16 @@ pub enum Input {
         step_id: String,
         /// Boxed: a run's outcome is large beside the other inputs.
         outcome: Box<ToolOutcome>,
+    },
+    /// The step must not run without the person's yes: it waits, showing the question.
+    Asked {
+        step_id: String,
+        approval: ApprovalRef,
+    },
+    /// The person answered (a decline is followed by the step's failed outcome).
+    Decided {
+        step_id: String,
+        approved: bool,
     },
     /// The person (or the server) stopped the answer.
     Stop,
@@ -119,6 +129,8 @@ impl AnswerMachine {
             }
             Input::ToolDone { step_id, outcome } => self.tool_done(&step_id, *outcome),
             Input::Stop => self.finish(MessageStatus::Stopped, None),
+            Input::Asked { step_id, approval } => self.asked(&step_id, approval),
+            Input::Decided { step_id, approved } => self.decided(&step_id, approved),
         }
     }
 
@@ -213,11 +225,34 @@ impl AnswerMachine {
         out
     }
 
+    fn asked(&mut self, step_id: &str, approval: ApprovalRef) -> Vec<Action> {
+        let Some(step) = self.steps.iter_mut().find(|s| s.id == step_id) else { return Vec::new() };
+        step.status = StepStatus::Pending;
+        step.approval = Some(approval.clone());
+        let step = step.clone();
+        vec![
+            Action::Emit(StreamEvent::Step { step }),
+            Action::Emit(StreamEvent::Approval { step_id: step_id.to_owned(), approval }),
+            Action::Save,
+        ]
+    }
+
+    fn decided(&mut self, step_id: &str, approved: bool) -> Vec<Action> {
+        let Some(step) = self.steps.iter_mut().find(|s| s.id == step_id) else { return Vec::new() };
+        if let Some(approval) = step.approval.as_mut() {
+            approval.approved = Some(approved);
+        }
+        if approved {
+            step.status = StepStatus::Running;
+        }
+        vec![Action::Emit(StreamEvent::Step { step: step.clone() }), Action::Save]
+    }
+
     fn finish(&mut self, status: MessageStatus, error: Option<ApiError>) -> Vec<Action> {
         self.finished = true;
         let mut out = Vec::new();
         // Steps that never finished say so, rather than spinning for ever after a reload.
-        for step in self.steps.iter_mut().filter(|s| s.status == StepStatus::Running) {
+        for step in self.steps.iter_mut().filter(|s| matches!(s.status, StepStatus::Running | StepStatus::Pending)) {
             step.status = StepStatus::Failed;
             step.result = Some(match status {
                 MessageStatus::Stopped => "stopped before it finished".into(),
@@ -313,6 +348,33 @@ mod tests {
         assert_eq!(*status, MessageStatus::Failed);
         assert_eq!(e.code, ErrorCode::StepLimit);
         assert_eq!(m.steps()[1].status, StepStatus::Failed);
+    }
+
+    #[test]
+    fn a_step_that_asks_waits_then_runs_or_stops() {
+        let mut m = machine(3);
+        m.start();
+        m.on(Input::Model(ModelEvent::ToolCall(call("c1", "echo")), None));
+        m.on(Input::ModelDone);
+        let approval = ApprovalRef { id: "a1".into(), question: "Run it?".into(), approved: None };
+        let a = m.on(Input::Asked { step_id: "s1".into(), approval: approval.clone() });
+        assert!(matches!(&a[0], Action::Emit(StreamEvent::Step { step }) if step.status == StepStatus::Pending));
+        assert_eq!(a[1], Action::Emit(StreamEvent::Approval { step_id: "s1".into(), approval }));
+        assert_eq!(a[2], Action::Save);
+        let a = m.on(Input::Decided { step_id: "s1".into(), approved: true });
+        assert!(matches!(&a[0], Action::Emit(StreamEvent::Step { step })
+            if step.status == StepStatus::Running && step.approval.as_ref().unwrap().approved == Some(true)));
+        // Stopped while waiting: the step says it did not run.
+        let mut m = machine(3);
+        m.start();
+        m.on(Input::Model(ModelEvent::ToolCall(call("c1", "echo")), None));
+        m.on(Input::ModelDone);
+        m.on(Input::Asked {
+            step_id: "s1".into(),
+            approval: ApprovalRef { id: "a".into(), question: "?".into(), approved: None },
+        });
+        let a = m.on(Input::Stop);
+        assert!(matches!(&a[0], Action::Emit(StreamEvent::Step { step }) if step.status == StepStatus::Failed));
     }
 
     #[test]

@@ -116,6 +116,18 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
                     }
                 }
                 Action::RunTool { step_id, call } => {
+                    // A step that must ask first waits here for the person's decision.
+                    match ask_first(&state, &tools, &target, &log, &mut machine, &mut stop, &step_id, &call).await {
+                        Asking::Go => {}
+                        Asking::Declined(outcome) => {
+                            pending.extend(machine.on(Input::ToolDone { step_id, outcome }));
+                            continue;
+                        }
+                        Asking::Stopped => {
+                            pending.extend(machine.on(Input::Stop));
+                            continue;
+                        }
+                    }
                     let (input, stopped) = run_tool(&tools, &target, &log, &mut stop, step_id, call).await;
                     let actions = machine.on(input);
                     if stopped {
@@ -170,6 +182,93 @@ async fn prepare(
     let model = state.models.current(state).await.map_err(|e| e.to_api())?;
     let messages = state.store.messages(&target.chat_id).await.map_err(|e| crate::AppError::from(e).to_api())?;
     Ok((model, model_history(&messages, &target.answer_id)))
+}
+
+/// Where an approval left the step.
+enum Asking {
+    /// Nothing to ask, or the person approved.
+    Go,
+    /// Declined, or no decision in time: the step fails with this outcome.
+    Declined(Box<ToolOutcome>),
+    /// The answer was stopped while it waited.
+    Stopped,
+}
+
+/// Carries out the machine's actions at once (while the runner itself waits).
+async fn apply_now(
+    state: &AppState,
+    target: &AnswerTarget,
+    log: &AnswerLog,
+    machine: &AnswerMachine,
+    actions: Vec<Action>,
+) {
+    for action in actions {
+        match action {
+            Action::Emit(event) => log.push(event),
+            Action::Save => save(state, target, machine, MessageStatus::Streaming, None).await,
+            _ => {}
+        }
+    }
+}
+
+/// If the tool must ask first: records the question, shows it, and waits for the
+/// person's decision (or a Stop, or the time limit).
+#[allow(clippy::too_many_arguments)]
+async fn ask_first(
+    state: &AppState,
+    tools: &crate::tools::ToolRegistry,
+    target: &AnswerTarget,
+    log: &AnswerLog,
+    machine: &mut AnswerMachine,
+    stop: &mut tokio::sync::watch::Receiver<bool>,
+    step_id: &str,
+    call: &lens_llm::ToolCall,
+) -> Asking {
+    let Some(tool) = tools.get(&call.name) else { return Asking::Go };
+    let ctx = ToolContext {
+        user_id: target.user_id,
+        chat_id: target.chat_id.clone(),
+        step_id: step_id.to_owned(),
+        stop: stop.clone(),
+    };
+    let Some(question) = tool.approval(&ctx, &call.arguments).await else { return Asking::Go };
+    let id = crate::ids::random_id(16);
+    if let Err(e) = state.store.insert_approval(&id, &target.chat_id, &target.answer_id, step_id, &question).await {
+        tracing::error!(error = %e, "recording an approval failed");
+        return Asking::Declined(Box::new(ToolOutcome::failed(
+            "the question to the person could not be recorded, so this did not run",
+        )));
+    }
+    let decision = state.approvals.wait(&id);
+    let approval = lens_types::ApprovalRef { id: id.clone(), question, approved: None };
+    let actions = machine.on(Input::Asked { step_id: step_id.to_owned(), approval });
+    apply_now(state, target, log, machine, actions).await;
+    let wait = Duration::from_secs(state.config.approval_wait_secs);
+    let decided = tokio::select! {
+        d = decision => d.ok(),
+        _ = stop.wait_for(|s| *s) => {
+            state.approvals.forget(&id);
+            return Asking::Stopped;
+        }
+        _ = tokio::time::sleep(wait) => None,
+    };
+    state.approvals.forget(&id);
+    let Some(approved) = decided else {
+        let within = match wait.as_secs() {
+            s if s < 120 => format!("{s} s"),
+            s => format!("{} minutes", s / 60),
+        };
+        return Asking::Declined(Box::new(ToolOutcome::failed(format!(
+            "No decision came within {within}, so this did not run; the person can ask again when ready."
+        ))));
+    };
+    let actions = machine.on(Input::Decided { step_id: step_id.to_owned(), approved });
+    apply_now(state, target, log, machine, actions).await;
+    if approved {
+        Asking::Go
+    } else {
+        Asking::Declined(Box::new(ToolOutcome::failed("The person declined: this did not run.")))
+    }
 }
 
 /// How long a stopped tool may take to hand back what it has.

@@ -40,6 +40,8 @@ pub async fn create_message(
     }
     let ids = NewAnswer { message_id: message_id(), answer_id: message_id() };
     match state.store.add_question(&cid, user.id(), &ids, text, &req.attachments).await? {
+        // An attachment's contents are text the person did not write.
+        Asked::Added if !req.attachments.is_empty() => state.store.mark_outside_text(&cid).await?,
         Asked::Added => {}
         Asked::Busy => {
             return Err(AppError::Conflict("an answer is still being written in this chat; wait or stop it".into()));

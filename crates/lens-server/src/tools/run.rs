@@ -143,6 +143,31 @@ pub async fn follow(
     ToolOutcome { ok, result: run.for_model, output: Some(output), file: None }
 }
 
+/// Whether a run must ask first: the sandbox reaches the network and text the person did
+/// not write is in the conversation (it could be instructions planted for the model).
+/// On a database error it asks: the safe side.
+pub async fn approval_question(keep: &Keep, settings: RunSettings, language: &str) -> Option<String> {
+    if settings.network == lens_types::NetworkMode::Off {
+        return None;
+    }
+    match keep.state.store.has_outside_text(&keep.chat_id).await {
+        Ok(false) => None,
+        _ => Some(format!(
+            "Run this {language} code? Text you did not write (an attachment, a page or a networked run's output) \
+             is in this conversation, and the sandbox can reach the network."
+        )),
+    }
+}
+
+/// After a run that could reach the network, its output counts as outside text.
+pub async fn note_network_output(keep: &Keep, settings: RunSettings) {
+    if settings.network != lens_types::NetworkMode::Off
+        && let Err(e) = keep.state.store.mark_outside_text(&keep.chat_id).await
+    {
+        tracing::warn!(error = %e, "marking outside text failed");
+    }
+}
+
 /// The `attachments` parameter the run tools share.
 pub fn attachments_schema() -> serde_json::Value {
     serde_json::json!({

@@ -40,6 +40,11 @@ impl Tool for RunBash {
         format!("Run bash: {}", run::first_line(args["command"].as_str().unwrap_or("")))
     }
 
+    async fn approval(&self, ctx: &ToolContext, _args: &serde_json::Value) -> Option<String> {
+        let keep = run::Keep { state: self.state.clone(), driver: self.driver.clone(), chat_id: ctx.chat_id.clone() };
+        run::approval_question(&keep, self.settings, "bash").await
+    }
+
     async fn run(&self, ctx: ToolContext, args: serde_json::Value, live: OutputSink) -> ToolOutcome {
         let Some(command) = args["command"].as_str() else {
             return ToolOutcome::failed("run_bash needs a `command` string");
@@ -54,7 +59,12 @@ impl Tool for RunBash {
             return ToolOutcome::failed(message);
         }
         match self.driver.exec(&ctx.chat_id, request).await {
-            Ok(stream) => run::follow(stream, "bash", command, &live, self.settings, ctx.stop, Some(keep)).await,
+            Ok(stream) => {
+                let outcome =
+                    run::follow(stream, "bash", command, &live, self.settings, ctx.stop, Some(keep.clone())).await;
+                run::note_network_output(&keep, self.settings).await;
+                outcome
+            }
             Err(e) => ToolOutcome::failed(e.to_string()),
         }
     }

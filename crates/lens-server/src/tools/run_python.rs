@@ -42,6 +42,11 @@ impl Tool for RunPython {
         format!("Run Python: {}", run::first_line(args["code"].as_str().unwrap_or("")))
     }
 
+    async fn approval(&self, ctx: &ToolContext, _args: &serde_json::Value) -> Option<String> {
+        let keep = run::Keep { state: self.state.clone(), driver: self.driver.clone(), chat_id: ctx.chat_id.clone() };
+        run::approval_question(&keep, self.settings, "Python").await
+    }
+
     async fn run(&self, ctx: ToolContext, args: serde_json::Value, live: OutputSink) -> ToolOutcome {
         let Some(code) = args["code"].as_str() else {
             return ToolOutcome::failed("run_python needs a `code` string");
@@ -51,7 +56,12 @@ impl Tool for RunPython {
             return ToolOutcome::failed(message);
         }
         match self.driver.run_python(&ctx.chat_id, code, self.settings.timeout).await {
-            Ok(stream) => run::follow(stream, "python", code, &live, self.settings, ctx.stop, Some(keep)).await,
+            Ok(stream) => {
+                let outcome =
+                    run::follow(stream, "python", code, &live, self.settings, ctx.stop, Some(keep.clone())).await;
+                run::note_network_output(&keep, self.settings).await;
+                outcome
+            }
             Err(e) => ToolOutcome::failed(e.to_string()),
         }
     }

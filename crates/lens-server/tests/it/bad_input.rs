@@ -38,9 +38,10 @@ async fn malformed_bodies_get_clear_errors_and_change_nothing() {
         ),
         (admin.request(Method::POST, &path).json(&json!({"text": "   "})), StatusCode::BAD_REQUEST, "bad_request"),
         (
+            // An unknown (or someone else's) upload: a clear refusal that says nothing of whose it is.
             admin.request(Method::POST, &path).json(&json!({"text": "hi", "attachments": ["nope"]})),
-            StatusCode::NOT_FOUND,
-            "not_found",
+            StatusCode::BAD_REQUEST,
+            "bad_request",
         ),
     ];
     for (req, status, code) in cases {

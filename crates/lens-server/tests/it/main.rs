@@ -3,6 +3,7 @@
 
 mod accounts;
 mod answers;
+mod approvals;
 mod bad_input;
 mod chats;
 mod cli;

@@ -1,0 +1,39 @@
+//! `POST /api/v1/approvals/{id}`: the person approves or declines a step that asked
+//! first. Once, by the conversation's owner only (anyone else: 404), and only while the
+//! answer still waits for it.
+
+use axum::{
+    Json,
+    extract::{Path, State},
+};
+use lens_types::{ApprovalRef, DecideApprovalRequest};
+
+use crate::{AppError, AppState, Result, auth::CurrentUser, json::ApiJson, store::Decided};
+
+pub async fn decide_approval(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<DecideApprovalRequest>,
+) -> Result<Json<ApprovalRef>> {
+    let waiting = state.approvals.is_waiting(&id);
+    if !waiting {
+        // Unknown, someone else's, decided, or its answer is over: recording now would
+        // change nothing, so nothing is recorded.
+        return Err(match state.store.decide_approval_allowed(user.id(), &id).await? {
+            None => AppError::NotFound,
+            Some(true) => AppError::Conflict("this was decided already".into()),
+            Some(false) => {
+                AppError::Conflict("the answer that asked has ended; nothing waits for this decision".into())
+            }
+        });
+    }
+    match state.store.decide_approval(user.id(), &id, req.approve).await? {
+        Decided::NotFound => Err(AppError::NotFound),
+        Decided::AlreadyDecided => Err(AppError::Conflict("this was decided already".into())),
+        Decided::Recorded => {
+            state.approvals.decide(&id, req.approve);
+            Ok(Json(ApprovalRef { id, question: String::new(), approved: Some(req.approve) }))
+        }
+    }
+}
