@@ -312,6 +312,41 @@ test('an attached file reaches the run of the message that carries it', async ({
   await expect(step.getByTestId('run-stdout')).toHaveText('42');
 });
 
+test('with the network on, a run after an attachment asks first: approve runs it, decline does not', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const setNetwork = async (mode: string) => {
+    await page.goto('/settings');
+    const section = page.locator('section[aria-labelledby=sandbox-h]');
+    await expect(section.getByTestId('check-item')).toHaveCount(6);
+    await section.getByTestId('sandbox-network').selectOption(mode);
+    await section.getByTestId('save-sandbox').click();
+    await expect(section.getByTestId('sandbox-status')).toHaveText('Saved.');
+  };
+  await setNetwork('registries');
+  const chat = new ChatPage(page);
+  await page.goto('/chat');
+  await page.getByTestId('attach-input').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('hello from a file') });
+  await expect(page.getByTestId('attached-file')).toContainText('notes.txt');
+  await chat.send('```bash\ncat attachments/notes.txt\n```');
+  const card = chat.lastAnswer().getByTestId('approval-card');
+  await expect(card).toContainText('Text you did not write');
+  await expect(card.getByTestId('approval-code')).toHaveText('cat attachments/notes.txt');
+  await expect(chat.lastAnswer().getByTestId('tool-step')).toHaveAttribute('data-status', 'waiting for your approval');
+  await card.getByTestId('approve').click();
+  const step = chat.lastAnswer().getByTestId('tool-step');
+  await expect(step).toHaveAttribute('data-status', 'succeeded');
+  await expect(chat.lastAnswer().getByTestId('approval-decided')).toHaveText('You approved this.');
+  await step.locator('summary').click();
+  await expect(step.getByTestId('run-stdout')).toHaveText('hello from a file');
+
+  await chat.send('```bash\ntouch declined.txt\n```');
+  await chat.lastAnswer().getByTestId('decline').click();
+  await expect(chat.lastAnswer().getByTestId('tool-step')).toHaveAttribute('data-status', 'failed');
+  await expect(chat.lastAnswer().getByTestId('approval-decided')).toHaveText('You declined this.');
+  await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
+  await setNetwork('off');
+});
+
 test('API tokens: made once, usable by an agent, revoked', async ({ page, playwright, baseURL }) => {
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
   await page.goto('/settings');

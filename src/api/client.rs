@@ -188,3 +188,7 @@ pub async fn check_sandbox() -> ApiResult<SandboxSettingsView> {
 pub async fn share_file(cid: &str, req: &ShareFileRequest) -> ApiResult<SharedFileRef> {
     send_json(Request::post(&format!("/api/v1/chats/{cid}/files")), req).await
 }
+
+pub async fn decide_approval(id: &str, approve: bool) -> ApiResult<ApprovalRef> {
+    send_json(Request::post(&format!("/api/v1/approvals/{id}")), &DecideApprovalRequest { approve }).await
+}

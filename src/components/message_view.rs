@@ -5,7 +5,11 @@ use std::collections::HashMap;
 use lens_types::{MessageStatus, MessageView as Message, Role};
 use leptos::prelude::*;
 
-use crate::components::{markdown::Markdown, shared_files::SharedFiles, tool_step::ToolStep};
+use crate::components::{
+    markdown::Markdown,
+    shared_files::SharedFiles,
+    tool_step::{ApprovalCard, ToolStep},
+};
 
 /// The line under an answer that did not end normally.
 fn ending_note(m: &Message) -> Option<String> {
@@ -71,7 +75,7 @@ pub fn MessageView(
                         });
                         let lid = id.clone();
                         let live_out = Signal::derive(move || live.with(|l| l.get(&lid).cloned()));
-                        view! { <ToolStep step live=live_out place /> }
+                        view! { <ToolStep step live=live_out place /><ApprovalCard step /> }
                     }
                 </For>
             </div>
