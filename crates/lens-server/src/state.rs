@@ -25,6 +25,8 @@ pub struct AppState {
     pub vault: crate::vault::Vault,
     /// The person's uploads, encrypted.
     pub uploads: crate::vault::Vault,
+    /// The person's library documents, encrypted.
+    pub library: crate::vault::Vault,
     /// The code sandbox's switch, driver and settings in force.
     pub sandbox: Arc<crate::sandbox::SandboxHub>,
 }
@@ -54,12 +56,14 @@ impl AppState {
         let secret = Arc::new(secret);
         let vault = crate::vault::Vault::new(&config.data_dir, secret.clone());
         let uploads = crate::vault::Vault::uploads(&config.data_dir, secret.clone());
+        let library = crate::vault::Vault::library(&config.data_dir, secret.clone());
         Ok(Self {
             config: Arc::new(config),
             store,
             secret,
             vault,
             uploads,
+            library,
             answers: Arc::new(AnswerHub::default()),
             approvals: Arc::default(),
             models,

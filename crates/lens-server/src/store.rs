@@ -6,6 +6,7 @@
 mod approvals;
 mod chat_files;
 mod chats;
+mod library;
 mod messages;
 mod sessions;
 mod settings;

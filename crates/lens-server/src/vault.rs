@@ -69,6 +69,11 @@ impl Vault {
         Self { dir: data_dir.join("uploads"), secret, purpose: "lens upload v1" }
     }
 
+    /// The person's library: `<data>/library/<user id>/<document>`.
+    pub fn library(data_dir: &Path, secret: Arc<ServerSecret>) -> Self {
+        Self { dir: data_dir.join("library"), secret, purpose: "lens library v1" }
+    }
+
     fn cipher(&self, chat_id: &str, file_id: &str) -> Aes256Gcm {
         Aes256Gcm::new(&self.secret.derive(self.purpose, &aad(chat_id, file_id)).into())
     }

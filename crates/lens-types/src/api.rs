@@ -377,3 +377,30 @@ pub struct ShareFileRequest {
 pub struct DecideApprovalRequest {
     pub approve: bool,
 }
+
+/// A library namespace: a named shelf of documents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamespaceView {
+    pub id: String,
+    pub name: String,
+    pub documents: u64,
+    pub created_at: UnixMillis,
+}
+
+/// Make or rename a namespace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamespaceRequest {
+    pub name: String,
+}
+
+/// A document in the library.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocumentView {
+    pub id: String,
+    pub namespace_id: String,
+    pub name: String,
+    pub size: u64,
+    pub mime: String,
+    pub created_at: UnixMillis,
+}
