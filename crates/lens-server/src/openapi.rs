@@ -87,6 +87,42 @@ pub const ROUTES: &[RouteDoc] = &[
         Some("DecideApprovalRequest"),
         Some("ApprovalRef")
     ),
+    r!("get", "/api/v1/library/namespaces", "The person's library namespaces", "user", None, Some("NamespaceView")),
+    r!(
+        "post",
+        "/api/v1/library/namespaces",
+        "Make a namespace",
+        "user",
+        Some("NamespaceRequest"),
+        Some("NamespaceView")
+    ),
+    r!(
+        "patch",
+        "/api/v1/library/namespaces/{id}",
+        "Rename a namespace",
+        "user",
+        Some("NamespaceRequest"),
+        Some("NamespaceView")
+    ),
+    r!("delete", "/api/v1/library/namespaces/{id}", "Delete a namespace and its documents", "user", None, None),
+    r!(
+        "get",
+        "/api/v1/library/namespaces/{id}/documents",
+        "A namespace's documents",
+        "user",
+        None,
+        Some("DocumentView")
+    ),
+    r!("get", "/api/v1/library/documents/{id}", "A document's details", "user", None, Some("DocumentView")),
+    r!("delete", "/api/v1/library/documents/{id}", "Delete a document", "user", None, None),
+    r!(
+        "get",
+        "/api/v1/library/documents/{id}/content",
+        "Download a document (?inline=true shows an image)",
+        "user",
+        None,
+        None
+    ),
     r!(
         "post",
         "/api/v1/uploads",

@@ -14,8 +14,8 @@ use tower_http::{
 use crate::{
     AppError, AppState,
     routes::{
-        answers, approvals, chat_files, chats, health, messages, model_settings, openapi, sandbox_settings, sessions,
-        setup, tokens, uploads, users,
+        answers, approvals, chat_files, chats, health, library_documents, library_namespaces, messages, model_settings,
+        openapi, sandbox_settings, sessions, setup, tokens, uploads, users,
     },
 };
 
@@ -38,6 +38,20 @@ pub fn router(state: AppState) -> Router {
                 .layer(DefaultBodyLimit::max((state.config.upload_max_mb as usize + 1) * 1024 * 1024)),
         )
         .route("/approvals/{id}", post(approvals::decide_approval))
+        .route(
+            "/library/namespaces",
+            get(library_namespaces::list_namespaces).post(library_namespaces::create_namespace),
+        )
+        .route(
+            "/library/namespaces/{id}",
+            axum::routing::patch(library_namespaces::rename_namespace).delete(library_namespaces::delete_namespace),
+        )
+        .route("/library/namespaces/{id}/documents", get(library_namespaces::list_documents))
+        .route(
+            "/library/documents/{id}",
+            get(library_documents::get_document).delete(library_documents::delete_document),
+        )
+        .route("/library/documents/{id}/content", get(library_documents::get_document_content))
         .route("/chats", get(chats::list_chats).post(chats::create_chat))
         .route("/chats/{cid}", get(chats::get_chat).patch(chats::rename_chat).delete(chats::delete_chat))
         .route("/chats/{cid}/messages", post(messages::create_message))

@@ -5,6 +5,8 @@ pub mod approvals;
 pub mod chat_files;
 pub mod chats;
 pub mod health;
+pub mod library_documents;
+pub mod library_namespaces;
 pub mod messages;
 pub mod model_settings;
 pub mod openapi;

@@ -5,6 +5,7 @@
 //! [`OutputSink`] and its result as a [`ToolOutcome`], which fills the step's
 //! `output` / `file` and the text the model reads.
 
+mod import_sandbox_file;
 mod run;
 mod run_bash;
 mod run_log;
@@ -14,6 +15,7 @@ mod share_sandbox_file;
 
 use std::sync::Arc;
 
+pub use import_sandbox_file::ImportSandboxFile;
 pub use run::RunSettings;
 pub use run_bash::RunBash;
 pub use run_python::RunPython;
@@ -88,7 +90,8 @@ impl ToolRegistry {
             .with(Arc::new(RunPython { driver: driver.clone(), settings, state: state.clone() }))
             .with(Arc::new(RunBash { driver: driver.clone(), settings, state: state.clone() }))
             .with(Arc::new(SandboxFiles { driver: driver.clone() }))
-            .with(Arc::new(ShareSandboxFile { driver, state }))
+            .with(Arc::new(ShareSandboxFile { driver: driver.clone(), state: state.clone() }))
+            .with(Arc::new(ImportSandboxFile { driver, state }))
     }
 
     pub fn with(mut self, tool: Arc<dyn Tool>) -> Self {

@@ -8,6 +8,7 @@ mod bad_input;
 mod chats;
 mod cli;
 mod files;
+mod library;
 mod openapi;
 mod sandbox;
 mod sandbox_settings;

@@ -1,0 +1,45 @@
+//! A library document: its details, its content (download, or an image inline), delete.
+//! Another person's document is 404.
+
+use axum::{
+    Json,
+    extract::{Path, Query, State},
+    http::StatusCode,
+    response::Response,
+};
+use lens_types::{DocumentView, SharedFileRef};
+
+use crate::{AppError, AppState, Result, auth::CurrentUser, routes::chat_files::FileQuery};
+
+pub async fn get_document(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(id): Path<String>,
+) -> Result<Json<DocumentView>> {
+    Ok(Json(state.store.document(user.id(), &id).await?.ok_or(AppError::NotFound)?))
+}
+
+pub async fn get_document_content(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(id): Path<String>,
+    Query(query): Query<FileQuery>,
+) -> Result<Response> {
+    let doc = state.store.document(user.id(), &id).await?.ok_or(AppError::NotFound)?;
+    let file = SharedFileRef { id: doc.id, name: doc.name, size: doc.size, mime: doc.mime };
+    crate::download::from_vault(&state.library, &user.id().to_string(), &file, query.inline).await
+}
+
+pub async fn delete_document(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(id): Path<String>,
+) -> Result<StatusCode> {
+    if !state.store.delete_document(user.id(), &id).await? {
+        return Err(AppError::NotFound);
+    }
+    if let Err(e) = state.library.delete(&user.id().to_string(), &id) {
+        tracing::warn!(document = %id, error = %e, "deleting a library document's bytes failed");
+    }
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,81 @@
+//! The person's library namespaces: list, make, rename, delete (with their documents).
+//! Another person's namespace is 404.
+
+use axum::{
+    Json,
+    extract::{Path, State},
+    http::StatusCode,
+};
+use lens_types::{DocumentView, NamespaceRequest, NamespaceView};
+
+use crate::{AppError, AppState, Result, auth::CurrentUser, json::ApiJson};
+
+/// A namespace name: trimmed, 1–100 characters, no control characters.
+pub fn clean_namespace(name: &str) -> Result<String> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
+        return Err(AppError::BadRequest("a namespace name is 1–100 characters, without control characters".into()));
+    }
+    Ok(name.to_owned())
+}
+
+pub async fn list_namespaces(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<NamespaceView>>> {
+    Ok(Json(state.store.namespaces(user.id()).await?))
+}
+
+pub async fn create_namespace(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    ApiJson(req): ApiJson<NamespaceRequest>,
+) -> Result<(StatusCode, Json<NamespaceView>)> {
+    let name = clean_namespace(&req.name)?;
+    let id = crate::ids::random_id(12);
+    state
+        .store
+        .create_namespace(user.id(), &id, &name)
+        .await?
+        .ok_or_else(|| AppError::Conflict(format!("you have a namespace named `{name}` already")))?;
+    let view = state.store.namespace(user.id(), &id).await?.ok_or(AppError::NotFound)?;
+    Ok((StatusCode::CREATED, Json(view)))
+}
+
+pub async fn rename_namespace(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<NamespaceRequest>,
+) -> Result<Json<NamespaceView>> {
+    let name = clean_namespace(&req.name)?;
+    match state.store.rename_namespace(user.id(), &id, &name).await {
+        Ok(true) => {}
+        Ok(false) => return Err(AppError::NotFound),
+        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+            return Err(AppError::Conflict(format!("you have a namespace named `{name}` already")));
+        }
+        Err(e) => return Err(e.into()),
+    }
+    Ok(Json(state.store.namespace(user.id(), &id).await?.ok_or(AppError::NotFound)?))
+}
+
+pub async fn delete_namespace(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(id): Path<String>,
+) -> Result<StatusCode> {
+    let documents = state.store.delete_namespace(user.id(), &id).await?.ok_or(AppError::NotFound)?;
+    for doc in documents {
+        if let Err(e) = state.library.delete(&user.id().to_string(), &doc) {
+            tracing::warn!(document = %doc, error = %e, "deleting a library document failed");
+        }
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+pub async fn list_documents(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<DocumentView>>> {
+    state.store.namespace(user.id(), &id).await?.ok_or(AppError::NotFound)?;
+    Ok(Json(state.store.documents(user.id(), &id).await?))
+}

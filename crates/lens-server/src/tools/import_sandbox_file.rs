@@ -1,0 +1,122 @@
+//! `import_sandbox_file {path, namespace?, name?}`: puts a file from the workspace into
+//! the person's library. It always asks first: the approval card says what would be
+//! imported where, and nothing is copied without the person's yes.
+
+use std::sync::Arc;
+
+use lens_llm::ToolSpec;
+use lens_sandbox::SandboxDriver;
+use lens_types::DocumentView;
+use serde_json::json;
+
+use super::{OutputSink, Tool, ToolContext, ToolOutcome};
+use crate::{AppState, share::clean_name, share::mime_for};
+
+/// Where imports land when the call names no namespace.
+pub const DEFAULT_NAMESPACE: &str = "Imports";
+
+pub struct ImportSandboxFile {
+    pub driver: Arc<dyn SandboxDriver>,
+    pub state: AppState,
+}
+
+fn target(args: &serde_json::Value) -> (String, String, String) {
+    let path = args["path"].as_str().unwrap_or("").to_owned();
+    let namespace = args["namespace"].as_str().map(str::trim).filter(|n| !n.is_empty()).unwrap_or(DEFAULT_NAMESPACE);
+    let name = args["name"].as_str().filter(|n| !n.trim().is_empty()).unwrap_or(&path);
+    (path.clone(), namespace.to_owned(), clean_name(name).unwrap_or_default())
+}
+
+#[async_trait::async_trait]
+impl Tool for ImportSandboxFile {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "import_sandbox_file".into(),
+            description: format!(
+                "Put a file from /workspace into the person's library (a namespace of documents they keep). The \
+                 person is always asked first and may decline. At most {} MB. Namespace `{DEFAULT_NAMESPACE}` if \
+                 none is given; it is made if missing.",
+                self.state.config.share_max_mb
+            ),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "the file, relative to /workspace"},
+                    "namespace": {"type": "string", "description": "the library namespace to put it in"},
+                    "name": {"type": "string", "description": "the document's name; the file's own name if omitted"},
+                },
+                "required": ["path"],
+            }),
+        }
+    }
+
+    fn summary(&self, args: &serde_json::Value) -> String {
+        let (path, namespace, _) = target(args);
+        format!("Import {path} into {namespace}")
+    }
+
+    async fn approval(&self, _ctx: &ToolContext, args: &serde_json::Value) -> Option<String> {
+        let (path, namespace, name) = target(args);
+        Some(format!("Import `{path}` from the sandbox into your library, in `{namespace}`, as `{name}`?"))
+    }
+
+    async fn run(&self, ctx: ToolContext, args: serde_json::Value, _live: OutputSink) -> ToolOutcome {
+        let (path, namespace, name) = target(&args);
+        if path.is_empty() || name.is_empty() {
+            return ToolOutcome::failed("import_sandbox_file needs a `path` naming a file");
+        }
+        let namespace = match crate::routes::library_namespaces::clean_namespace(&namespace) {
+            Ok(n) => n,
+            Err(e) => return ToolOutcome::failed(e.to_string()),
+        };
+        match self.import(&ctx, &path, &namespace, &name).await {
+            Ok(doc) => ToolOutcome {
+                ok: true,
+                result: json!({"document_id": doc.id, "namespace": namespace, "name": doc.name, "size": doc.size})
+                    .to_string(),
+                output: None,
+                file: None,
+            },
+            Err(message) => ToolOutcome::failed(message),
+        }
+    }
+}
+
+impl ImportSandboxFile {
+    async fn import(&self, ctx: &ToolContext, path: &str, namespace: &str, name: &str) -> Result<DocumentView, String> {
+        let store = &self.state.store;
+        let max = self.state.config.share_max_mb * 1024 * 1024;
+        let bytes = self.driver.get_file(&ctx.chat_id, path, max).await.map_err(|e| e.to_string())?;
+        let ns = match store.namespace_named(ctx.user_id, namespace).await.map_err(|e| e.to_string())? {
+            Some(ns) => ns,
+            None => {
+                let id = crate::ids::random_id(12);
+                // A namespace made meanwhile under the same name is just as good.
+                let _ = store.create_namespace(ctx.user_id, &id, namespace).await.map_err(|e| e.to_string())?;
+                store
+                    .namespace_named(ctx.user_id, namespace)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .ok_or("the namespace could not be made")?
+            }
+        };
+        let doc = DocumentView {
+            id: crate::ids::random_id(16),
+            namespace_id: ns.id,
+            name: name.to_owned(),
+            size: bytes.len() as u64,
+            mime: mime_for(name).to_owned(),
+            created_at: crate::now_ms(),
+        };
+        let (vault, owner, id) = (self.state.library.clone(), ctx.user_id.to_string(), doc.id.clone());
+        tokio::task::spawn_blocking(move || vault.write_from(&owner, &id, bytes.as_slice()))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|_| "the document could not be stored".to_string())?;
+        if store.insert_document(&doc).await.is_err() {
+            let _ = self.state.library.delete(&ctx.user_id.to_string(), &doc.id);
+            return Err("the document could not be recorded".into());
+        }
+        Ok(doc)
+    }
+}
