@@ -123,6 +123,7 @@ pub const ROUTES: &[RouteDoc] = &[
         None,
         None
     ),
+    r!("delete", "/api/v1/users/{id}", "Delete an account and everything of it (admin)", "admin", None, None),
     r!(
         "post",
         "/api/v1/uploads",

@@ -29,6 +29,7 @@ pub fn router(state: AppState) -> Router {
         .route("/auth/logout", post(sessions::delete_session))
         .route("/me", get(sessions::get_me))
         .route("/users", get(users::list_users).post(users::create_user))
+        .route("/users/{id}", axum::routing::delete(users::delete_user))
         .route("/tokens", get(tokens::list_tokens).post(tokens::create_token))
         .route("/tokens/{id}", axum::routing::delete(tokens::delete_token))
         .route(

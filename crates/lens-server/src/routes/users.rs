@@ -1,6 +1,10 @@
-//! Accounts, made by the admin.
+//! Accounts, made and deleted by the admin.
 
-use axum::{Json, extract::State, http::StatusCode};
+use axum::{
+    Json,
+    extract::{Path, State},
+    http::StatusCode,
+};
 use lens_types::{CredentialsRequest, UserView};
 
 use super::sessions::check_username;
@@ -28,4 +32,31 @@ pub async fn create_user(
         .await?
         .ok_or_else(|| AppError::Conflict(format!("the username `{}` is taken", req.username.trim())))?;
     Ok((StatusCode::CREATED, Json(user.view())))
+}
+
+/// Deletes an account and everything of it: conversations with their messages, shared
+/// files, uploads, approvals and sandboxes; library and tokens. The admin cannot delete
+/// their own account here (there would be no admin left to make new ones).
+pub async fn delete_user(State(state): State<AppState>, admin: AdminUser, Path(id): Path<i64>) -> Result<StatusCode> {
+    if id == admin.0.id() {
+        return Err(AppError::Conflict("you cannot delete your own account".into()));
+    }
+    let chats = state.store.delete_user(id).await?.ok_or(AppError::NotFound)?;
+    for cid in &chats {
+        state.answers.stop_chat(cid);
+        if let Some(driver) = state.sandbox.driver()
+            && let Err(e) = driver.delete(cid).await
+        {
+            tracing::warn!(chat = %cid, error = %e, "deleting a sandbox failed");
+        }
+        if let Err(e) = state.vault.delete_chat(cid) {
+            tracing::warn!(chat = %cid, error = %e, "deleting shared files failed");
+        }
+    }
+    for vault in [&state.uploads, &state.library] {
+        if let Err(e) = vault.delete_chat(&id.to_string()) {
+            tracing::warn!(user = id, error = %e, "deleting a person's files failed");
+        }
+    }
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -88,6 +88,17 @@ impl Store {
         Ok(row.as_ref().map(row_to_user))
     }
 
+    /// Deletes an account and, by cascade, everything of it in the database; the ids of
+    /// its conversations (their sandboxes and files go next). `None`: no such account.
+    pub async fn delete_user(&self, id: i64) -> Result<Option<Vec<String>>, sqlx::Error> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let chats: Vec<String> =
+            sqlx::query_scalar("SELECT id FROM chats WHERE user_id = ?1").bind(id).fetch_all(&mut *tx).await?;
+        let res = sqlx::query("DELETE FROM users WHERE id = ?1").bind(id).execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok((res.rows_affected() == 1).then_some(chats))
+    }
+
     pub async fn list_users(&self) -> Result<Vec<UserRow>, sqlx::Error> {
         let rows = sqlx::query("SELECT * FROM users ORDER BY id").fetch_all(&self.pool).await?;
         Ok(rows.iter().map(row_to_user).collect())

@@ -118,3 +118,58 @@ async fn namespaces_are_made_renamed_and_kept_apart() {
     // Bob may use the same names: namespaces are per person.
     assert_eq!(bob.post("/api/v1/library/namespaces", json!({"name": "Research"})).await.0, StatusCode::CREATED);
 }
+
+/// Deleting an account deletes everything of it: a walk of the data directory afterwards
+/// finds nothing of theirs, and the other account's things are untouched.
+#[tokio::test]
+async fn deleting_an_account_leaves_nothing_of_it_on_disk() {
+    let model = Arc::new(lens_llm::Scripted::new(vec![
+        call("w", "run_python", json!({"code": "open('mine.txt', 'w').write('bob data')"})),
+        call("s", "share_sandbox_file", json!({"path": "mine.txt"})),
+        ScriptedTurn::text("Shared."),
+    ]));
+    let app = TestApp::builder().sandbox().model(model).build().await;
+    let admin = app.admin().await;
+    let bob = app.user(&admin, "bob").await;
+    let (_, me) = bob.get("/api/v1/me").await;
+    let bob_id = me["user"]["id"].as_i64().unwrap();
+    let (_, upload) = bob.upload("upload.txt", b"bob upload".to_vec()).await;
+    let cid = bob.new_chat().await;
+    let (_, asked) = bob.ask_with(&cid, "share it", &[upload["id"].as_str().unwrap()]).await;
+    bob.events(&cid, asked["answer_id"].as_str().unwrap(), None, 10_000).await;
+    bob.post("/api/v1/library/namespaces", json!({"name": "Bob's"})).await;
+    let admin_chat = admin.new_chat().await;
+
+    let walk = |dir: &std::path::Path| -> Vec<String> {
+        fn go(d: &std::path::Path, out: &mut Vec<String>) {
+            for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+                out.push(e.path().to_string_lossy().into_owned());
+                if e.path().is_dir() {
+                    go(&e.path(), out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        go(dir, &mut out);
+        out
+    };
+    let bobs = |paths: &[String]| -> Vec<String> {
+        paths
+            .iter()
+            .filter(|p| {
+                p.contains(&cid) || p.contains(&format!("uploads/{bob_id}")) || p.contains(&format!("library/{bob_id}"))
+            })
+            .cloned()
+            .collect()
+    };
+    assert!(!bobs(&walk(app.dir.path())).is_empty(), "bob has files before");
+    assert_eq!(admin.delete(&format!("/api/v1/users/{bob_id}")).await.0, StatusCode::NO_CONTENT);
+    assert_eq!(bobs(&walk(app.dir.path())), Vec::<String>::new(), "nothing of bob's is left");
+    assert_eq!(bob.get("/api/v1/me").await.0, StatusCode::UNAUTHORIZED, "bob's session is gone");
+    assert_eq!(admin.get(&format!("/api/v1/chats/{admin_chat}")).await.0, StatusCode::OK, "the admin's chat stays");
+    assert_eq!(admin.delete(&format!("/api/v1/users/{bob_id}")).await.0, StatusCode::NOT_FOUND);
+    let (_, me) = admin.get("/api/v1/me").await;
+    let admin_id = me["user"]["id"].as_i64().unwrap();
+    assert_eq!(admin.delete(&format!("/api/v1/users/{admin_id}")).await.0, StatusCode::CONFLICT);
+    assert_eq!(bob.delete(&format!("/api/v1/users/{admin_id}")).await.0, StatusCode::UNAUTHORIZED);
+}
