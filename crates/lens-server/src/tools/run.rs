@@ -1,27 +1,31 @@
 //! Driving one sandbox run into a step: live output as it comes, then the captured
 //! output for the person and the text for the model.
 
-use std::time::{Duration, Instant};
-
-use std::sync::Arc;
+use std::{
+    future::Future,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use futures_util::StreamExt;
-use lens_sandbox::{FileEntry, OutputCapture, RunEvent, RunStream, SandboxDriver};
+use lens_sandbox::{FileEntry, OutputCapture, RunEvent, RunStream, SandboxDriver, SandboxError};
 use lens_types::{MadeFile, RunEnding, RunOutput, SharedFileRef};
 
-use super::{OutputSink, ToolOutcome, run_log::RunLog};
+use super::{OutputSink, ToolContext, ToolOutcome, run_log::RunLog};
 use crate::{
     AppState,
     share::{INLINE_IMAGE_MAX, is_inline_image, mime_for},
     store::FileKind,
 };
 
-/// Where a run's images and log are kept: the conversation's vault.
+/// Where a run happens and what it may do: the conversation's sandbox, its vault for
+/// images and logs, and the run settings in force.
 #[derive(Clone)]
-pub struct Keep {
+pub struct RunPlace {
     pub state: AppState,
     pub driver: Arc<dyn SandboxDriver>,
     pub chat_id: String,
+    pub settings: RunSettings,
 }
 
 /// Images a run made that are shown inline, at most this many per run.
@@ -85,22 +89,44 @@ pub fn first_line(code: &str) -> String {
     if short.len() < line.len() || code.trim().lines().count() > 1 { format!("{short}…") } else { short }
 }
 
+/// What `run_python` and `run_bash` share: the call's attachments are placed, the run
+/// is started (`start` is not polled before that) and followed to its end, and the output
+/// of a run that could reach the network counts as outside text.
+pub async fn run_call(
+    place: &RunPlace,
+    ctx: &ToolContext,
+    args: &serde_json::Value,
+    (language, code): (&str, &str),
+    live: &OutputSink,
+    start: impl Future<Output = Result<RunStream, SandboxError>>,
+) -> ToolOutcome {
+    if let Err(message) = place_attachments(place, ctx.user_id, args).await {
+        return ToolOutcome::failed(message);
+    }
+    match start.await {
+        Ok(stream) => {
+            let outcome = follow(stream, language, code, live, ctx.stop.clone(), place).await;
+            note_network_output(place).await;
+            outcome
+        }
+        Err(e) => ToolOutcome::failed(e.to_string()),
+    }
+}
+
 /// Follows a run to its ending.
-pub async fn follow(
+async fn follow(
     mut run: RunStream,
     language: &str,
     code: &str,
     live: &OutputSink,
-    settings: RunSettings,
     mut stop: tokio::sync::watch::Receiver<bool>,
-    keep: Option<Keep>,
+    place: &RunPlace,
 ) -> ToolOutcome {
     let started = Instant::now();
     let mut capture = OutputCapture::new();
     let mut ending = RunEnding::Killed { signal: 0 };
     let mut files: Vec<FileEntry> = Vec::new();
-    let mut log =
-        keep.as_ref().map(|k| RunLog::new(k.state.vault.clone(), &k.chat_id, k.state.config.share_max_mb << 20));
+    let mut log = RunLog::new(place.state.vault.clone(), &place.chat_id, place.state.config.share_max_mb << 20);
     loop {
         let event = tokio::select! {
             event = run.next() => event,
@@ -113,9 +139,7 @@ pub async fn follow(
         let Some(event) = event else { break };
         match event {
             RunEvent::Output { stream, bytes } => {
-                if let Some(log) = log.as_mut() {
-                    log.push(&bytes);
-                }
+                log.push(&bytes);
                 let text = capture.push(stream, &bytes);
                 if !text.is_empty() {
                     let _ = live.send((stream, text));
@@ -130,27 +154,23 @@ pub async fn follow(
         }
     }
     let ok = ending.is_success();
-    let run = capture.finish(language, code, ending, started.elapsed().as_millis() as u64, settings.shown);
+    let run = capture.finish(language, code, ending, started.elapsed().as_millis() as u64, place.settings.shown);
     let mut output = run.output;
     output.files = files.iter().map(|f| MadeFile { path: f.path.clone(), size: f.size, shared: None }).collect();
-    if let Some(keep) = &keep {
-        output.images = keep_images(keep, &files).await;
-        let cut = output.stdout_cut || output.stderr_cut;
-        if let Some(log) = log {
-            output.log = keep_log(keep, log, cut, &output).await;
-        }
-    }
+    output.images = keep_images(place, &files).await;
+    let cut = output.stdout_cut || output.stderr_cut;
+    output.log = keep_log(place, log, cut, &output).await;
     ToolOutcome { ok, result: run.for_model, output: Some(output), file: None }
 }
 
 /// Whether a run must ask first: the sandbox reaches the network and text the person did
 /// not write is in the conversation (it could be instructions planted for the model).
 /// On a database error it asks: the safe side.
-pub async fn approval_question(keep: &Keep, settings: RunSettings, language: &str) -> Option<String> {
-    if settings.network == lens_types::NetworkMode::Off {
+pub async fn approval_question(place: &RunPlace, language: &str) -> Option<String> {
+    if place.settings.network == lens_types::NetworkMode::Off {
         return None;
     }
-    match keep.state.store.has_outside_text(&keep.chat_id).await {
+    match place.state.store.has_outside_text(&place.chat_id).await {
         Ok(false) => None,
         _ => Some(format!(
             "Run this {language} code? Text you did not write (an attachment, a page or a networked run's output) \
@@ -160,9 +180,9 @@ pub async fn approval_question(keep: &Keep, settings: RunSettings, language: &st
 }
 
 /// After a run that could reach the network, its output counts as outside text.
-pub async fn note_network_output(keep: &Keep, settings: RunSettings) {
-    if settings.network != lens_types::NetworkMode::Off
-        && let Err(e) = keep.state.store.mark_outside_text(&keep.chat_id).await
+async fn note_network_output(place: &RunPlace) {
+    if place.settings.network != lens_types::NetworkMode::Off
+        && let Err(e) = place.state.store.mark_outside_text(&place.chat_id).await
     {
         tracing::warn!(error = %e, "marking outside text failed");
     }
@@ -179,18 +199,18 @@ pub fn attachments_schema() -> serde_json::Value {
 
 /// Places the attachments a call names under `/workspace/attachments/<name>`. Only the
 /// asker's own uploads in this conversation are taken; any other id is a clear error.
-pub async fn place_attachments(keep: &Keep, user_id: i64, args: &serde_json::Value) -> Result<(), String> {
+async fn place_attachments(place: &RunPlace, user_id: i64, args: &serde_json::Value) -> Result<(), String> {
     let Some(ids) = args.get("attachments") else { return Ok(()) };
     let ids: Vec<String> =
         serde_json::from_value(ids.clone()).map_err(|_| "`attachments` must be a list of ids".to_string())?;
     for id in ids {
-        let store = &keep.state.store;
+        let store = &place.state.store;
         let file = store
-            .chat_upload(user_id, &keep.chat_id, &id)
+            .chat_upload(user_id, &place.chat_id, &id)
             .await
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("`{id}` is not one of the person's attachments in this conversation"))?;
-        let (vault, owner, fid) = (keep.state.uploads.clone(), user_id.to_string(), file.id.clone());
+        let (vault, owner, fid) = (place.state.uploads.clone(), user_id.to_string(), file.id.clone());
         let bytes = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, String> {
             let mut reader = vault.open(&owner, &fid).map_err(|e| e.to_string())?;
             let mut out = Vec::new();
@@ -202,17 +222,17 @@ pub async fn place_attachments(keep: &Keep, user_id: i64, args: &serde_json::Val
         .await
         .map_err(|e| e.to_string())??;
         let path = format!("attachments/{}", file.name);
-        keep.driver.put_file(&keep.chat_id, &path, bytes).await.map_err(|e| e.to_string())?;
+        place.driver.put_file(&place.chat_id, &path, bytes).await.map_err(|e| e.to_string())?;
     }
     Ok(())
 }
 
 /// Copies the images a run made (small enough to show) into the vault.
-async fn keep_images(keep: &Keep, files: &[FileEntry]) -> Vec<SharedFileRef> {
+async fn keep_images(place: &RunPlace, files: &[FileEntry]) -> Vec<SharedFileRef> {
     let mut images = Vec::new();
     let shown = files.iter().filter(|f| is_inline_image(mime_for(&f.path)) && f.size <= INLINE_IMAGE_MAX);
     for f in shown.take(INLINE_IMAGES_PER_RUN) {
-        match crate::share::share(&keep.state, &*keep.driver, &keep.chat_id, &f.path, None, FileKind::Image).await {
+        match crate::share::share(&place.state, &*place.driver, &place.chat_id, &f.path, None, FileKind::Image).await {
             Ok(image) => images.push(image),
             Err(e) => tracing::warn!(path = %f.path, error = %e, "keeping a run's image failed"),
         }
@@ -221,15 +241,15 @@ async fn keep_images(keep: &Keep, files: &[FileEntry]) -> Vec<SharedFileRef> {
 }
 
 /// Keeps the whole output when the step's was cut.
-async fn keep_log(keep: &Keep, log: RunLog, cut: bool, output: &RunOutput) -> Option<SharedFileRef> {
+async fn keep_log(place: &RunPlace, log: RunLog, cut: bool, output: &RunOutput) -> Option<SharedFileRef> {
     let (id, size) = log.finish(cut).await?;
     let name = format!("{}-run-output.log", output.language);
     let file = SharedFileRef { id, name, size, mime: "text/plain".into() };
-    match keep.state.store.insert_chat_file(&keep.chat_id, &file, FileKind::Log).await {
+    match place.state.store.insert_chat_file(&place.chat_id, &file, FileKind::Log).await {
         Ok(()) => Some(file),
         Err(e) => {
             tracing::error!(error = %e, "recording a run's log failed");
-            let _ = keep.state.vault.delete(&keep.chat_id, &file.id);
+            let _ = place.state.vault.delete(&place.chat_id, &file.id);
             None
         }
     }

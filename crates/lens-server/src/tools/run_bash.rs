@@ -14,6 +14,17 @@ pub struct RunBash {
     pub state: crate::AppState,
 }
 
+impl RunBash {
+    fn place(&self, chat_id: &str) -> run::RunPlace {
+        run::RunPlace {
+            state: self.state.clone(),
+            driver: self.driver.clone(),
+            chat_id: chat_id.to_owned(),
+            settings: self.settings,
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl Tool for RunBash {
     fn spec(&self) -> ToolSpec {
@@ -41,8 +52,7 @@ impl Tool for RunBash {
     }
 
     async fn approval(&self, ctx: &ToolContext, _args: &serde_json::Value) -> Option<String> {
-        let keep = run::Keep { state: self.state.clone(), driver: self.driver.clone(), chat_id: ctx.chat_id.clone() };
-        run::approval_question(&keep, self.settings, "bash").await
+        run::approval_question(&self.place(&ctx.chat_id), "bash").await
     }
 
     async fn run(&self, ctx: ToolContext, args: serde_json::Value, live: OutputSink) -> ToolOutcome {
@@ -54,18 +64,8 @@ impl Tool for RunBash {
             env: Default::default(),
             timeout: self.settings.timeout,
         };
-        let keep = run::Keep { state: self.state.clone(), driver: self.driver.clone(), chat_id: ctx.chat_id.clone() };
-        if let Err(message) = run::place_attachments(&keep, ctx.user_id, &args).await {
-            return ToolOutcome::failed(message);
-        }
-        match self.driver.exec(&ctx.chat_id, request).await {
-            Ok(stream) => {
-                let outcome =
-                    run::follow(stream, "bash", command, &live, self.settings, ctx.stop, Some(keep.clone())).await;
-                run::note_network_output(&keep, self.settings).await;
-                outcome
-            }
-            Err(e) => ToolOutcome::failed(e.to_string()),
-        }
+        let place = self.place(&ctx.chat_id);
+        let start = self.driver.exec(&ctx.chat_id, request);
+        run::run_call(&place, &ctx, &args, ("bash", command), &live, start).await
     }
 }

@@ -14,6 +14,17 @@ pub struct RunPython {
     pub state: crate::AppState,
 }
 
+impl RunPython {
+    fn place(&self, chat_id: &str) -> run::RunPlace {
+        run::RunPlace {
+            state: self.state.clone(),
+            driver: self.driver.clone(),
+            chat_id: chat_id.to_owned(),
+            settings: self.settings,
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl Tool for RunPython {
     fn spec(&self) -> ToolSpec {
@@ -43,26 +54,15 @@ impl Tool for RunPython {
     }
 
     async fn approval(&self, ctx: &ToolContext, _args: &serde_json::Value) -> Option<String> {
-        let keep = run::Keep { state: self.state.clone(), driver: self.driver.clone(), chat_id: ctx.chat_id.clone() };
-        run::approval_question(&keep, self.settings, "Python").await
+        run::approval_question(&self.place(&ctx.chat_id), "Python").await
     }
 
     async fn run(&self, ctx: ToolContext, args: serde_json::Value, live: OutputSink) -> ToolOutcome {
         let Some(code) = args["code"].as_str() else {
             return ToolOutcome::failed("run_python needs a `code` string");
         };
-        let keep = run::Keep { state: self.state.clone(), driver: self.driver.clone(), chat_id: ctx.chat_id.clone() };
-        if let Err(message) = run::place_attachments(&keep, ctx.user_id, &args).await {
-            return ToolOutcome::failed(message);
-        }
-        match self.driver.run_python(&ctx.chat_id, code, self.settings.timeout).await {
-            Ok(stream) => {
-                let outcome =
-                    run::follow(stream, "python", code, &live, self.settings, ctx.stop, Some(keep.clone())).await;
-                run::note_network_output(&keep, self.settings).await;
-                outcome
-            }
-            Err(e) => ToolOutcome::failed(e.to_string()),
-        }
+        let place = self.place(&ctx.chat_id);
+        let start = self.driver.run_python(&ctx.chat_id, code, self.settings.timeout);
+        run::run_call(&place, &ctx, &args, ("python", code), &live, start).await
     }
 }
