@@ -4,34 +4,14 @@
 use std::sync::Arc;
 
 use lens_llm::{ModelEvent, ScriptedTurn, ToolCall};
-use lens_types::{DocumentView, NamespaceView, StepStatus, StreamEvent};
+use lens_types::{DocumentView, NamespaceView, StepStatus};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::test_app::{Client, TestApp};
+use crate::test_app::TestApp;
 
 fn call(id: &str, name: &str, args: serde_json::Value) -> ScriptedTurn {
     ScriptedTurn::events(vec![ModelEvent::ToolCall(ToolCall { id: id.into(), name: name.into(), arguments: args })])
-}
-
-/// Follows an answer one event at a time until a step asks; the approval id and event id.
-async fn approval_of(admin: &Client, cid: &str, aid: &str) -> (String, String) {
-    let mut last: Option<String> = None;
-    for _ in 0..100 {
-        let events = admin.events(cid, aid, last.as_deref(), 1).await;
-        let Some((event_id, event)) = events.into_iter().next() else { break };
-        if let StreamEvent::Approval { approval, .. } = event {
-            return (approval.id, event_id);
-        }
-        last = Some(event_id);
-    }
-    panic!("no approval asked")
-}
-
-async fn finish(admin: &Client, cid: &str, aid: &str, after: &str) -> lens_types::MessageView {
-    let events = admin.events(cid, aid, Some(after), 10_000).await;
-    let Some((_, StreamEvent::Done { message })) = events.last().cloned() else { panic!("{events:?}") };
-    message
 }
 
 #[tokio::test]
@@ -47,12 +27,12 @@ async fn an_import_asks_first_and_lands_in_the_library() {
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
     let aid = admin.ask(&cid, "import the report").await;
-    let (approval, seen) = approval_of(&admin, &cid, &aid).await;
+    let (approval, seen) = admin.approval_of(&cid, &aid).await;
     let (_, chat) = admin.get(&format!("/api/v1/chats/{cid}")).await;
     let question = chat["messages"][1]["steps"][1]["approval"]["question"].as_str().unwrap().to_owned();
     assert_eq!(question, "Import `report.txt` from the sandbox into your library, in `Reports`, as `report.txt`?");
     admin.post(&format!("/api/v1/approvals/{approval}"), json!({"approve": true})).await;
-    let message = finish(&admin, &cid, &aid, &seen).await;
+    let message = admin.done_after(&cid, &aid, &seen).await;
     assert_eq!(message.steps[1].status, StepStatus::Succeeded, "{:?}", message.steps[1]);
 
     let (_, body) = admin.get("/api/v1/library/namespaces").await;
@@ -72,9 +52,9 @@ async fn an_import_asks_first_and_lands_in_the_library() {
 
     // Declined: nothing is imported.
     let aid = admin.ask(&cid, "once more").await;
-    let (approval, seen) = approval_of(&admin, &cid, &aid).await;
+    let (approval, seen) = admin.approval_of(&cid, &aid).await;
     admin.post(&format!("/api/v1/approvals/{approval}"), json!({"approve": false})).await;
-    let message = finish(&admin, &cid, &aid, &seen).await;
+    let message = admin.done_after(&cid, &aid, &seen).await;
     assert_eq!(message.steps[0].result.as_deref(), Some("The person declined: this did not run."));
     let (_, body) = admin.get("/api/v1/library/namespaces").await;
     assert_eq!(body.as_array().unwrap().len(), 1, "no `Imports` namespace was made: {body}");

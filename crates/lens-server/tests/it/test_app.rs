@@ -187,6 +187,30 @@ impl Client {
         (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
     }
 
+    /// Follows an answer one event at a time (resuming with Last-Event-ID: the stream stays
+    /// open while the answer waits) until a step asks first; the approval's id and the
+    /// event's id.
+    pub async fn approval_of(&self, cid: &str, aid: &str) -> (String, String) {
+        let mut last: Option<String> = None;
+        for _ in 0..100 {
+            let events = self.events(cid, aid, last.as_deref(), 1).await;
+            let Some((event_id, event)) = events.into_iter().next() else { break };
+            if let StreamEvent::Approval { approval, .. } = event {
+                return (approval.id, event_id);
+            }
+            assert!(!matches!(event, StreamEvent::Done { .. }), "the answer ended without asking");
+            last = Some(event_id);
+        }
+        panic!("no approval asked")
+    }
+
+    /// The saved answer, following its events from `after` to the end.
+    pub async fn done_after(&self, cid: &str, aid: &str, after: &str) -> lens_types::MessageView {
+        let events = self.events(cid, aid, Some(after), 10_000).await;
+        let Some((_, StreamEvent::Done { message })) = events.last().cloned() else { panic!("{events:?}") };
+        message
+    }
+
     /// Uploads `bytes` as `name` (multipart, as the browser does).
     pub async fn upload(&self, name: &str, bytes: Vec<u8>) -> (StatusCode, Value) {
         let part = reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned());
