@@ -12,6 +12,14 @@ const PROBE: &str = "import sys, numpy, pandas, matplotlib\n\
 print('Python %d.%d.%d' % sys.version_info[:3], 'numpy', numpy.__version__, 'pandas', pandas.__version__, \
 'matplotlib', matplotlib.__version__)";
 
+/// The pieces only a started sandbox can tell.
+const INSIDE: [&str; 3] = ["Landlock", "seccomp", "Python"];
+
+/// Every inside piece failing for the same reason.
+fn inside_failed(reason: &str) -> Vec<CheckItem> {
+    INSIDE.iter().map(|n| item(n, Err(reason.to_owned()))).collect()
+}
+
 fn item(name: &str, result: Result<String, String>) -> CheckItem {
     match result {
         Ok(detail) => CheckItem { name: name.into(), ok: true, detail },
@@ -54,9 +62,7 @@ pub async fn check(options: &LocalOptions) -> SandboxCheck {
     if items.iter().all(|i| i.ok) {
         items.extend(probe(options).await);
     } else {
-        for name in ["Landlock", "seccomp", "Python"] {
-            items.push(item(name, Err("not checked: a sandbox cannot start until the pieces above work".into())));
-        }
+        items.extend(inside_failed("not checked: a sandbox cannot start until the pieces above work"));
     }
     SandboxCheck { ok: items.iter().all(|i| i.ok), items }
 }
@@ -69,7 +75,7 @@ async fn probe(options: &LocalOptions) -> Vec<CheckItem> {
     scratch_options.limits = Limits { disk_bytes: 64 << 20, ..options.limits };
     let items = match LocalDriver::new(scratch_options) {
         Ok(driver) => probe_with(&driver).await,
-        Err(e) => ["Landlock", "seccomp", "Python"].iter().map(|n| item(n, Err(e.to_string()))).collect(),
+        Err(e) => inside_failed(&e.to_string()),
     };
     let _ = std::fs::remove_dir_all(&scratch);
     items
@@ -79,7 +85,7 @@ async fn probe_with(driver: &LocalDriver) -> Vec<CheckItem> {
     let chat = "check";
     let started = driver.ensure(chat).await;
     let items = match started {
-        Err(e) => ["Landlock", "seccomp", "Python"].iter().map(|n| item(n, Err(e.to_string()))).collect(),
+        Err(e) => inside_failed(&e.to_string()),
         Ok(_) => {
             let (abi, full, seccomp) = driver.confinement(chat).await.unwrap_or_default();
             let landlock = if full {

@@ -140,9 +140,10 @@ impl Vault {
         Ok(reader)
     }
 
-    /// Deletes a conversation's files.
-    pub fn delete_chat(&self, chat_id: &str) -> io::Result<()> {
-        match fs::remove_dir_all(self.dir.join(chat_id)) {
+    /// Deletes every file of one owner folder (a conversation's shared files, or a
+    /// person's uploads or library).
+    pub fn delete_folder(&self, owner: &str) -> io::Result<()> {
+        match fs::remove_dir_all(self.dir.join(owner)) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
         }

@@ -68,7 +68,7 @@ pub async fn delete_chat(
         return Err(AppError::NotFound);
     }
     // The conversation is gone; its sandbox and files go with it.
-    if let Err(e) = state.vault.delete_chat(&cid) {
+    if let Err(e) = state.vault.delete_folder(&cid) {
         tracing::warn!(chat = %cid, error = %e, "deleting the conversation's files failed");
     }
     for id in uploads {

@@ -49,12 +49,12 @@ pub async fn delete_user(State(state): State<AppState>, admin: AdminUser, Path(i
         {
             tracing::warn!(chat = %cid, error = %e, "deleting a sandbox failed");
         }
-        if let Err(e) = state.vault.delete_chat(cid) {
+        if let Err(e) = state.vault.delete_folder(cid) {
             tracing::warn!(chat = %cid, error = %e, "deleting shared files failed");
         }
     }
     for vault in [&state.uploads, &state.library] {
-        if let Err(e) = vault.delete_chat(&id.to_string()) {
+        if let Err(e) = vault.delete_folder(&id.to_string()) {
             tracing::warn!(user = id, error = %e, "deleting a person's files failed");
         }
     }

@@ -18,13 +18,13 @@ fn call(id: &str, name: &str, args: serde_json::Value) -> ModelEvent {
 /// A model that writes `report.csv` (and a 30 MB file), then shares what it is told to.
 fn sharing_model(shares: &[(&str, serde_json::Value)]) -> Arc<lens_llm::Scripted> {
     let write = "open('report.csv', 'w').write('a,b\\n1,2\\n')\nopen('big.bin', 'wb').write(b'x' * (30 << 20))";
-    let mut events = vec![call("w", "run_python", json!({"code": write}))];
-    let mut turns = vec![ScriptedTurn::events(std::mem::take(&mut events))];
     let calls: Vec<ModelEvent> =
         shares.iter().enumerate().map(|(i, (name, args))| call(&format!("s{i}"), name, args.clone())).collect();
-    turns.push(ScriptedTurn::events(calls));
-    turns.push(ScriptedTurn::text("Here you are."));
-    Arc::new(lens_llm::Scripted::new(turns))
+    Arc::new(lens_llm::Scripted::new(vec![
+        ScriptedTurn::events(vec![call("w", "run_python", json!({"code": write}))]),
+        ScriptedTurn::events(calls),
+        ScriptedTurn::text("Here you are."),
+    ]))
 }
 
 async fn answer(admin: &Client, cid: &str, text: &str) -> MessageView {
