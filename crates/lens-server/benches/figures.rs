@@ -9,6 +9,8 @@
 //! Run: `cargo bench -p lens-server --bench figures` (or `make bench`). N defaults to
 //! 100; `LENS_BENCH_ANSWERS` changes it.
 
+mod common;
+
 use std::{
     convert::Infallible,
     process::{Child, Command, Stdio},
@@ -88,14 +90,6 @@ fn percentile(sorted: &[u64], p: f64) -> f64 {
     sorted[i] as f64 / 1000.0
 }
 
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).map(|l| l.to_owned()))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
-        .unwrap_or(0)
-}
-
 struct Server {
     child: Child,
     base: String,
@@ -154,7 +148,7 @@ async fn main() {
     .await;
     let csrf = session["csrf_token"].as_str().unwrap().to_owned();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let idle = rss_kib(pid);
+    let idle = common::rss_kib(pid);
 
     // Baseline: the same number of clients reading the scripted model directly.
     let mut direct = Vec::new();
@@ -223,7 +217,7 @@ async fn main() {
         .collect();
     // Midway through the answers, all N are streaming.
     tokio::time::sleep(TOKEN_GAP * (TOKENS as u32) / 2).await;
-    let busy = rss_kib(pid);
+    let busy = common::rss_kib(pid);
     let mut lens = Vec::new();
     let mut complete = 0;
     for t in tasks {

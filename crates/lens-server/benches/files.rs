@@ -11,6 +11,8 @@
 //! Run: `cargo build --release -p lens-sandbox-agent && cargo bench -p lens-server --bench files`
 //! (`make bench` does both). Needs the sandbox (root, bubblewrap).
 
+mod common;
+
 use std::{
     process::{Child, Command, Stdio},
     time::{Duration, Instant},
@@ -21,14 +23,6 @@ use serde_json::{Value, json};
 const SIZE: usize = 25_000_000;
 const ROUNDS: usize = 5;
 const PARALLEL: usize = 20;
-
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).map(|l| l.to_owned()))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
-        .unwrap_or(0)
-}
 
 fn p50(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -61,7 +55,7 @@ async fn download(http: &reqwest::Client, url: &str) -> f64 {
 
 /// Peak memory growth while `n` downloads of `url` run at once, KiB.
 async fn parallel_growth(http: &reqwest::Client, url: &str, pid: u32) -> u64 {
-    let before = rss_kib(pid);
+    let before = common::rss_kib(pid);
     let tasks: Vec<_> = (0..PARALLEL)
         .map(|_| {
             let (http, url) = (http.clone(), url.to_owned());
@@ -77,7 +71,7 @@ async fn parallel_growth(http: &reqwest::Client, url: &str, pid: u32) -> u64 {
         .collect();
     let mut peak = before;
     while !tasks.iter().all(|t| t.is_finished()) {
-        peak = peak.max(rss_kib(pid));
+        peak = peak.max(common::rss_kib(pid));
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     for t in tasks {
