@@ -185,6 +185,12 @@ fn exec(agent: &Arc<Agent>, id: u64, argv: Vec<String>, env: Vec<(String, String
         return agent.failed(id, "nothing to run");
     };
     let before = changes::list(&agent.root);
+    // Counted as running before its process exists: a run ending meanwhile must not
+    // sweep the new process away as a leftover (its sweep holds `runs` while it kills).
+    let (kill_tx, kill_rx) = mpsc::channel();
+    if let Ok(mut runs) = agent.runs.lock() {
+        runs.insert(id, kill_tx.clone());
+    }
     let spawned = Command::new(program)
         .args(args)
         .env_clear()
@@ -198,13 +204,12 @@ fn exec(agent: &Arc<Agent>, id: u64, argv: Vec<String>, env: Vec<(String, String
         .spawn();
     let mut child = match spawned {
         Ok(c) => c,
-        Err(e) => return agent.failed(id, format!("could not start `{program}`: {e}")),
+        Err(e) => {
+            agent.runs.lock().map(|mut r| r.remove(&id)).ok();
+            return agent.failed(id, format!("could not start `{program}`: {e}"));
+        }
     };
     let group = Pid::from_raw(child.id() as i32);
-    let (kill_tx, kill_rx) = mpsc::channel();
-    if let Ok(mut runs) = agent.runs.lock() {
-        runs.insert(id, kill_tx.clone());
-    }
     let (pipe_done, pipes_done) = mpsc::channel::<()>();
     let pipes: Vec<thread::JoinHandle<()>> = [
         child.stdout.take().map(|p| (OutputStream::Stdout, Box::new(p) as Box<dyn Read + Send>)),

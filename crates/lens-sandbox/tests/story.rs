@@ -189,6 +189,27 @@ async fn stop_ends_a_run_still_in_progress() {
     assert_eq!(left, "0", "no bwrap of the stopped sandbox is left");
 }
 
+#[tokio::test]
+async fn a_run_right_after_a_dropped_one_is_not_swept_away() {
+    // Dropping a run (the person's Stop) kills it in the background; the next run may
+    // start before that kill ends, and must not be taken for the old run's leftovers.
+    let (d, _dir) = driver();
+    for round in 0..40 {
+        let req = ExecRequest {
+            argv: vec!["sh".into(), "-c".into(), "echo begun; sleep 30".into()],
+            env: Default::default(),
+            timeout: T,
+        };
+        let mut stream = d.exec("quick", req).await.unwrap();
+        assert!(matches!(stream.next().await, Some(RunEvent::Output { .. })));
+        drop(stream);
+        // The kill lands within a few milliseconds; the next run starts across that window.
+        tokio::time::sleep(Duration::from_micros(round * 250)).await;
+        let (out, err, ending) = run(&*d, "quick", "echo next", T).await;
+        assert_eq!((out.as_str(), ending), ("next\n", RunEnding::Exited { code: 0 }), "round {round}: {err}");
+    }
+}
+
 /// The files a run made, as the run's last event before its ending.
 async fn files_made(mut stream: lens_sandbox::RunStream) -> Vec<(String, u64)> {
     use futures_util::StreamExt;

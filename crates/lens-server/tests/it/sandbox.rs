@@ -93,7 +93,7 @@ async fn stop_during_a_long_run_kills_it() {
     assert_eq!((output.stdout.as_str(), &output.ending), ("begun\n", &RunEnding::CutShort));
     // The sleeper is gone: the next run in the sandbox finds none.
     let (_, message) = answer(&admin, &cid, "```bash\nps -e -o comm= | grep -c sleep || true\n```").await;
-    assert_eq!(message.steps[0].output.as_ref().unwrap().stdout, "0\n");
+    assert_eq!(message.steps[0].output.as_ref().unwrap().stdout, "0\n", "{message:?}");
 }
 
 #[tokio::test]
