@@ -11,6 +11,7 @@
 pub mod api;
 pub mod app;
 pub mod components;
+pub mod markdown;
 pub mod pages;
 
 pub use app::App;
