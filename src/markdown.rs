@@ -137,7 +137,8 @@ mod tests {
     #[test]
     fn random_markdown_never_panics_nor_makes_tags_or_script_links() {
         let alphabet: Vec<char> = "*_~`[]()!<>&#;|-+:=.1 \n\t\\\"'ajs\u{e9}\u{1F600}".chars().collect();
-        let pieces = ["javascript:", "<script>", "<img src=x>", "```", "http://", "](", "\n\n", "    ", "1. ", "- ", "> "];
+        let pieces =
+            ["javascript:", "<script>", "<img src=x>", "```", "http://", "](", "\n\n", "    ", "1. ", "- ", "> "];
         let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
         let mut next = move |n: usize| {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);

@@ -57,8 +57,22 @@ pub const ROUTES: &[RouteDoc] = &[
         Some("CreateTokenResponse")
     ),
     r!("delete", "/api/v1/tokens/{id}", "Revoke an API token", "user", None, None),
-    r!("get", "/api/v1/chats", "List your conversations, most recent first", "user", None, Some("ChatView[]")),
-    r!("post", "/api/v1/chats", "Start a conversation", "user", Some("CreateChatRequest"), Some("ChatView")),
+    r!(
+        "get",
+        "/api/v1/chats",
+        "List your conversations, most recent first (`?page=/path`: that page's assistant's only)",
+        "user",
+        None,
+        Some("ChatView[]")
+    ),
+    r!(
+        "post",
+        "/api/v1/chats",
+        "Start a conversation (`page_url` ties it to a page, for the page assistant)",
+        "user",
+        Some("CreateChatRequest"),
+        Some("ChatView")
+    ),
     r!("get", "/api/v1/chats/{cid}", "A conversation with its messages", "user", None, Some("ChatDetail")),
     r!("patch", "/api/v1/chats/{cid}", "Rename a conversation", "user", Some("RenameChatRequest"), Some("ChatView")),
     r!("delete", "/api/v1/chats/{cid}", "Delete a conversation, its messages and its sandbox", "user", None, None),

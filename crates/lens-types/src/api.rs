@@ -71,12 +71,19 @@ pub struct ChatView {
     pub title: String,
     pub created_at: UnixMillis,
     pub updated_at: UnixMillis,
+    /// The page a page assistant's conversation belongs to (none on the chat page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_url: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CreateChatRequest {
     #[serde(default)]
     pub title: Option<String>,
+    /// Ties the conversation to a page of Lens (a path such as `/library/documents/…`)
+    /// for the page assistant.
+    #[serde(default)]
+    pub page_url: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -180,8 +180,10 @@ async fn prepare(
     target: &AnswerTarget,
 ) -> Result<(Arc<dyn ChatModel>, Vec<lens_llm::ChatMessage>), ApiError> {
     let model = state.models.current(state).await.map_err(|e| e.to_api())?;
-    let messages = state.store.messages(&target.chat_id).await.map_err(|e| crate::AppError::from(e).to_api())?;
-    Ok((model, model_history(&messages, &target.answer_id)))
+    let failed = |e: sqlx::Error| crate::AppError::from(e).to_api();
+    let messages = state.store.messages(&target.chat_id).await.map_err(failed)?;
+    let page = state.store.page_context(&target.chat_id).await.map_err(failed)?;
+    Ok((model, model_history(&messages, &target.answer_id, page.as_ref())))
 }
 
 /// Where an approval left the step.

@@ -1,11 +1,13 @@
-//! Conversations: create, list (newest first), read with messages, rename, delete.
+//! Conversations: create, list (newest first), read with messages, rename, delete. A
+//! page assistant's conversations are tied to their page and listed only with it.
 
 use axum::{
     Json,
-    extract::{Path, State},
+    extract::{Path, Query, State},
     http::StatusCode,
 };
 use lens_types::{ChatDetail, ChatView, CreateChatRequest, RenameChatRequest};
+use serde::Deserialize;
 
 use crate::{AppError, AppState, Result, auth::CurrentUser, ids::chat_id, json::ApiJson, store::DEFAULT_TITLE};
 
@@ -17,8 +19,27 @@ fn clean_title(title: &str) -> Result<String> {
     Ok(title)
 }
 
-pub async fn list_chats(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<ChatView>>> {
-    Ok(Json(state.store.list_chats(user.id()).await?))
+/// A page of Lens a page assistant's conversation belongs to: a path on this server.
+pub fn clean_page_url(url: &str) -> Result<&str> {
+    let ok = url.starts_with('/') && !url.starts_with("//") && url.len() <= 2048 && !url.contains(char::is_control);
+    ok.then_some(url)
+        .ok_or_else(|| AppError::BadRequest("the page must be a path of this server, such as /library".into()))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ChatsQuery {
+    /// Only the conversations of this page's assistant.
+    #[serde(default)]
+    page: Option<String>,
+}
+
+pub async fn list_chats(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Query(query): Query<ChatsQuery>,
+) -> Result<Json<Vec<ChatView>>> {
+    let page = query.page.as_deref().map(clean_page_url).transpose()?;
+    Ok(Json(state.store.list_chats(user.id(), page).await?))
 }
 
 pub async fn create_chat(
@@ -30,7 +51,8 @@ pub async fn create_chat(
         Some(t) => clean_title(t)?,
         None => DEFAULT_TITLE.to_owned(),
     };
-    let chat = state.store.create_chat(user.id(), &chat_id(), &title).await?;
+    let page = req.page_url.as_deref().map(clean_page_url).transpose()?;
+    let chat = state.store.create_chat(user.id(), &chat_id(), &title, page).await?;
     Ok((StatusCode::CREATED, Json(chat)))
 }
 

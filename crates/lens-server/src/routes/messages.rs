@@ -1,11 +1,12 @@
-//! `POST /api/v1/chats/{cid}/messages`: the person asks; the answer starts at once.
+//! `POST /api/v1/chats/{cid}/messages`: the person asks; the answer starts at once. A
+//! question from the page assistant carries the page, which the model reads with it.
 
 use axum::{
     Json,
     extract::{Path, State},
     http::StatusCode,
 };
-use lens_types::{CreateMessageRequest, CreateMessageResponse};
+use lens_types::{CreateMessageRequest, CreateMessageResponse, PageContext};
 
 use crate::{
     AppError, AppState, Result,
@@ -20,6 +21,21 @@ use crate::{
 const MAX_TEXT: usize = 100_000;
 /// The most attachments one message carries.
 const MAX_ATTACHMENTS: usize = 10;
+/// The most of a page's text the model is shown, in characters.
+pub const MAX_PAGE_TEXT: usize = 50_000;
+
+/// The page a question was asked on, checked, with its text cut to `MAX_PAGE_TEXT`.
+fn clean_page(page: PageContext) -> Result<PageContext> {
+    crate::routes::chats::clean_page_url(&page.url)?;
+    let title = page.title.map(|t| t.chars().take(200).collect::<String>());
+    let text = page.text.filter(|t| !t.trim().is_empty()).map(|t| match t.char_indices().nth(MAX_PAGE_TEXT) {
+        Some((cut, _)) => {
+            format!("{}\n[… the page's text was cut here: {} of its characters are shown]", &t[..cut], MAX_PAGE_TEXT)
+        }
+        None => t,
+    });
+    Ok(PageContext { url: page.url, title, text })
+}
 
 pub async fn create_message(
     State(state): State<AppState>,
@@ -38,11 +54,18 @@ pub async fn create_message(
     if req.attachments.len() > MAX_ATTACHMENTS {
         return Err(AppError::BadRequest(format!("a message carries at most {MAX_ATTACHMENTS} attachments")));
     }
+    let page = req.page.map(clean_page).transpose()?;
     let ids = NewAnswer { message_id: message_id(), answer_id: message_id() };
     match state.store.add_question(&cid, user.id(), &ids, text, &req.attachments).await? {
-        // An attachment's contents are text the person did not write.
-        Asked::Added if !req.attachments.is_empty() => state.store.mark_outside_text(&cid).await?,
-        Asked::Added => {}
+        Asked::Added => {
+            if let Some(page) = &page {
+                state.store.set_page_context(&cid, page).await?;
+            }
+            // An attachment's contents and a page's text are text the person did not write.
+            if !req.attachments.is_empty() || page.as_ref().is_some_and(|p| p.text.is_some()) {
+                state.store.mark_outside_text(&cid).await?;
+            }
+        }
         Asked::Busy => {
             return Err(AppError::Conflict("an answer is still being written in this chat; wait or stop it".into()));
         }

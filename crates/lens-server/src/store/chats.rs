@@ -1,7 +1,7 @@
 //! Conversations. Every query takes the owner's id, so another person's chat is simply
 //! not found.
 
-use lens_types::ChatView;
+use lens_types::{ChatView, PageContext};
 use sqlx::Row;
 
 use super::Store;
@@ -16,31 +16,64 @@ fn row_to_chat(r: &sqlx::sqlite::SqliteRow) -> ChatView {
         title: r.get("title"),
         created_at: r.get("created_at"),
         updated_at: r.get("updated_at"),
+        page_url: r.get("page_url"),
     }
 }
 
 impl Store {
-    pub async fn create_chat(&self, user_id: i64, id: &str, title: &str) -> Result<ChatView, sqlx::Error> {
+    pub async fn create_chat(
+        &self,
+        user_id: i64,
+        id: &str,
+        title: &str,
+        page_url: Option<&str>,
+    ) -> Result<ChatView, sqlx::Error> {
         let now = now_ms();
         let row = sqlx::query(
-            "INSERT INTO chats (id, user_id, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4) RETURNING *",
+            "INSERT INTO chats (id, user_id, title, created_at, updated_at, page_url) \
+             VALUES (?1, ?2, ?3, ?4, ?4, ?5) RETURNING *",
         )
         .bind(id)
         .bind(user_id)
         .bind(title)
         .bind(now)
+        .bind(page_url)
         .fetch_one(&self.pool)
         .await?;
         Ok(row_to_chat(&row))
     }
 
-    /// The user's chats, most recently active first.
-    pub async fn list_chats(&self, user_id: i64) -> Result<Vec<ChatView>, sqlx::Error> {
-        let rows = sqlx::query("SELECT * FROM chats WHERE user_id = ?1 ORDER BY updated_at DESC, created_at DESC")
-            .bind(user_id)
-            .fetch_all(&self.pool)
-            .await?;
+    /// The user's chats, most recently active first: the chat page's (`page` none), or
+    /// those of one page's assistant.
+    pub async fn list_chats(&self, user_id: i64, page: Option<&str>) -> Result<Vec<ChatView>, sqlx::Error> {
+        let rows = sqlx::query(
+            "SELECT * FROM chats WHERE user_id = ?1 AND page_url IS ?2 ORDER BY updated_at DESC, created_at DESC",
+        )
+        .bind(user_id)
+        .bind(page)
+        .fetch_all(&self.pool)
+        .await?;
         Ok(rows.iter().map(row_to_chat).collect())
+    }
+
+    /// Keeps the page last shown with a question, for the model to read with the next answer.
+    pub async fn set_page_context(&self, chat_id: &str, page: &PageContext) -> Result<(), sqlx::Error> {
+        let json = serde_json::to_string(page).unwrap_or_default();
+        sqlx::query("UPDATE chats SET page_context = ?2 WHERE id = ?1")
+            .bind(chat_id)
+            .bind(json)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The page last shown in this conversation, if any.
+    pub async fn page_context(&self, chat_id: &str) -> Result<Option<PageContext>, sqlx::Error> {
+        let json: Option<Option<String>> = sqlx::query_scalar("SELECT page_context FROM chats WHERE id = ?1")
+            .bind(chat_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(json.flatten().and_then(|j| serde_json::from_str(&j).ok()))
     }
 
     pub async fn chat(&self, user_id: i64, id: &str) -> Result<Option<ChatView>, sqlx::Error> {

@@ -93,7 +93,7 @@ async fn unsafe_cookie_requests_need_the_csrf_proof() {
     assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::FORBIDDEN, Some("csrf_failed")));
     admin.csrf = Some("wrong".into());
     assert_eq!(admin.post("/api/v1/chats", json!({})).await.0, StatusCode::FORBIDDEN);
-    assert!(app.state.store.list_chats(1).await.unwrap().is_empty(), "nothing was made");
+    assert!(app.state.store.list_chats(1, None).await.unwrap().is_empty(), "nothing was made");
     admin.csrf = csrf;
     assert_eq!(admin.post("/api/v1/chats", json!({})).await.0, StatusCode::CREATED);
     // Safe methods need no proof.

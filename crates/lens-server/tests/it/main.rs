@@ -10,6 +10,7 @@ mod cli;
 mod files;
 mod library;
 mod openapi;
+mod page_assistant;
 mod sandbox;
 mod sandbox_settings;
 mod settings;
