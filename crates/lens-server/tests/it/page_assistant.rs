@@ -35,7 +35,7 @@ async fn a_page_conversation_is_tied_to_its_page_and_listed_only_there() {
     let ids = |list: serde_json::Value| -> Vec<String> {
         list.as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_owned()).collect()
     };
-    assert_eq!(ids(admin.get("/api/v1/chats").await.1), [plain.clone()], "the chat page lists its own only");
+    assert_eq!(ids(admin.get("/api/v1/chats").await.1), [plain], "the chat page lists its own only");
     let (status, list) = admin.get(&format!("/api/v1/chats?page={PAGE}")).await;
     assert_eq!((status, ids(list)), (StatusCode::OK, vec![page_chat.to_owned()]));
     assert!(ids(admin.get("/api/v1/chats?page=/library").await.1).is_empty(), "another page has none");
