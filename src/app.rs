@@ -1,7 +1,7 @@
 //! The app shell: the session context, the router, and the login gate.
 //!
 //! Routing is a small hand-made router ([`Nav`]) rather than `leptos_router`: Lens has
-//! four pages, and the router crate cost about a tenth of the gzipped WebAssembly
+//! a handful of pages, and the router crate cost about a tenth of the gzipped WebAssembly
 //! (measured; see docs/decisions.md). Links are plain `<a href>`; clicks on same-site
 //! links are turned into history pushes, and Back/Forward work through `popstate`.
 
@@ -9,7 +9,10 @@ use lens_types::SessionResponse;
 use leptos::prelude::*;
 use wasm_bindgen::{JsCast, closure::Closure};
 
-use crate::pages::{chat_page::ChatPage, login_page::LoginPage, settings_page::SettingsPage, setup_page::SetupPage};
+use crate::pages::{
+    chat_page::ChatPage, document_page::DocumentPage, library_page::LibraryPage, login_page::LoginPage,
+    namespace_page::NamespacePage, settings_page::SettingsPage, setup_page::SetupPage,
+};
 
 /// Who is logged in (`None` until known or when logged out).
 #[derive(Clone, Copy)]
@@ -99,6 +102,17 @@ pub fn App() -> impl IntoView {
             "/login" => view! { <LoginPage /> }.into_any(),
             "/" | "/chat" => view! { <RequireLogin><ChatPage /></RequireLogin> }.into_any(),
             "/settings" => view! { <RequireLogin><SettingsPage /></RequireLogin> }.into_any(),
+            "/library" => view! { <RequireLogin><LibraryPage /></RequireLogin> }.into_any(),
+            _ if path.starts_with("/library/") => {
+                let rest = path["/library/".len()..].to_owned();
+                match rest.strip_prefix("documents/") {
+                    Some(id) => {
+                        let id = id.to_owned();
+                        view! { <RequireLogin><DocumentPage id=id.clone() /></RequireLogin> }.into_any()
+                    }
+                    None => view! { <RequireLogin><NamespacePage id=rest.clone() /></RequireLogin> }.into_any(),
+                }
+            }
             _ if nav.chat_id().is_some() => view! { <RequireLogin><ChatPage /></RequireLogin> }.into_any(),
             _ => view! { <p class="page-message">"This page does not exist."</p> }.into_any(),
         }

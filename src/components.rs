@@ -2,8 +2,11 @@
 
 pub mod chat_list;
 pub mod composer;
+pub mod conversation;
 pub mod credentials_form;
+pub mod library_nav;
 pub mod markdown;
 pub mod message_view;
+pub mod page_assistant;
 pub mod shared_files;
 pub mod tool_step;

@@ -120,8 +120,15 @@ pub async fn list_chats() -> ApiResult<Vec<ChatView>> {
     get("/api/v1/chats").await
 }
 
-pub async fn create_chat() -> ApiResult<ChatView> {
-    send_json(Request::post("/api/v1/chats"), &CreateChatRequest::default()).await
+/// The page assistant's conversations on the page at `url`.
+pub async fn page_chats(url: &str) -> ApiResult<Vec<ChatView>> {
+    let query = js_sys::encode_uri_component(url);
+    get(&format!("/api/v1/chats?page={query}")).await
+}
+
+/// A new conversation; `page_url` ties it to a page for the page assistant.
+pub async fn create_chat(page_url: Option<String>) -> ApiResult<ChatView> {
+    send_json(Request::post("/api/v1/chats"), &CreateChatRequest { title: None, page_url }).await
 }
 
 pub async fn get_chat(cid: &str) -> ApiResult<ChatDetail> {
@@ -136,8 +143,13 @@ pub async fn delete_chat(cid: &str) -> ApiResult<()> {
     send_empty(Request::delete(&format!("/api/v1/chats/{cid}"))).await
 }
 
-pub async fn send_message(cid: &str, text: &str, attachments: Vec<String>) -> ApiResult<CreateMessageResponse> {
-    let body = CreateMessageRequest { text: text.to_owned(), attachments, page: None };
+pub async fn send_message(
+    cid: &str,
+    text: &str,
+    attachments: Vec<String>,
+    page: Option<PageContext>,
+) -> ApiResult<CreateMessageResponse> {
+    let body = CreateMessageRequest { text: text.to_owned(), attachments, page };
     send_json(Request::post(&format!("/api/v1/chats/{cid}/messages")), &body).await
 }
 
@@ -191,4 +203,42 @@ pub async fn share_file(cid: &str, req: &ShareFileRequest) -> ApiResult<SharedFi
 
 pub async fn decide_approval(id: &str, approve: bool) -> ApiResult<ApprovalRef> {
     send_json(Request::post(&format!("/api/v1/approvals/{id}")), &DecideApprovalRequest { approve }).await
+}
+
+pub async fn list_namespaces() -> ApiResult<Vec<NamespaceView>> {
+    get("/api/v1/library/namespaces").await
+}
+
+pub async fn create_namespace(name: &str) -> ApiResult<NamespaceView> {
+    send_json(Request::post("/api/v1/library/namespaces"), &NamespaceRequest { name: name.to_owned() }).await
+}
+
+pub async fn rename_namespace(id: &str, name: &str) -> ApiResult<NamespaceView> {
+    let req = Request::patch(&format!("/api/v1/library/namespaces/{id}"));
+    send_json(req, &NamespaceRequest { name: name.to_owned() }).await
+}
+
+pub async fn delete_namespace(id: &str) -> ApiResult<()> {
+    send_empty(Request::delete(&format!("/api/v1/library/namespaces/{id}"))).await
+}
+
+pub async fn list_documents(namespace_id: &str) -> ApiResult<Vec<DocumentView>> {
+    get(&format!("/api/v1/library/namespaces/{namespace_id}/documents")).await
+}
+
+pub async fn get_document(id: &str) -> ApiResult<DocumentView> {
+    get(&format!("/api/v1/library/documents/{id}")).await
+}
+
+pub async fn delete_document(id: &str) -> ApiResult<()> {
+    send_empty(Request::delete(&format!("/api/v1/library/documents/{id}"))).await
+}
+
+/// A document's bytes as text (the caller checks first that it is text and not large).
+pub async fn document_text(id: &str) -> ApiResult<String> {
+    let resp = Request::get(&format!("/api/v1/library/documents/{id}/content")).send().await.map_err(network_error)?;
+    if !resp.ok() {
+        return read::<String>(resp).await;
+    }
+    resp.text().await.map_err(network_error)
 }

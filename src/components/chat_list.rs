@@ -34,6 +34,7 @@ pub fn ChatList(
             <Show when=move || chats.with(|c| c.is_empty())>
                 <p class="muted">"No conversations yet."</p>
             </Show>
+            <a class="settings-link" href="/library" data-testid="library-link">"Library"</a>
             <a class="settings-link" href="/settings" data-testid="settings-link">"Settings"</a>
         </nav>
     }

@@ -1,0 +1,81 @@
+//! The page assistant: a side panel on library pages with a conversation of its own,
+//! tied to the page. Each question carries the page (its address, title and text), which
+//! the model reads as text the person did not write.
+
+use lens_types::PageContext;
+use leptos::prelude::*;
+
+use crate::{api, components::conversation::Conversation};
+
+#[component]
+pub fn PageAssistant(
+    /// The page as the model should read it; read again with every question.
+    #[prop(into)]
+    page: Signal<PageContext>,
+) -> impl IntoView {
+    let open = RwSignal::new(false);
+    let chat_id = RwSignal::new(None::<String>);
+    let error = RwSignal::new(None::<String>);
+    let url = Memo::new(move |_| page.with(|p| p.url.clone()));
+    // The page's conversation, once the panel is open: the latest one tied to this page.
+    Effect::new(move |_| {
+        let url = url.get();
+        if !open.get() {
+            return;
+        }
+        leptos::task::spawn_local(async move {
+            match api::page_chats(&url).await {
+                Ok(chats) => {
+                    let found = chats.first().map(|c| c.id.clone());
+                    if chat_id.get_untracked() != found {
+                        chat_id.set(found);
+                    }
+                }
+                Err(e) => error.set(Some(e.message)),
+            }
+        });
+    });
+    let toggle = move |_| open.update(|o| *o = !*o);
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        if ev.key() == "Escape" {
+            open.set(false);
+            if let Some(button) = document().get_element_by_id("page-assistant-toggle") {
+                use wasm_bindgen::JsCast;
+                let _ = button.dyn_into::<web_sys::HtmlElement>().map(|b| b.focus());
+            }
+        }
+    };
+    view! {
+        <aside class="page-assistant" aria-label="Page assistant" on:keydown=on_key>
+            <button
+                type="button"
+                id="page-assistant-toggle"
+                class="assistant-toggle"
+                data-testid="assistant-toggle"
+                aria-expanded=move || open.get().to_string()
+                aria-controls="page-assistant-panel"
+                on:click=toggle
+            >
+                {move || if open.get() { "Close the assistant" } else { "Ask about this page" }}
+            </button>
+            <Show when=move || open.get()>
+                <section id="page-assistant-panel" class="assistant-panel" data-testid="page-assistant">
+                    <h2>"Page assistant"</h2>
+                    <p class="muted">
+                        "Answers here read this page. Its text counts as text you did not write: with the sandbox's \
+                         network on, runs ask you first."
+                    </p>
+                    <Show when=move || error.get().is_some()>
+                        <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
+                    </Show>
+                    <Conversation
+                        chat_id=Signal::derive(move || chat_id.get())
+                        page=Callback::new(move |()| page.get_untracked())
+                        on_created=Callback::new(move |id: String| chat_id.set(Some(id)))
+                        hint="Ask about what this page shows."
+                    />
+                </section>
+            </Show>
+        </aside>
+    }
+}
