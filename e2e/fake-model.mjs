@@ -1,9 +1,67 @@
-// A scripted OpenAI-compatible chat completions endpoint for the e2e tests: it streams
-// "word1 word2 …" one word every 150 ms, for 200 words, in the real wire format, so
-// Lens's real client code runs. Usage: node fake-model.mjs PORT
+// A scripted OpenAI-compatible chat completions endpoint for the e2e tests, in the real
+// wire format, so Lens's real client code runs. What it answers depends on the request:
+// - after tool results: "Finished: <the last result>";
+// - a question starting "Import the report": two tool calls, run_bash writing report.txt
+//   and import_sandbox_file putting it into the "Reports" namespace;
+// - a question carrying a page (the page assistant): "The page says: <its first line>";
+// - anything else: "word1 word2 …", one word every 150 ms, for 200 words.
+// Usage: node fake-model.mjs PORT
 import http from 'node:http';
 
 const port = Number(process.argv[2] ?? 8182);
+
+function send(res, chunks, everyMs) {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  let n = 0;
+  const timer = setInterval(() => {
+    if (n < chunks.length) {
+      res.write(`data: ${JSON.stringify(chunks[n])}\n\n`);
+      n += 1;
+      return;
+    }
+    res.end('data: [DONE]\n\n');
+    clearInterval(timer);
+  }, everyMs);
+  res.on('close', () => clearInterval(timer));
+}
+
+const delta = (content) => ({ choices: [{ index: 0, delta: { content } }] });
+const stop = (reason) => ({ choices: [{ index: 0, delta: {}, finish_reason: reason }] });
+
+function text(res, words, everyMs) {
+  send(res, [...words.map(delta), stop('stop')], everyMs);
+}
+
+function toolCalls(res, calls) {
+  const chunks = calls.map(([name, args], index) => ({
+    choices: [{ index: 0, delta: { tool_calls: [{ index, id: `call_${index + 1}`, type: 'function',
+      function: { name, arguments: JSON.stringify(args) } }] } }],
+  }));
+  send(res, [...chunks, stop('tool_calls')], 20);
+}
+
+function answer(res, request) {
+  const messages = Array.isArray(request.messages) ? request.messages : [];
+  const last = messages[messages.length - 1] ?? {};
+  const lastUser = [...messages].reverse().find((m) => m.role === 'user');
+  const asked = typeof lastUser?.content === 'string' ? lastUser.content : '';
+  if (last.role === 'tool') {
+    return text(res, [`Finished: ${last.content}`], 20);
+  }
+  if (asked.startsWith('Import the report')) {
+    return toolCalls(res, [
+      ['run_bash', { command: 'echo "Quarterly revenue grew 12 percent." > report.txt' }],
+      ['import_sandbox_file', { path: 'report.txt', namespace: 'Reports' }],
+    ]);
+  }
+  const page = asked.split('\n<page>\n')[1];
+  if (page !== undefined) {
+    return text(res, ['The page says: ', page.split('\n')[0]], 20);
+  }
+  const words = Array.from({ length: 200 }, (_, i) => `word${i + 1} `);
+  return text(res, words, 150);
+}
+
 const server = http.createServer((req, res) => {
   if (req.url === '/healthz') {
     res.writeHead(200).end('ok');
@@ -13,21 +71,13 @@ const server = http.createServer((req, res) => {
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no such route"}}');
     return;
   }
-  req.resume();
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  let n = 0;
-  const timer = setInterval(() => {
-    n += 1;
-    const done = n > 200;
-    const chunk = done
-      ? { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }
-      : { choices: [{ index: 0, delta: { content: `word${n} ` } }] };
-    res.write(`data: ${JSON.stringify(chunk)}\n\n`);
-    if (done) {
-      res.end('data: [DONE]\n\n');
-      clearInterval(timer);
-    }
-  }, 150);
-  res.on('close', () => clearInterval(timer));
+  let body = '';
+  req.setEncoding('utf8');
+  req.on('data', (chunk) => { body += chunk; });
+  req.on('end', () => {
+    let request = {};
+    try { request = JSON.parse(body); } catch { /* an empty request gets the default answer */ }
+    answer(res, request);
+  });
 });
 server.listen(port, '127.0.0.1');

@@ -1,7 +1,7 @@
 // Lens in real Chromium against the real release server: setup, login, chat, a Direct
 // answer, reload, Stop, the settings, and another person's chat staying private.
 import { test, expect } from '@playwright/test';
-import { AuthPage, ChatPage } from './pages';
+import { AuthPage, ChatPage, LibraryPage } from './pages';
 
 const MODEL_PORT = process.env.LENS_E2E_MODEL_PORT ?? '8182';
 const ADMIN = { name: 'admin', password: 'admin-password-1' };
@@ -345,6 +345,72 @@ test('with the network on, a run after an attachment asks first: approve runs it
   await expect(chat.lastAnswer().getByTestId('approval-decided')).toHaveText('You declined this.');
   await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
   await setNetwork('off');
+});
+
+test('an import asks first: decline keeps the library empty, approve puts the file there', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  const library = new LibraryPage(page);
+  await chat.withScriptedModel(MODEL_PORT, async () => {
+    await page.goto('/chat');
+    await chat.send('Import the report, please');
+    let card = chat.lastAnswer().getByTestId('approval-card');
+    await expect(card).toContainText('Import `report.txt` from the sandbox into your library, in `Reports`');
+    await card.getByTestId('decline').click();
+    await expect(chat.lastAnswer().getByTestId('approval-decided')).toHaveText('You declined this.');
+    await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
+    await expect(chat.lastAnswer().locator('.markdown')).toContainText('Finished: The person declined');
+    const chatUrl = page.url();
+    await page.getByTestId('library-link').click();
+    await expect(page.getByTestId('library-empty')).toBeVisible();
+
+    await page.goto(chatUrl);
+    await chat.send('Import the report again');
+    card = chat.lastAnswer().getByTestId('approval-card');
+    await card.getByTestId('approve').click();
+    await expect(chat.lastAnswer().getByTestId('approval-decided')).toHaveText('You approved this.');
+    await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
+    await expect(chat.lastAnswer().locator('.markdown')).toContainText('report.txt');
+
+    // The library shows it; its page shows its text.
+    await page.getByTestId('library-link').click();
+    await expect(library.namespace('Reports')).toContainText('1 document');
+    await library.namespace('Reports').getByRole('link', { name: 'Reports' }).click();
+    await expect(page.getByTestId('namespace-title')).toHaveText('Reports');
+    await page.getByTestId('document').getByRole('link', { name: 'report.txt' }).click();
+    await expect(page.getByTestId('document-title')).toHaveText('report.txt');
+    await expect(page.getByTestId('document-text')).toContainText('Quarterly revenue grew 12 percent.');
+
+    // The page assistant reads the document, and keeps its conversation with the page.
+    let panel = await library.askAssistant('What does this document say?');
+    const reply = panel.getByTestId('assistant-message').last();
+    await expect(reply).toHaveAttribute('data-status', 'complete');
+    await expect(reply.locator('.markdown')).toHaveText('The page says: Quarterly revenue grew 12 percent.');
+    await page.reload();
+    await page.getByTestId('assistant-toggle').click();
+    panel = page.getByTestId('page-assistant');
+    await expect(panel.getByTestId('user-message')).toHaveText(['What does this document say?']);
+    await page.keyboard.press('Escape');
+    await expect(page.getByTestId('assistant-toggle')).toBeFocused();
+    await expect(page.getByTestId('assistant-toggle')).toHaveAttribute('aria-expanded', 'false');
+
+    // Its conversation stays off the chat page's list.
+    await page.goto('/chat');
+    await expect(page.getByTestId('chat-link').filter({ hasText: 'What does this document say?' })).toHaveCount(0);
+
+    // Delete the document, then the namespace.
+    await page.goto('/library');
+    await library.namespace('Reports').getByRole('link', { name: 'Reports' }).click();
+    await page.getByTestId('document').getByRole('link', { name: 'report.txt' }).click();
+    page.once('dialog', (d) => d.accept());
+    await page.getByTestId('document-delete').click();
+    await expect(page.getByTestId('namespace-title')).toHaveText('Reports');
+    await expect(page.getByTestId('document')).toHaveCount(0);
+    await page.getByTestId('library-link').click();
+    page.once('dialog', (d) => d.accept());
+    await library.namespace('Reports').getByRole('button', { name: 'Delete Reports' }).click();
+    await expect(page.getByTestId('library-empty')).toBeVisible();
+  });
 });
 
 test('API tokens: made once, usable by an agent, revoked', async ({ page, playwright, baseURL }) => {

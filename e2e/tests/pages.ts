@@ -62,3 +62,20 @@ export class ChatPage {
     return this.page.request.fetch(path, { method, data, headers: { 'x-csrf-token': csrf_token } });
   }
 }
+
+export class LibraryPage {
+  constructor(readonly page: Page) {}
+
+  namespace(name: string) {
+    return this.page.getByTestId('namespace').filter({ has: this.page.getByRole('link', { name, exact: true }) });
+  }
+
+  /** Opens the page assistant and asks it `text`; returns the panel. */
+  async askAssistant(text: string) {
+    const panel = this.page.getByTestId('page-assistant');
+    if (!(await panel.isVisible())) await this.page.getByTestId('assistant-toggle').click();
+    await panel.getByTestId('composer-input').fill(text);
+    await panel.getByTestId('composer-input').press('Enter');
+    return panel;
+  }
+}
