@@ -375,9 +375,9 @@ test('an import asks first: decline keeps the library empty, approve puts the fi
     // The library shows it; its page shows its text.
     await page.getByTestId('library-link').click();
     await expect(library.namespace('Reports')).toContainText('1 document');
-    await library.namespace('Reports').getByRole('link', { name: 'Reports' }).click();
+    await library.namespace('Reports').getByRole('link', { name: 'Reports', exact: true }).click();
     await expect(page.getByTestId('namespace-title')).toHaveText('Reports');
-    await page.getByTestId('document').getByRole('link', { name: 'report.txt' }).click();
+    await page.getByTestId('document').getByRole('link', { name: 'report.txt', exact: true }).click();
     await expect(page.getByTestId('document-title')).toHaveText('report.txt');
     await expect(page.getByTestId('document-text')).toContainText('Quarterly revenue grew 12 percent.');
 
@@ -386,10 +386,11 @@ test('an import asks first: decline keeps the library empty, approve puts the fi
     const reply = panel.getByTestId('assistant-message').last();
     await expect(reply).toHaveAttribute('data-status', 'complete');
     await expect(reply.locator('.markdown')).toHaveText('The page says: Quarterly revenue grew 12 percent.');
+    await page.screenshot({ path: 'test-results/document-assistant.png' });
     await page.reload();
     await page.getByTestId('assistant-toggle').click();
     panel = page.getByTestId('page-assistant');
-    await expect(panel.getByTestId('user-message')).toHaveText(['What does this document say?']);
+    await expect(panel.getByTestId('user-message').getByTestId('message-text')).toHaveText(['What does this document say?']);
     await page.keyboard.press('Escape');
     await expect(page.getByTestId('assistant-toggle')).toBeFocused();
     await expect(page.getByTestId('assistant-toggle')).toHaveAttribute('aria-expanded', 'false');
@@ -400,8 +401,8 @@ test('an import asks first: decline keeps the library empty, approve puts the fi
 
     // Delete the document, then the namespace.
     await page.goto('/library');
-    await library.namespace('Reports').getByRole('link', { name: 'Reports' }).click();
-    await page.getByTestId('document').getByRole('link', { name: 'report.txt' }).click();
+    await library.namespace('Reports').getByRole('link', { name: 'Reports', exact: true }).click();
+    await page.getByTestId('document').getByRole('link', { name: 'report.txt', exact: true }).click();
     page.once('dialog', (d) => d.accept());
     await page.getByTestId('document-delete').click();
     await expect(page.getByTestId('namespace-title')).toHaveText('Reports');
