@@ -21,6 +21,7 @@ pub mod model_settings;
 pub mod openapi;
 pub mod router;
 pub mod routes;
+pub mod routines;
 pub mod sandbox;
 pub mod sandbox_settings;
 pub mod secret;

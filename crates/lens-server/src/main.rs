@@ -27,7 +27,7 @@ async fn main() -> anyhow::Result<()> {
             let addr = config.addr;
             let state = AppState::open(config, ModelSource::Settings, ToolRegistry::default()).await?;
             lens_server::sandbox::start(&state).await?;
-            lens_server::sandbox::spawn_routines(state.clone(), ROUTINES_EVERY);
+            lens_server::routines::spawn(state.clone(), ROUTINES_EVERY);
             let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("listening on {addr}"))?;
             tracing::info!("Lens is serving on http://{addr}");
             serve(listener, state.clone(), shutdown_signal()).await.context("serving")?;

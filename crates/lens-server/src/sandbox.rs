@@ -234,15 +234,3 @@ pub async fn tidy(state: &AppState) -> (usize, usize) {
     }
     (stopped, deleted)
 }
-
-/// Runs [`tidy`] every `every` until the server ends.
-pub fn spawn_routines(state: AppState, every: Duration) {
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(every);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tick.tick().await;
-            tidy(&state).await;
-        }
-    });
-}

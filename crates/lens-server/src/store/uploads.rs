@@ -38,6 +38,17 @@ impl super::Store {
         Ok(row.as_ref().map(to_ref))
     }
 
+    /// Forgets the uploads that no message carried and that were made before
+    /// `created_before` (ms); returns `(id, user_id)` of each, to delete their bytes.
+    /// One statement, so an upload is either forgotten or attached, never both.
+    pub async fn take_unsent_uploads(&self, created_before: i64) -> Result<Vec<(String, i64)>, sqlx::Error> {
+        let rows = sqlx::query("DELETE FROM uploads WHERE chat_id IS NULL AND created_at < ?1 RETURNING id, user_id")
+            .bind(created_before)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.iter().map(|r| (r.get("id"), r.get("user_id"))).collect())
+    }
+
     /// The ids of a conversation's uploads (to delete their bytes with it).
     pub async fn chat_upload_ids(&self, chat_id: &str) -> Result<Vec<String>, sqlx::Error> {
         sqlx::query_scalar("SELECT id FROM uploads WHERE chat_id = ?1").bind(chat_id).fetch_all(&self.pool).await

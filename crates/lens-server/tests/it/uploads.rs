@@ -1,6 +1,8 @@
 //! Attachments in: an upload is stored encrypted, a message carries it, a run finds it
 //! under /workspace/attachments/, and nobody else's id (or another chat's) gets in.
 
+use std::time::Duration;
+
 use lens_types::{SharedFileRef, StreamEvent};
 use reqwest::StatusCode;
 
@@ -80,4 +82,29 @@ async fn a_run_naming_another_persons_upload_is_a_clear_tool_error() {
         Some(format!("`{}` is not one of the person's attachments in this conversation", bobs.id).as_str())
     );
     assert!(step.output.is_none(), "nothing ran");
+}
+
+#[tokio::test]
+async fn uploads_no_message_carried_are_forgotten_after_their_wait() {
+    let app = TestApp::new().await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    let (_, body) = admin.upload("sent.txt", b"sent".to_vec()).await;
+    let sent: SharedFileRef = serde_json::from_value(body).unwrap();
+    let (_, body) = admin.upload("left.txt", b"left behind".to_vec()).await;
+    let left: SharedFileRef = serde_json::from_value(body).unwrap();
+    let (status, body) = admin.ask_with(&cid, "with a file", &[&sent.id]).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    admin.events(&cid, body["answer_id"].as_str().unwrap(), None, 1000).await;
+    let folder = app.dir.path().join("uploads/1");
+
+    // Younger than the wait: kept.
+    assert_eq!(lens_server::routines::forget_unsent_uploads(&app.state, Duration::from_secs(3600)).await, 0);
+    assert!(folder.join(&left.id).is_file());
+    // Past it: the unsent one goes, row and bytes; the sent one stays.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert_eq!(lens_server::routines::forget_unsent_uploads(&app.state, Duration::ZERO).await, 1);
+    assert!(!folder.join(&left.id).exists() && folder.join(&sent.id).is_file());
+    let (status, body) = admin.ask_with(&cid, "late", &[&left.id]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
 }

@@ -1,0 +1,44 @@
+//! The server's routines, every `ROUTINES_EVERY`: the sandboxes' tidying, and uploads
+//! that no message carried forgotten after a day.
+
+use std::time::Duration;
+
+use crate::AppState;
+
+/// How long an upload waits for a message to carry it.
+pub const UNSENT_UPLOAD_KEEP: Duration = Duration::from_secs(24 * 3600);
+
+/// Deletes uploads older than `keep` that no message carried (rows and bytes); returns
+/// how many.
+pub async fn forget_unsent_uploads(state: &AppState, keep: Duration) -> usize {
+    let before = crate::now_ms() - keep.as_millis() as i64;
+    let taken = match state.store.take_unsent_uploads(before).await {
+        Ok(taken) => taken,
+        Err(e) => {
+            tracing::warn!(error = %e, "listing unsent uploads failed");
+            return 0;
+        }
+    };
+    for (id, user_id) in &taken {
+        if let Err(e) = state.uploads.delete(&user_id.to_string(), id) {
+            tracing::warn!(upload = %id, error = %e, "deleting an unsent upload's bytes failed");
+        }
+    }
+    if !taken.is_empty() {
+        tracing::info!(count = taken.len(), "forgot uploads no message carried");
+    }
+    taken.len()
+}
+
+/// Runs the routines every `every` until the server ends.
+pub fn spawn(state: AppState, every: Duration) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            crate::sandbox::tidy(&state).await;
+            forget_unsent_uploads(&state, UNSENT_UPLOAD_KEEP).await;
+        }
+    });
+}
