@@ -16,15 +16,14 @@ use std::{
 };
 
 use base64::{Engine, engine::general_purpose::STANDARD as B64};
-use lens_sandbox_agent::{
-    paths::resolve,
-    protocol::{Entry, Reply, Request, read_frame, write_frame},
-};
+use files::{Fail, list_files, read_file, write_file};
+use lens_sandbox_agent::protocol::{FailKind, Reply, Request, read_frame, write_frame};
 use lens_types::{OutputStream, RunEnding};
 use nix::{sys::signal::Signal, unistd::Pid};
 
 mod changes;
 mod confine;
+mod files;
 mod kernel;
 mod proxy;
 mod seccomp_policy;
@@ -61,7 +60,11 @@ impl Agent {
     }
 
     fn failed(&self, id: u64, message: impl Into<String>) {
-        self.reply(&Reply::Failed { id, message: message.into() });
+        self.refused(id, Fail { kind: FailKind::Other, message: message.into() });
+    }
+
+    fn refused(&self, id: u64, fail: Fail) {
+        self.reply(&Reply::Failed { id, message: fail.message, kind: fail.kind });
     }
 
     /// Ends run `id`: when it was the last one running, whatever it left behind is
@@ -162,15 +165,15 @@ fn handle(agent: &Arc<Agent>, request: Request) {
         }
         Request::WriteFile { id, path, data } => match write_file(&agent.root, &path, &data) {
             Ok(()) => agent.reply(&Reply::Done { id }),
-            Err(m) => agent.failed(id, m),
+            Err(fail) => agent.refused(id, fail),
         },
         Request::ReadFile { id, path, max_bytes } => match read_file(&agent.root, &path, max_bytes) {
             Ok(data) => agent.reply(&Reply::File { id, data }),
-            Err(m) => agent.failed(id, m),
+            Err(fail) => agent.refused(id, fail),
         },
         Request::ListFiles { id, path } => match list_files(&agent.root, &path) {
             Ok(entries) => agent.reply(&Reply::Files { id, entries }),
-            Err(m) => agent.failed(id, m),
+            Err(fail) => agent.refused(id, fail),
         },
         Request::NetOpen { id, ok, message } => agent.proxy.deliver(id, proxy::NetMessage::Open { ok, message }),
         Request::NetData { id, data } => {
@@ -314,43 +317,4 @@ fn python(agent: &Arc<Agent>, id: u64, code: String, env: Vec<(String, String)>,
         let (ending, files) = ending;
         agent.reply(&Reply::Ended { id, ending, files });
     });
-}
-
-fn write_file(root: &Path, path: &str, data: &str) -> Result<(), String> {
-    let target = resolve(root, path).map_err(|e| e.to_string())?;
-    let bytes = B64.decode(data).map_err(|_| "the file data is not base64".to_string())?;
-    if let Some(parent) = target.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("could not make the folder: {e}"))?;
-    }
-    // Written beside it and renamed, so a reader never sees half a file.
-    let tmp =
-        target.with_file_name(format!(".{}.lens-tmp", target.file_name().and_then(|n| n.to_str()).unwrap_or("file")));
-    std::fs::write(&tmp, bytes).map_err(|e| format!("could not write `{path}`: {e}"))?;
-    std::fs::rename(&tmp, &target).map_err(|e| format!("could not write `{path}`: {e}"))
-}
-
-fn read_file(root: &Path, path: &str, max_bytes: u64) -> Result<String, String> {
-    let target = resolve(root, path).map_err(|e| e.to_string())?;
-    let meta = std::fs::metadata(&target).map_err(|_| format!("`{path}` does not exist"))?;
-    if !meta.is_file() {
-        return Err(format!("`{path}` is not a file"));
-    }
-    if meta.len() > max_bytes {
-        return Err(format!("`{path}` is {} bytes, more than the {max_bytes} allowed", meta.len()));
-    }
-    std::fs::read(&target).map(|b| B64.encode(b)).map_err(|e| format!("could not read `{path}`: {e}"))
-}
-
-fn list_files(root: &Path, path: &str) -> Result<Vec<Entry>, String> {
-    let dir = resolve(root, path).map_err(|e| e.to_string())?;
-    let real_root = root.canonicalize().map_err(|e| e.to_string())?;
-    let mut entries = Vec::new();
-    for item in std::fs::read_dir(&dir).map_err(|_| format!("`{path}` is not a folder"))? {
-        let Ok(item) = item else { continue };
-        let Ok(meta) = item.metadata() else { continue };
-        let rel = item.path().strip_prefix(&real_root).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
-        entries.push(Entry { path: rel, size: meta.len(), is_dir: meta.is_dir() });
-    }
-    entries.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(entries)
 }

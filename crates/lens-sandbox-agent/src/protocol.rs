@@ -84,10 +84,12 @@ pub enum Reply {
     Done {
         id: u64,
     },
-    /// A request failed; the message is fit to show.
+    /// A request failed; the message is fit to show, the kind is for the server to act on.
     Failed {
         id: u64,
         message: String,
+        #[serde(default, skip_serializing_if = "FailKind::is_other")]
+        kind: FailKind,
     },
     /// A program in the sandbox asked the proxy for `target` (`host:port` for CONNECT,
     /// the URL for anything else); the server decides. Connection ids start at [`NET_IDS`].
@@ -105,6 +107,28 @@ pub enum Reply {
     NetClose {
         id: u64,
     },
+}
+
+/// What a `Failed` reply was about, so the server need not read its words.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailKind {
+    #[default]
+    Other,
+    /// The path leaves the workspace.
+    BadPath,
+    /// No such file or folder.
+    NotFound,
+    /// The file is larger than the request allows.
+    TooLarge,
+    /// The workspace's disk quota is used up.
+    Full,
+}
+
+impl FailKind {
+    pub fn is_other(&self) -> bool {
+        *self == FailKind::Other
+    }
 }
 
 /// Proxy connection ids count from here, apart from the server's request ids.

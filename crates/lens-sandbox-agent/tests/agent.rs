@@ -154,7 +154,7 @@ fn background_processes_do_not_outlive_their_run() {
 fn a_missing_program_is_a_clear_failure() {
     let mut a = Agent::start();
     a.send(Request::Exec { id: 9, argv: vec!["no-such-program".into()], env: vec![], timeout_ms: 1000 });
-    assert!(matches!(a.next(), Reply::Failed { id: 9, message } if message.contains("no-such-program")));
+    assert!(matches!(a.next(), Reply::Failed { id: 9, message, .. } if message.contains("no-such-program")));
 }
 
 #[test]

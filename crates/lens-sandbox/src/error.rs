@@ -6,12 +6,15 @@ pub enum SandboxError {
     /// The conversation id cannot name a sandbox.
     #[error("`{0}` cannot name a sandbox: ids are 1–9 lowercase letters or digits")]
     BadName(String),
-    /// A path leaves `/workspace` or is otherwise not allowed.
-    #[error("the path `{0}` is outside the workspace")]
+    /// A path leaves `/workspace` (the sentence says which).
+    #[error("{0}")]
     BadPath(String),
-    /// No such file or sandbox.
-    #[error("{0} does not exist")]
+    /// No such file or folder (the sentence says which).
+    #[error("{0}")]
     NotFound(String),
+    /// A file is larger than the request allows (the sentence says how large).
+    #[error("{0}")]
+    TooLarge(String),
     /// The sandbox cannot run on this machine (the check says why).
     #[error("the sandbox is not available here: {0}")]
     Unavailable(String),

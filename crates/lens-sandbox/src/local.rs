@@ -24,7 +24,7 @@ use std::{
 };
 
 use base64::{Engine, engine::general_purpose::STANDARD as B64};
-use lens_sandbox_agent::protocol::{Reply, Request};
+use lens_sandbox_agent::protocol::{FailKind, Reply, Request};
 use lens_types::RunEnding;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
@@ -396,7 +396,7 @@ impl LocalDriver {
         let reply = rx.recv().await.ok_or_else(|| gone("the sandbox stopped"));
         running.waiting.lock().map_err(backend)?.remove(&id);
         match reply? {
-            Reply::Failed { message, .. } => Err(failure(message)),
+            Reply::Failed { message, kind, .. } => Err(failure(kind, message)),
             other => Ok(other),
         }
     }
@@ -497,13 +497,14 @@ fn gone(e: impl std::fmt::Display) -> SandboxError {
 }
 
 /// The agent's words, mapped to what the caller must decide.
-fn failure(message: String) -> SandboxError {
-    if message.contains("outside the workspace") {
-        SandboxError::BadPath(message)
-    } else if let Some(what) = message.strip_suffix(" does not exist") {
-        SandboxError::NotFound(what.to_owned())
-    } else {
-        SandboxError::Backend(message)
+/// The agent's refusal as the driver's error, by the kind it reported.
+fn failure(kind: FailKind, message: String) -> SandboxError {
+    match kind {
+        FailKind::BadPath => SandboxError::BadPath(message),
+        FailKind::NotFound => SandboxError::NotFound(message),
+        FailKind::TooLarge => SandboxError::TooLarge(message),
+        FailKind::Full => SandboxError::QuotaExceeded,
+        FailKind::Other => SandboxError::Backend(message),
     }
 }
 

@@ -4,7 +4,9 @@
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
-use lens_sandbox::{ExecRequest, Limits, LocalDriver, LocalOptions, RunEnding, SandboxDriver, run_to_end};
+use lens_sandbox::{
+    ExecRequest, Limits, LocalDriver, LocalOptions, RunEnding, SandboxDriver, SandboxError, run_to_end,
+};
 
 fn agent() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -166,6 +168,11 @@ async fn filling_the_disk_fails_clearly_and_stays_inside_the_quota() {
     use std::os::unix::fs::MetadataExt;
     let used = std::fs::metadata(&image).unwrap().blocks() * 512;
     assert!(used < 80 << 20, "the host holds {used} bytes for a 64 MiB quota");
+    // A file put into the full workspace is refused as such, and leaves nothing half-written.
+    let put = d.put_file("filler", "more.bin", vec![7u8; 1 << 20]).await;
+    assert!(matches!(put, Err(SandboxError::QuotaExceeded)), "{put:?}");
+    let (out, _, _) = bash(&*d, "filler", "ls -A").await;
+    assert_eq!(out, "big\n", "no temporary file is left");
     // Freeing space makes the workspace usable again.
     let (out, _, _) = bash(&*d, "filler", "rm big && echo fine > small && cat small").await;
     assert_eq!(out, "fine\n");

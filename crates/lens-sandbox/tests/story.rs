@@ -132,7 +132,19 @@ async fn bad_names_and_paths_are_refused() {
     let (d, _dir) = driver();
     assert!(matches!(d.ensure("../etc").await, Err(SandboxError::BadName(_))));
     assert!(matches!(d.put_file("ok", "../x", b"x".to_vec()).await, Err(SandboxError::BadPath(_))));
-    assert!(matches!(d.get_file("ok", "/etc/passwd", 10_000).await, Err(SandboxError::BadPath(_))));
+    let refused = d.get_file("ok", "/etc/passwd", 10_000).await;
+    assert!(
+        matches!(&refused, Err(e @ SandboxError::BadPath(_)) if e.to_string() == "the path `/etc/passwd` is outside the workspace"),
+        "{refused:?}"
+    );
+    d.put_file("ok", "ten.txt", b"0123456789".to_vec()).await.unwrap();
+    let refused = d.get_file("ok", "ten.txt", 4).await;
+    assert!(
+        matches!(&refused, Err(e @ SandboxError::TooLarge(_)) if e.to_string() == "`ten.txt` is 10 bytes, more than the 4 allowed"),
+        "{refused:?}"
+    );
+    let missing = d.list_files("ok", "nowhere").await;
+    assert!(matches!(missing, Err(SandboxError::NotFound(_))), "{missing:?}");
 }
 
 async fn python(d: &dyn SandboxDriver, chat: &str, code: &str) -> (String, String, RunEnding) {

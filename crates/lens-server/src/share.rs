@@ -65,7 +65,7 @@ pub async fn share(
     }
     let name = clean_name(name.unwrap_or(path)).ok_or_else(|| format!("`{path}` does not name a file"))?;
     let bytes = driver.get_file(chat_id, path, max_bytes).await.map_err(|e| match e {
-        lens_sandbox::SandboxError::Backend(m) if m.contains("more than the") => {
+        lens_sandbox::SandboxError::TooLarge(_) => {
             format!("`{path}` is larger than the {} MB a file may be when shared", state.config.share_max_mb)
         }
         other => other.to_string(),
