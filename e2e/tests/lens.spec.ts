@@ -390,6 +390,7 @@ test('an import asks first: decline keeps the library empty, approve puts the fi
     await page.reload();
     await page.getByTestId('assistant-toggle').click();
     panel = page.getByTestId('page-assistant');
+    await expect(panel.getByTestId('composer-input')).toBeFocused();
     await expect(panel.getByTestId('user-message').getByTestId('message-text')).toHaveText(['What does this document say?']);
     await page.keyboard.press('Escape');
     await expect(page.getByTestId('assistant-toggle')).toBeFocused();

@@ -35,7 +35,18 @@ pub fn PageAssistant(
             }
         });
     });
-    let toggle = move |_| open.update(|o| *o = !*o);
+    let toggle = move |_| {
+        open.update(|o| *o = !*o);
+        if open.get_untracked() {
+            // Opening puts the person in the panel's composer, ready to type.
+            request_animation_frame(|| {
+                if let Some(input) = document().get_element_by_id("composer-input") {
+                    use wasm_bindgen::JsCast;
+                    let _ = input.dyn_into::<web_sys::HtmlElement>().map(|i| i.focus());
+                }
+            });
+        }
+    };
     let on_key = move |ev: leptos::ev::KeyboardEvent| {
         if ev.key() == "Escape" {
             open.set(false);
