@@ -2,6 +2,7 @@
 //! that drives one answer against a model, the tools and the store ([`runner`]).
 
 pub mod approvals;
+pub mod deletion;
 pub mod history;
 pub mod hub;
 pub mod machine;

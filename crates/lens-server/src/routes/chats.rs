@@ -76,32 +76,14 @@ pub async fn rename_chat(
     Ok(Json(state.store.rename_chat(user.id(), &cid, &title).await?.ok_or(AppError::NotFound)?))
 }
 
-/// Stops the chat's running answer and deletes the chat with its messages and sandbox.
+/// Stops the chat's running answer and deletes the chat with everything of it.
 pub async fn delete_chat(
     State(state): State<AppState>,
     user: CurrentUser,
     Path(cid): Path<String>,
 ) -> Result<StatusCode> {
-    state.store.chat(user.id(), &cid).await?.ok_or(AppError::NotFound)?;
-    state.answers.stop_chat(&cid);
-    // Its uploads' rows go with the chat (cascade); their bytes are removed below.
-    let uploads = state.store.chat_upload_ids(&cid).await?;
-    if !state.store.delete_chat(user.id(), &cid).await? {
+    if !crate::chat::deletion::delete_chat(&state, user.id(), &cid).await? {
         return Err(AppError::NotFound);
-    }
-    // The conversation is gone; its sandbox and files go with it.
-    if let Err(e) = state.vault.delete_folder(&cid) {
-        tracing::warn!(chat = %cid, error = %e, "deleting the conversation's files failed");
-    }
-    for id in uploads {
-        if let Err(e) = state.uploads.delete(&user.id().to_string(), &id) {
-            tracing::warn!(chat = %cid, error = %e, "deleting an upload failed");
-        }
-    }
-    if let Some(sandbox) = state.sandbox.driver()
-        && let Err(e) = sandbox.delete(&cid).await
-    {
-        tracing::warn!(chat = %cid, error = %e, "deleting the sandbox failed");
     }
     Ok(StatusCode::NO_CONTENT)
 }

@@ -1,5 +1,6 @@
 //! A library document: its details, its content (download, or an image inline), delete.
-//! Another person's document is 404.
+//! Another person's document is 404. Deleting one deletes the page assistant's
+//! conversations about it.
 
 use axum::{
     Json,
@@ -9,7 +10,7 @@ use axum::{
 };
 use lens_types::{DocumentView, SharedFileRef};
 
-use crate::{AppError, AppState, Result, auth::CurrentUser, routes::chat_files::FileQuery};
+use crate::{AppError, AppState, Result, auth::CurrentUser, chat::deletion, routes::chat_files::FileQuery};
 
 pub async fn get_document(
     State(state): State<AppState>,
@@ -41,5 +42,6 @@ pub async fn delete_document(
     if let Err(e) = state.library.delete(&user.id().to_string(), &id) {
         tracing::warn!(document = %id, error = %e, "deleting a library document's bytes failed");
     }
+    deletion::delete_page_chats(&state, user.id(), &[deletion::document_page(&id)]).await?;
     Ok(StatusCode::NO_CONTENT)
 }

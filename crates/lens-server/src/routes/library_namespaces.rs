@@ -1,4 +1,5 @@
-//! The person's library namespaces: list, make, rename, delete (with their documents).
+//! The person's library namespaces: list, make, rename, delete (with their documents and
+//! the page assistant's conversations about them).
 //! Another person's namespace is 404.
 
 use axum::{
@@ -8,7 +9,7 @@ use axum::{
 };
 use lens_types::{DocumentView, NamespaceRequest, NamespaceView};
 
-use crate::{AppError, AppState, Result, auth::CurrentUser, json::ApiJson};
+use crate::{AppError, AppState, Result, auth::CurrentUser, chat::deletion, json::ApiJson};
 
 /// A namespace name: trimmed, 1–100 characters, no control characters.
 pub fn clean_namespace(name: &str) -> Result<String> {
@@ -63,11 +64,14 @@ pub async fn delete_namespace(
     Path(id): Path<String>,
 ) -> Result<StatusCode> {
     let documents = state.store.delete_namespace(user.id(), &id).await?.ok_or(AppError::NotFound)?;
+    let mut pages = vec![deletion::namespace_page(&id)];
     for doc in documents {
         if let Err(e) = state.library.delete(&user.id().to_string(), &doc) {
             tracing::warn!(document = %doc, error = %e, "deleting a library document failed");
         }
+        pages.push(deletion::document_page(&doc));
     }
+    deletion::delete_page_chats(&state, user.id(), &pages).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

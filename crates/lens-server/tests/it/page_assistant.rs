@@ -110,3 +110,51 @@ async fn a_bad_page_is_refused_and_adds_nothing() {
     assert!(app.state.store.messages(&cid).await.unwrap().is_empty());
     assert!(!app.state.store.has_outside_text(&cid).await.unwrap());
 }
+
+#[tokio::test]
+async fn deleting_a_document_or_a_namespace_deletes_the_conversations_about_it() {
+    let app = TestApp::new().await;
+    let admin = app.admin().await;
+    let (_, ns) = admin.post("/api/v1/library/namespaces", json!({"name": "Reports"})).await;
+    let ns = ns["id"].as_str().unwrap().to_owned();
+    for doc in ["d1", "d2"] {
+        let view = lens_types::DocumentView {
+            id: doc.into(),
+            namespace_id: ns.clone(),
+            name: format!("{doc}.txt"),
+            size: 1,
+            mime: "text/plain".into(),
+            created_at: 0,
+        };
+        app.state.store.insert_document(&view).await.unwrap();
+    }
+    let page_chat = |page: String| {
+        let admin = &admin;
+        async move {
+            let (status, chat) = admin.post("/api/v1/chats", json!({"page_url": page})).await;
+            assert_eq!(status, StatusCode::CREATED);
+            let cid = chat["id"].as_str().unwrap().to_owned();
+            let ask = json!({"text": "what is it?", "page": {"url": page, "text": "the secret figures"}});
+            let (_, body) = admin.post(&format!("/api/v1/chats/{cid}/messages"), ask).await;
+            admin.events(&cid, body["answer_id"].as_str().unwrap(), None, 1000).await;
+            cid
+        }
+    };
+    let about_d1 = page_chat("/library/documents/d1".into()).await;
+    let about_d2 = page_chat("/library/documents/d2".into()).await;
+    let about_ns = page_chat(format!("/library/{ns}")).await;
+    let plain = admin.new_chat().await;
+    let gone = |cid: &str| {
+        let (admin, cid) = (&admin, cid.to_owned());
+        async move { admin.get(&format!("/api/v1/chats/{cid}")).await.0 == StatusCode::NOT_FOUND }
+    };
+
+    assert_eq!(admin.delete("/api/v1/library/documents/d1").await.0, StatusCode::NO_CONTENT);
+    assert!(gone(&about_d1).await, "the document's conversation goes with it");
+    assert!(!gone(&about_d2).await && !gone(&about_ns).await && !gone(&plain).await);
+
+    assert_eq!(admin.delete(&format!("/api/v1/library/namespaces/{ns}")).await.0, StatusCode::NO_CONTENT);
+    assert!(gone(&about_d2).await && gone(&about_ns).await, "the namespace's and its documents' go with it");
+    assert!(!gone(&plain).await, "other conversations stay");
+    assert!(app.state.store.page_context(&about_d2).await.unwrap().is_none(), "the page's text is not kept");
+}
