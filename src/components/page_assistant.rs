@@ -81,7 +81,11 @@ pub fn PageAssistant(
                     </Show>
                     <Conversation
                         chat_id=Signal::derive(move || chat_id.get())
-                        page=Callback::new(move |()| page.get_untracked())
+                        page=Callback::new(move |()| {
+                            let mut sent = page.get_untracked();
+                            sent.text = sent.text.map(|t| PageContext::cut_text(&t));
+                            sent
+                        })
                         on_created=Callback::new(move |id: String| chat_id.set(Some(id)))
                         hint="Ask about what this page shows."
                     />

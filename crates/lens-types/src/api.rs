@@ -164,6 +164,25 @@ pub struct PageContext {
     pub text: Option<String>,
 }
 
+impl PageContext {
+    /// The most of a page's text the model is shown, in characters.
+    pub const TEXT_MAX: usize = 50_000;
+
+    /// `text` cut to [`Self::TEXT_MAX`] characters with a line saying so. The browser
+    /// cuts before sending (a long document fits the request limit) and the server cuts
+    /// what it receives; cutting twice gives the same text.
+    pub fn cut_text(text: &str) -> String {
+        match text.char_indices().nth(Self::TEXT_MAX) {
+            Some((end, _)) => format!(
+                "{}\n[… the page's text was cut here: {} of its characters are shown]",
+                &text[..end],
+                Self::TEXT_MAX
+            ),
+            None => text.to_owned(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CreateMessageRequest {
     pub text: String,
@@ -410,4 +429,23 @@ pub struct DocumentView {
     pub size: u64,
     pub mime: String,
     pub created_at: UnixMillis,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PageContext;
+
+    #[test]
+    fn a_page_is_cut_once_at_its_limit_and_says_so() {
+        let short = "é".repeat(PageContext::TEXT_MAX);
+        assert_eq!(PageContext::cut_text(&short), short, "at the limit nothing is cut");
+        let long = "é".repeat(PageContext::TEXT_MAX + 10);
+        let cut = PageContext::cut_text(&long);
+        assert!(
+            cut.starts_with(&short) && cut.ends_with("50000 of its characters are shown]"),
+            "{}",
+            &cut[cut.len() - 80..]
+        );
+        assert_eq!(PageContext::cut_text(&cut), cut, "cutting again changes nothing");
+    }
 }

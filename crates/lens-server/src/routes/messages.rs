@@ -21,19 +21,11 @@ use crate::{
 const MAX_TEXT: usize = 100_000;
 /// The most attachments one message carries.
 const MAX_ATTACHMENTS: usize = 10;
-/// The most of a page's text the model is shown, in characters.
-pub const MAX_PAGE_TEXT: usize = 50_000;
-
-/// The page a question was asked on, checked, with its text cut to `MAX_PAGE_TEXT`.
+/// The page a question was asked on, checked, with its text cut to `PageContext::TEXT_MAX`.
 fn clean_page(page: PageContext) -> Result<PageContext> {
     crate::routes::chats::clean_page_url(&page.url)?;
     let title = page.title.map(|t| t.chars().take(200).collect::<String>());
-    let text = page.text.filter(|t| !t.trim().is_empty()).map(|t| match t.char_indices().nth(MAX_PAGE_TEXT) {
-        Some((cut, _)) => {
-            format!("{}\n[… the page's text was cut here: {} of its characters are shown]", &t[..cut], MAX_PAGE_TEXT)
-        }
-        None => t,
-    });
+    let text = page.text.filter(|t| !t.trim().is_empty()).map(|t| PageContext::cut_text(&t));
     Ok(PageContext { url: page.url, title, text })
 }
 
