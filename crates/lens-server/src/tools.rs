@@ -87,8 +87,8 @@ impl ToolRegistry {
         settings: RunSettings,
     ) -> Self {
         Self::default()
-            .with(Arc::new(RunPython { driver: driver.clone(), settings, state: state.clone() }))
-            .with(Arc::new(RunBash { driver: driver.clone(), settings, state: state.clone() }))
+            .with(Arc::new(RunPython(run::RunTool { driver: driver.clone(), settings, state: state.clone() })))
+            .with(Arc::new(RunBash(run::RunTool { driver: driver.clone(), settings, state: state.clone() })))
             .with(Arc::new(SandboxFiles { driver: driver.clone() }))
             .with(Arc::new(ShareSandboxFile { driver: driver.clone(), state: state.clone() }))
             .with(Arc::new(ImportSandboxFile { driver, state }))

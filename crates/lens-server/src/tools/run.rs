@@ -28,6 +28,26 @@ pub struct RunPlace {
     pub settings: RunSettings,
 }
 
+/// What a run tool holds: the sandbox driver, the app (for the vault and the store) and
+/// the run settings in force.
+pub struct RunTool {
+    pub driver: Arc<dyn SandboxDriver>,
+    pub settings: RunSettings,
+    pub state: AppState,
+}
+
+impl RunTool {
+    /// Where a run of conversation `chat_id` happens.
+    pub fn place(&self, chat_id: &str) -> RunPlace {
+        RunPlace {
+            state: self.state.clone(),
+            driver: self.driver.clone(),
+            chat_id: chat_id.to_owned(),
+            settings: self.settings,
+        }
+    }
+}
+
 /// Images a run made that are shown inline, at most this many per run.
 const INLINE_IMAGES_PER_RUN: usize = 4;
 

@@ -1,29 +1,12 @@
 //! `run_bash {command}`: a shell command in the conversation's sandbox.
 
-use std::sync::Arc;
-
 use lens_llm::ToolSpec;
-use lens_sandbox::{ExecRequest, SandboxDriver};
+use lens_sandbox::ExecRequest;
 use serde_json::json;
 
 use super::{OutputSink, Tool, ToolContext, ToolOutcome, run};
 
-pub struct RunBash {
-    pub driver: Arc<dyn SandboxDriver>,
-    pub settings: run::RunSettings,
-    pub state: crate::AppState,
-}
-
-impl RunBash {
-    fn place(&self, chat_id: &str) -> run::RunPlace {
-        run::RunPlace {
-            state: self.state.clone(),
-            driver: self.driver.clone(),
-            chat_id: chat_id.to_owned(),
-            settings: self.settings,
-        }
-    }
-}
+pub struct RunBash(pub run::RunTool);
 
 #[async_trait::async_trait]
 impl Tool for RunBash {
@@ -33,8 +16,8 @@ impl Tool for RunBash {
             description: format!(
                 "Run a bash command in this conversation's sandbox, in /workspace, which it shares with run_python. \
                  {} {} You get the start of stdout and the end of stderr.",
-                self.settings.network_note(),
-                self.settings.limits_note()
+                self.0.settings.network_note(),
+                self.0.settings.limits_note()
             ),
             parameters: json!({
                 "type": "object",
@@ -52,7 +35,7 @@ impl Tool for RunBash {
     }
 
     async fn approval(&self, ctx: &ToolContext, _args: &serde_json::Value) -> Option<String> {
-        run::approval_question(&self.place(&ctx.chat_id), "bash").await
+        run::approval_question(&self.0.place(&ctx.chat_id), "bash").await
     }
 
     async fn run(&self, ctx: ToolContext, args: serde_json::Value, live: OutputSink) -> ToolOutcome {
@@ -62,10 +45,10 @@ impl Tool for RunBash {
         let request = ExecRequest {
             argv: vec!["bash".into(), "-c".into(), command.into()],
             env: Default::default(),
-            timeout: self.settings.timeout,
+            timeout: self.0.settings.timeout,
         };
-        let place = self.place(&ctx.chat_id);
-        let start = self.driver.exec(&ctx.chat_id, request);
+        let place = self.0.place(&ctx.chat_id);
+        let start = self.0.driver.exec(&ctx.chat_id, request);
         run::run_call(&place, &ctx, &args, ("bash", command), &live, start).await
     }
 }

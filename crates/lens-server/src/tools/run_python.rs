@@ -1,29 +1,11 @@
 //! `run_python {code}`: a cell in the conversation's Python kernel.
 
-use std::sync::Arc;
-
 use lens_llm::ToolSpec;
-use lens_sandbox::SandboxDriver;
 use serde_json::json;
 
 use super::{OutputSink, Tool, ToolContext, ToolOutcome, run};
 
-pub struct RunPython {
-    pub driver: Arc<dyn SandboxDriver>,
-    pub settings: run::RunSettings,
-    pub state: crate::AppState,
-}
-
-impl RunPython {
-    fn place(&self, chat_id: &str) -> run::RunPlace {
-        run::RunPlace {
-            state: self.state.clone(),
-            driver: self.driver.clone(),
-            chat_id: chat_id.to_owned(),
-            settings: self.settings,
-        }
-    }
-}
+pub struct RunPython(pub run::RunTool);
 
 #[async_trait::async_trait]
 impl Tool for RunPython {
@@ -35,8 +17,8 @@ impl Tool for RunPython {
                  notebook; the value of a last bare expression is shown. Files live in /workspace and persist. numpy, \
                  pandas and matplotlib are installed. {} {} You get the start of stdout and the end of \
                  stderr.",
-                self.settings.network_note(),
-                self.settings.limits_note()
+                self.0.settings.network_note(),
+                self.0.settings.limits_note()
             ),
             parameters: json!({
                 "type": "object",
@@ -54,15 +36,15 @@ impl Tool for RunPython {
     }
 
     async fn approval(&self, ctx: &ToolContext, _args: &serde_json::Value) -> Option<String> {
-        run::approval_question(&self.place(&ctx.chat_id), "Python").await
+        run::approval_question(&self.0.place(&ctx.chat_id), "Python").await
     }
 
     async fn run(&self, ctx: ToolContext, args: serde_json::Value, live: OutputSink) -> ToolOutcome {
         let Some(code) = args["code"].as_str() else {
             return ToolOutcome::failed("run_python needs a `code` string");
         };
-        let place = self.place(&ctx.chat_id);
-        let start = self.driver.run_python(&ctx.chat_id, code, self.settings.timeout);
+        let place = self.0.place(&ctx.chat_id);
+        let start = self.0.driver.run_python(&ctx.chat_id, code, self.0.settings.timeout);
         run::run_call(&place, &ctx, &args, ("python", code), &live, start).await
     }
 }
