@@ -213,6 +213,10 @@ pub async fn create_namespace(name: &str) -> ApiResult<NamespaceView> {
     send_json(Request::post("/api/v1/library/namespaces"), &NamespaceRequest { name: name.to_owned() }).await
 }
 
+pub async fn get_namespace(id: &str) -> ApiResult<NamespaceView> {
+    get(&format!("/api/v1/library/namespaces/{id}")).await
+}
+
 pub async fn rename_namespace(id: &str, name: &str) -> ApiResult<NamespaceView> {
     let req = Request::patch(&format!("/api/v1/library/namespaces/{id}"));
     send_json(req, &NamespaceRequest { name: name.to_owned() }).await

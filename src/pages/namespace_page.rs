@@ -27,9 +27,7 @@ pub fn NamespacePage(
                 Err(e) if e.status == 404 => missing.set(true),
                 Err(e) => error.set(Some(e.message)),
             }
-            if let Ok(all) = api::list_namespaces().await
-                && let Some(ns) = all.into_iter().find(|n| n.id == id)
-            {
+            if let Ok(ns) = api::get_namespace(&id).await {
                 name.set(ns.name);
             }
         })

@@ -110,6 +110,7 @@ pub const ROUTES: &[RouteDoc] = &[
         Some("NamespaceRequest"),
         Some("NamespaceView")
     ),
+    r!("get", "/api/v1/library/namespaces/{id}", "A namespace", "user", None, Some("NamespaceView")),
     r!(
         "patch",
         "/api/v1/library/namespaces/{id}",

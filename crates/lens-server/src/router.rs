@@ -45,7 +45,9 @@ pub fn router(state: AppState) -> Router {
         )
         .route(
             "/library/namespaces/{id}",
-            axum::routing::patch(library_namespaces::rename_namespace).delete(library_namespaces::delete_namespace),
+            get(library_namespaces::get_namespace)
+                .patch(library_namespaces::rename_namespace)
+                .delete(library_namespaces::delete_namespace),
         )
         .route("/library/namespaces/{id}/documents", get(library_namespaces::list_documents))
         .route(

@@ -40,6 +40,14 @@ pub async fn create_namespace(
     Ok((StatusCode::CREATED, Json(view)))
 }
 
+pub async fn get_namespace(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(id): Path<String>,
+) -> Result<Json<NamespaceView>> {
+    Ok(Json(state.store.namespace(user.id(), &id).await?.ok_or(AppError::NotFound)?))
+}
+
 pub async fn rename_namespace(
     State(state): State<AppState>,
     user: CurrentUser,

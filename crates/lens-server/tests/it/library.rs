@@ -67,6 +67,9 @@ async fn an_import_asks_first_and_lands_in_the_library() {
         StatusCode::NOT_FOUND
     );
     assert_eq!(bob.delete(&format!("/api/v1/library/namespaces/{}", namespaces[0].id)).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(bob.get(&format!("/api/v1/library/namespaces/{}", namespaces[0].id)).await.0, StatusCode::NOT_FOUND);
+    let (status, one) = admin.get(&format!("/api/v1/library/namespaces/{}", namespaces[0].id)).await;
+    assert_eq!((status, &one["name"], &one["documents"]), (StatusCode::OK, &json!(namespaces[0].name), &json!(1)));
     assert_eq!(bob.get("/api/v1/library/namespaces").await.1, json!([]));
 
     // Deleting the namespace deletes its documents' bytes.
