@@ -444,5 +444,12 @@ test('works on a phone-sized screen and by keyboard alone', async ({ browser }) 
   const width = await page.evaluate(() => document.documentElement.scrollWidth);
   expect(width).toBeLessThanOrEqual(390);
   await page.screenshot({ path: 'test-results/phone.png', fullPage: true });
+  // The library and its assistant fit too, and open from the keyboard.
+  await page.getByTestId('library-link').first().click();
+  await page.getByTestId('assistant-toggle').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('page-assistant').getByTestId('composer-input')).toBeFocused();
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await page.screenshot({ path: 'test-results/phone-library.png', fullPage: true });
   await context.close();
 });
