@@ -271,3 +271,54 @@ pub fn process_tree(pid: u32) -> Vec<u32> {
     }
     all
 }
+
+#[cfg(test)]
+mod tests {
+    //! The files each version is written, against a plain folder standing in for the
+    //! cgroup file system (this machine kind mounts v1 only, where the real kernel is
+    //! exercised by the escape suite; these pin down what v2 gets).
+    use super::*;
+
+    fn read(path: PathBuf) -> String {
+        fs::read_to_string(path).unwrap()
+    }
+
+    const LIMITS: Limits = Limits { memory_bytes: 256 << 20, processes: 64, cpu_millis: 500, disk_bytes: 0 };
+
+    #[test]
+    fn v2_gets_its_limits_in_one_folder_and_reports_oom_kills() {
+        let root = tempfile::tempdir().unwrap();
+        let cgroups = Cgroups { version: Version::V2, bases: vec![("unified", root.path().to_path_buf())] };
+        let cgroup = cgroups.create("lens-chat-a", &LIMITS).unwrap();
+        let dir = root.path().join("lens-chat-a");
+        assert_eq!(read(dir.join("memory.max")), (256u64 << 20).to_string());
+        assert_eq!(read(dir.join("memory.swap.max")), "0");
+        assert_eq!(read(dir.join("pids.max")), "64");
+        assert_eq!(read(dir.join("cpu.max")), "50000 100000", "half a core: 50 ms of every 100 ms");
+        assert_eq!(read(dir.join("cgroup.kill")), "1", "a reused cgroup is emptied at once");
+        fs::write(dir.join("memory.events"), "low 0\nhigh 0\nmax 4\noom 2\noom_kill 2\noom_group_kill 0\n").unwrap();
+        fs::write(dir.join("memory.current"), "5242880\n").unwrap();
+        assert_eq!((cgroup.oom_kills(), cgroup.memory_bytes()), (2, 5 << 20));
+    }
+
+    #[test]
+    fn v1_gets_its_limits_per_controller() {
+        let root = tempfile::tempdir().unwrap();
+        let base = |c: &str| root.path().join(c);
+        let cgroups = Cgroups {
+            version: Version::V1,
+            bases: vec![("memory", base("memory")), ("pids", base("pids")), ("cpu", base("cpu"))],
+        };
+        for c in ["memory", "pids", "cpu"] {
+            fs::create_dir(base(c)).unwrap();
+        }
+        let cgroup = cgroups.create("lens-chat-b", &LIMITS).unwrap();
+        let dir = |c: &str| base(c).join("lens-chat-b");
+        assert_eq!(read(dir("memory").join("memory.limit_in_bytes")), (256u64 << 20).to_string());
+        assert_eq!(read(dir("pids").join("pids.max")), "64");
+        assert_eq!(read(dir("cpu").join("cpu.cfs_quota_us")), "50000");
+        assert_eq!(read(dir("cpu").join("cpu.cfs_period_us")), "100000");
+        fs::write(dir("memory").join("memory.oom_control"), "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n").unwrap();
+        assert_eq!(cgroup.oom_kills(), 3);
+    }
+}
