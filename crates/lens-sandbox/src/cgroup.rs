@@ -39,6 +39,13 @@ pub struct SandboxCgroup {
 
 const MOUNT: &str = "/sys/fs/cgroup";
 
+/// Under v2, the leaf of the server's own cgroup that the server's processes move into.
+const SERVER_LEAF: &str = "lens-server";
+
+fn mkdir(dir: &Path) -> Result<(), String> {
+    fs::create_dir_all(dir).map_err(|e| format!("cannot make the cgroup {}: {e}", dir.display()))
+}
+
 /// The server's own cgroup paths: (controllers, path) per line of `/proc/self/cgroup`.
 fn own_paths() -> io::Result<Vec<(String, String)>> {
     let text = fs::read_to_string("/proc/self/cgroup")?;
@@ -56,16 +63,14 @@ impl Cgroups {
     /// Finds the hierarchies and makes `<own cgroup>/<folder>` in each.
     pub fn detect(folder: &str) -> Result<Self, String> {
         let own = own_paths().map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
-        let mkdir =
-            |dir: &Path| fs::create_dir_all(dir).map_err(|e| format!("cannot make the cgroup {}: {e}", dir.display()));
-        if Path::new(MOUNT).join("cgroup.controllers").exists() {
-            let path = own.iter().find(|(c, _)| c.is_empty()).map(|(_, p)| p.clone()).unwrap_or_else(|| "/".into());
-            let base = Path::new(MOUNT).join(path.trim_start_matches('/')).join(folder);
-            mkdir(&base)?;
-            // v2 delegates controllers to children explicitly.
-            fs::write(base.join("cgroup.subtree_control"), "+memory +pids +cpu")
-                .map_err(|e| format!("cannot enable the memory, pids and cpu controllers: {e}"))?;
-            return Ok(Self { version: Version::V2, bases: vec![("unified", base)] });
+        Self::detect_at(Path::new(MOUNT), &own, folder)
+    }
+
+    /// [`Self::detect`] with the mount point and `/proc/self/cgroup`'s lines given.
+    fn detect_at(mount: &Path, own: &[(String, String)], folder: &str) -> Result<Self, String> {
+        if mount.join("cgroup.controllers").exists() {
+            let path = own.iter().find(|(c, _)| c.is_empty()).map(|(_, p)| p.as_str()).unwrap_or("/");
+            return Self::detect_v2(&mount.join(path.trim_start_matches('/')), folder);
         }
         let mut bases = Vec::new();
         for controller in ["memory", "pids", "cpu"] {
@@ -73,15 +78,53 @@ impl Cgroups {
                 return Err(format!("the cgroup v1 `{controller}` controller is not mounted"));
             };
             // The hierarchy's folder is named after its controllers ("cpu,cpuacct") or just one.
-            let mut mount = Path::new(MOUNT).join(names);
-            if !mount.exists() {
-                mount = Path::new(MOUNT).join(controller);
+            let mut hierarchy = mount.join(names);
+            if !hierarchy.exists() {
+                hierarchy = mount.join(controller);
             }
-            let base = mount.join(path.trim_start_matches('/')).join(folder);
+            let base = hierarchy.join(path.trim_start_matches('/')).join(folder);
             mkdir(&base)?;
             bases.push((controller, base));
         }
         Ok(Self { version: Version::V1, bases })
+    }
+
+    /// v2 hands controllers down only from a cgroup that holds no process itself, so the
+    /// processes of the server's own cgroup (the server among them) first move into a
+    /// leaf beside the sandboxes' folder; a server that moved already lives in that leaf
+    /// and works from its parent.
+    fn detect_v2(own: &Path, folder: &str) -> Result<Self, String> {
+        let own = match own.file_name() {
+            Some(name) if name == SERVER_LEAF => own.parent().unwrap_or(own),
+            _ => own,
+        };
+        let procs = fs::read_to_string(own.join("cgroup.procs")).unwrap_or_default();
+        if !procs.trim().is_empty() {
+            let leaf = own.join(SERVER_LEAF);
+            mkdir(&leaf)?;
+            for pid in procs.split_whitespace() {
+                let moved = fs::OpenOptions::new()
+                    .write(true)
+                    .open(leaf.join("cgroup.procs"))
+                    .and_then(|mut f| f.write_all(pid.as_bytes()));
+                // A process that ended meanwhile cannot be moved, nor be in the way.
+                if let Err(e) = moved
+                    && Path::new("/proc").join(pid).exists()
+                {
+                    return Err(format!("cannot move process {pid} into {}: {e}", leaf.display()));
+                }
+            }
+        }
+        let enable = |dir: &Path| {
+            fs::write(dir.join("cgroup.subtree_control"), "+memory +pids +cpu").map_err(|e| {
+                format!("cannot enable the memory, pids and cpu controllers in {}: {e}", dir.display())
+            })
+        };
+        enable(own)?;
+        let base = own.join(folder);
+        mkdir(&base)?;
+        enable(&base)?;
+        Ok(Self { version: Version::V2, bases: vec![("unified", base)] })
     }
 
     /// Makes (or reuses) a sandbox's cgroup with the limits applied.
@@ -299,6 +342,35 @@ mod tests {
         fs::write(dir.join("memory.events"), "low 0\nhigh 0\nmax 4\noom 2\noom_kill 2\noom_group_kill 0\n").unwrap();
         fs::write(dir.join("memory.current"), "5242880\n").unwrap();
         assert_eq!((cgroup.oom_kills(), cgroup.memory_bytes()), (2, 5 << 20));
+    }
+
+    /// A v2 mount as the kernel shows it to a systemd service: the service's cgroup holds
+    /// its processes; the stand-in's `cgroup.procs` files are plain files.
+    fn v2_mount(procs: &str) -> (tempfile::TempDir, PathBuf) {
+        let mount = tempfile::tempdir().unwrap();
+        fs::write(mount.path().join("cgroup.controllers"), "cpu memory pids\n").unwrap();
+        let own = mount.path().join("system.slice/lens.service");
+        fs::create_dir_all(own.join(SERVER_LEAF)).unwrap();
+        fs::write(own.join("cgroup.procs"), procs).unwrap();
+        fs::write(own.join(SERVER_LEAF).join("cgroup.procs"), "").unwrap();
+        (mount, own)
+    }
+
+    #[test]
+    fn v2_moves_the_servers_processes_into_a_leaf_then_hands_controllers_down() {
+        let (mount, own) = v2_mount("4242\n");
+        let lines = vec![(String::new(), "/system.slice/lens.service".to_string())];
+        let cgroups = Cgroups::detect_at(mount.path(), &lines, "lens-abc").unwrap();
+        assert_eq!(cgroups.version, Version::V2);
+        assert_eq!(read(own.join(SERVER_LEAF).join("cgroup.procs")), "4242", "the server moved into the leaf");
+        assert_eq!(read(own.join("cgroup.subtree_control")), "+memory +pids +cpu");
+        assert_eq!(read(own.join("lens-abc/cgroup.subtree_control")), "+memory +pids +cpu");
+        assert_eq!(cgroups.bases, vec![("unified", own.join("lens-abc"))]);
+
+        // Detected again (settings applied anew), the server is in the leaf: same folder.
+        let moved = vec![(String::new(), format!("/system.slice/lens.service/{SERVER_LEAF}"))];
+        let again = Cgroups::detect_at(mount.path(), &moved, "lens-abc").unwrap();
+        assert_eq!(again.bases, cgroups.bases);
     }
 
     #[test]
