@@ -90,19 +90,23 @@ impl Cgroups {
     }
 
     /// v2 hands controllers down only from a cgroup that holds no process itself, so the
-    /// processes of the server's own cgroup (the server among them) first move into a
-    /// leaf beside the sandboxes' folder; a server that moved already lives in that leaf
-    /// and works from its parent.
+    /// server (with what it started) first moves into a leaf beside the sandboxes'
+    /// folder; a server that moved already lives in that leaf and works from its parent.
+    /// Processes that are not the server's stay where they are (a shell running `lens
+    /// sandbox check` is not moved), and the error then says why.
     fn detect_v2(own: &Path, folder: &str) -> Result<Self, String> {
         let own = match own.file_name() {
             Some(name) if name == SERVER_LEAF => own.parent().unwrap_or(own),
             _ => own,
         };
+        let ours = process_tree(std::process::id());
         let procs = fs::read_to_string(own.join("cgroup.procs")).unwrap_or_default();
-        if !procs.trim().is_empty() {
+        let (mine, others): (Vec<&str>, Vec<&str>) =
+            procs.split_whitespace().partition(|p| p.parse().is_ok_and(|p: u32| ours.contains(&p)));
+        if !mine.is_empty() {
             let leaf = own.join(SERVER_LEAF);
             mkdir(&leaf)?;
-            for pid in procs.split_whitespace() {
+            for pid in mine {
                 let moved = fs::OpenOptions::new()
                     .write(true)
                     .open(leaf.join("cgroup.procs"))
@@ -115,9 +119,15 @@ impl Cgroups {
                 }
             }
         }
+        let shared = if others.is_empty() {
+            ""
+        } else {
+            " (other processes share Lens's cgroup: run Lens in one of its own, such as a systemd service with \
+             Delegate=yes)"
+        };
         let enable = |dir: &Path| {
             fs::write(dir.join("cgroup.subtree_control"), "+memory +pids +cpu").map_err(|e| {
-                format!("cannot enable the memory, pids and cpu controllers in {}: {e}", dir.display())
+                format!("cannot enable the memory, pids and cpu controllers in {}: {e}{shared}", dir.display())
             })
         };
         enable(own)?;
@@ -358,11 +368,12 @@ mod tests {
 
     #[test]
     fn v2_moves_the_servers_processes_into_a_leaf_then_hands_controllers_down() {
-        let (mount, own) = v2_mount("4242\n");
+        let me = std::process::id();
+        let (mount, own) = v2_mount(&format!("1\n{me}\n"));
         let lines = vec![(String::new(), "/system.slice/lens.service".to_string())];
         let cgroups = Cgroups::detect_at(mount.path(), &lines, "lens-abc").unwrap();
         assert_eq!(cgroups.version, Version::V2);
-        assert_eq!(read(own.join(SERVER_LEAF).join("cgroup.procs")), "4242", "the server moved into the leaf");
+        assert_eq!(read(own.join(SERVER_LEAF).join("cgroup.procs")), me.to_string(), "the server moved, pid 1 did not");
         assert_eq!(read(own.join("cgroup.subtree_control")), "+memory +pids +cpu");
         assert_eq!(read(own.join("lens-abc/cgroup.subtree_control")), "+memory +pids +cpu");
         assert_eq!(cgroups.bases, vec![("unified", own.join("lens-abc"))]);
