@@ -4,7 +4,7 @@ pub mod chat_list;
 pub mod composer;
 pub mod conversation;
 pub mod credentials_form;
-pub mod library_nav;
+pub mod library_layout;
 pub mod markdown;
 pub mod message_view;
 pub mod page_assistant;

@@ -8,6 +8,7 @@ use crate::{
     api,
     app::Nav,
     components::{chat_list::ChatList, conversation::Conversation},
+    dialogs,
 };
 
 #[component]
@@ -35,10 +36,7 @@ pub fn ChatPage() -> impl IntoView {
         let Some(id) = cid.get_untracked() else {
             return;
         };
-        let Some(window) = web_sys::window() else {
-            return;
-        };
-        let Ok(Some(new_title)) = window.prompt_with_message_and_default("New name for this chat", &title()) else {
+        let Some(new_title) = dialogs::prompt("New name for this chat", &title()) else {
             return;
         };
         leptos::task::spawn_local(async move {
@@ -53,10 +51,7 @@ pub fn ChatPage() -> impl IntoView {
         let Some(id) = cid.get_untracked() else {
             return;
         };
-        let confirmed = web_sys::window()
-            .and_then(|w| w.confirm_with_message("Delete this chat and everything in it?").ok())
-            .unwrap_or(false);
-        if !confirmed {
+        if !dialogs::confirm("Delete this chat and everything in it?") {
             return;
         }
         leptos::task::spawn_local(async move {

@@ -7,7 +7,8 @@ use leptos::prelude::*;
 use crate::{
     api,
     app::Nav,
-    components::{library_nav::LibraryNav, page_assistant::PageAssistant, shared_files::size_words},
+    components::{library_layout::LibraryLayout, shared_files::size_words},
+    dialogs,
 };
 
 /// The largest document shown (and read to the assistant) as text.
@@ -59,7 +60,7 @@ pub fn DocumentPage(
     let on_delete = move |_| {
         let Some(d) = doc.get_untracked() else { return };
         let question = format!("Delete “{}” from the library?", d.name);
-        if !web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false) {
+        if !dialogs::confirm(&question) {
             return;
         }
         leptos::task::spawn_local(async move {
@@ -84,40 +85,36 @@ pub fn DocumentPage(
     });
     let content = move |d: &DocumentView| format!("/api/v1/library/documents/{}/content", d.id);
     view! {
-        <div class="library-layout">
-            <section class="library-main" aria-labelledby="document-h">
-                <LibraryNav />
-                <Show
-                    when=move || !missing.get()
-                    fallback=|| view! {
-                        <p class="page-message" role="alert" data-testid="document-not-found">
-                            "This document does not exist, or it is not yours."
-                        </p>
-                    }
-                >
-                    {move || doc.get().map(|d| view! {
-                        <p><a href=format!("/library/{}", d.namespace_id)>"← Back to the namespace"</a></p>
-                        <h1 id="document-h" data-testid="document-title">{d.name.clone()}</h1>
-                        <p class="muted">{format!("{} · {}", size_words(d.size), d.mime)}</p>
-                        <p class="actions">
-                            <a class="button" href=content(&d) download=d.name.clone() data-testid="document-download">
-                                "Download"
-                            </a>
-                            <button type="button" class="danger" data-testid="document-delete" on:click=on_delete>"Delete"</button>
-                        </p>
-                        <Show when={let d = d.clone(); move || is_image(&d)}>
-                            <img class="document-image" src=format!("{}?inline=true", content(&d)) alt=d.name.clone() />
-                        </Show>
-                    })}
-                    <Show when=move || text.get().is_some()>
-                        <pre class="document-text" data-testid="document-text" tabindex="0" aria-label="The document's text">
-                            {move || text.get().unwrap_or_default()}
-                        </pre>
+        <LibraryLayout labelled_by="document-h" page>
+            <Show
+                when=move || !missing.get()
+                fallback=|| view! {
+                    <p class="page-message" role="alert" data-testid="document-not-found">
+                        "This document does not exist, or it is not yours."
+                    </p>
+                }
+            >
+                {move || doc.get().map(|d| view! {
+                    <p><a href=format!("/library/{}", d.namespace_id)>"← Back to the namespace"</a></p>
+                    <h1 id="document-h" data-testid="document-title">{d.name.clone()}</h1>
+                    <p class="muted">{format!("{} · {}", size_words(d.size), d.mime)}</p>
+                    <p class="actions">
+                        <a class="button" href=content(&d) download=d.name.clone() data-testid="document-download">
+                            "Download"
+                        </a>
+                        <button type="button" class="danger" data-testid="document-delete" on:click=on_delete>"Delete"</button>
+                    </p>
+                    <Show when={let d = d.clone(); move || is_image(&d)}>
+                        <img class="document-image" src=format!("{}?inline=true", content(&d)) alt=d.name.clone() />
                     </Show>
-                    <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
+                })}
+                <Show when=move || text.get().is_some()>
+                    <pre class="document-text" data-testid="document-text" tabindex="0" aria-label="The document's text">
+                        {move || text.get().unwrap_or_default()}
+                    </pre>
                 </Show>
-            </section>
-            <PageAssistant page />
-        </div>
+                <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
+            </Show>
+        </LibraryLayout>
     }
 }

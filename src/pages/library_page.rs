@@ -4,10 +4,7 @@
 use lens_types::{NamespaceView, PageContext};
 use leptos::prelude::*;
 
-use crate::{
-    api,
-    components::{library_nav::LibraryNav, page_assistant::PageAssistant},
-};
+use crate::{api, components::library_layout::LibraryLayout, dialogs};
 
 /// The library as the page assistant reads it.
 fn page_text(namespaces: &[NamespaceView]) -> String {
@@ -59,16 +56,12 @@ pub fn LibraryPage() -> impl IntoView {
         });
     };
     let rename = move |ns: NamespaceView| {
-        let Some(window) = web_sys::window() else { return };
-        let Ok(Some(new_name)) = window.prompt_with_message_and_default("New name for this namespace", &ns.name) else {
-            return;
-        };
+        let Some(new_name) = dialogs::prompt("New name for this namespace", &ns.name) else { return };
         leptos::task::spawn_local(async move { done(api::rename_namespace(&ns.id, &new_name).await.map(|_| ())) });
     };
     let delete = move |ns: NamespaceView| {
         let question = format!("Delete “{}” and its {}?", ns.name, documents_words(ns.documents));
-        let confirmed = web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false);
-        if confirmed {
+        if dialogs::confirm(&question) {
             leptos::task::spawn_local(async move { done(api::delete_namespace(&ns.id).await) });
         }
     };
@@ -78,50 +71,46 @@ pub fn LibraryPage() -> impl IntoView {
         text: Some(namespaces.with(|n| page_text(n))),
     });
     view! {
-        <div class="library-layout">
-            <section class="library-main" aria-labelledby="library-h">
-                <LibraryNav />
-                <h1 id="library-h">"Library"</h1>
-                <p class="muted">"Files you imported from a sandbox, kept encrypted, in namespaces of your own."</p>
-                <form class="inline-form" on:submit=on_create>
-                    <label>
-                        "New namespace"
-                        <input
-                            id="namespace-name"
-                            data-testid="namespace-name"
-                            maxlength="100"
-                            required
-                            prop:value=move || name.get()
-                            on:input=move |ev| name.set(event_target_value(&ev))
-                        />
-                    </label>
-                    <button type="submit" class="primary" data-testid="create-namespace">"Create"</button>
-                </form>
-                <p class="error" role="alert" data-testid="library-error">{move || error.get().unwrap_or_default()}</p>
-                <ul class="item-list" data-testid="namespaces">
-                    <For each=move || namespaces.get() key=|n| (n.id.clone(), n.name.clone(), n.documents) let:ns>
-                        {
-                            let (for_rename, for_delete) = (ns.clone(), ns.clone());
-                            view! {
-                                <li data-testid="namespace">
-                                    <a href=format!("/library/{}", ns.id)>{ns.name.clone()}</a>
-                                    <span class="muted">{documents_words(ns.documents)}</span>
-                                    <button type="button" aria-label=format!("Rename {}", ns.name)
-                                        on:click=move |_| rename(for_rename.clone())>"Rename"</button>
-                                    <button type="button" class="danger" aria-label=format!("Delete {}", ns.name)
-                                        on:click=move |_| delete(for_delete.clone())>"Delete"</button>
-                                </li>
-                            }
+        <LibraryLayout labelled_by="library-h" page>
+            <h1 id="library-h">"Library"</h1>
+            <p class="muted">"Files you imported from a sandbox, kept encrypted, in namespaces of your own."</p>
+            <form class="inline-form" on:submit=on_create>
+                <label>
+                    "New namespace"
+                    <input
+                        id="namespace-name"
+                        data-testid="namespace-name"
+                        maxlength="100"
+                        required
+                        prop:value=move || name.get()
+                        on:input=move |ev| name.set(event_target_value(&ev))
+                    />
+                </label>
+                <button type="submit" class="primary" data-testid="create-namespace">"Create"</button>
+            </form>
+            <p class="error" role="alert" data-testid="library-error">{move || error.get().unwrap_or_default()}</p>
+            <ul class="item-list" data-testid="namespaces">
+                <For each=move || namespaces.get() key=|n| (n.id.clone(), n.name.clone(), n.documents) let:ns>
+                    {
+                        let (for_rename, for_delete) = (ns.clone(), ns.clone());
+                        view! {
+                            <li data-testid="namespace">
+                                <a href=format!("/library/{}", ns.id)>{ns.name.clone()}</a>
+                                <span class="muted">{documents_words(ns.documents)}</span>
+                                <button type="button" aria-label=format!("Rename {}", ns.name)
+                                    on:click=move |_| rename(for_rename.clone())>"Rename"</button>
+                                <button type="button" class="danger" aria-label=format!("Delete {}", ns.name)
+                                    on:click=move |_| delete(for_delete.clone())>"Delete"</button>
+                            </li>
                         }
-                    </For>
-                </ul>
-                <Show when=move || loaded.get() && namespaces.with(|n| n.is_empty())>
-                    <p class="muted" data-testid="library-empty">
-                        "No namespaces yet. Make one here, or approve an import in a conversation."
-                    </p>
-                </Show>
-            </section>
-            <PageAssistant page />
-        </div>
+                    }
+                </For>
+            </ul>
+            <Show when=move || loaded.get() && namespaces.with(|n| n.is_empty())>
+                <p class="muted" data-testid="library-empty">
+                    "No namespaces yet. Make one here, or approve an import in a conversation."
+                </p>
+            </Show>
+        </LibraryLayout>
     }
 }

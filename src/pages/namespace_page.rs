@@ -6,7 +6,8 @@ use leptos::prelude::*;
 
 use crate::{
     api,
-    components::{library_nav::LibraryNav, page_assistant::PageAssistant, shared_files::size_words},
+    components::{library_layout::LibraryLayout, shared_files::size_words},
+    dialogs,
 };
 
 #[component]
@@ -36,7 +37,7 @@ pub fn NamespacePage(
     let reload = StoredValue::new(reload);
     let delete = move |doc: DocumentView| {
         let question = format!("Delete “{}” from the library?", doc.name);
-        if !web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false) {
+        if !dialogs::confirm(&question) {
             return;
         }
         leptos::task::spawn_local(async move {
@@ -59,42 +60,38 @@ pub fn NamespacePage(
         })),
     });
     view! {
-        <div class="library-layout">
-            <section class="library-main" aria-labelledby="namespace-h">
-                <LibraryNav />
-                <Show
-                    when=move || !missing.get()
-                    fallback=|| view! {
-                        <p class="page-message" role="alert" data-testid="namespace-not-found">
-                            "This namespace does not exist, or it is not yours."
-                        </p>
-                    }
-                >
-                    <h1 id="namespace-h" data-testid="namespace-title">{move || name.get()}</h1>
-                    <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
-                    <ul class="item-list" data-testid="documents">
-                        <For each=move || documents.get() key=|d| d.id.clone() let:doc>
-                            {
-                                let for_delete = doc.clone();
-                                view! {
-                                    <li data-testid="document">
-                                        <a href=format!("/library/documents/{}", doc.id)>{doc.name.clone()}</a>
-                                        <span class="muted">{size_words(doc.size)}</span>
-                                        <a href=format!("/api/v1/library/documents/{}/content", doc.id) download=doc.name.clone()
-                                            aria-label=format!("Download {}", doc.name)>"Download"</a>
-                                        <button type="button" class="danger" aria-label=format!("Delete {}", doc.name)
-                                            on:click=move |_| delete(for_delete.clone())>"Delete"</button>
-                                    </li>
-                                }
+        <LibraryLayout labelled_by="namespace-h" page>
+            <Show
+                when=move || !missing.get()
+                fallback=|| view! {
+                    <p class="page-message" role="alert" data-testid="namespace-not-found">
+                        "This namespace does not exist, or it is not yours."
+                    </p>
+                }
+            >
+                <h1 id="namespace-h" data-testid="namespace-title">{move || name.get()}</h1>
+                <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
+                <ul class="item-list" data-testid="documents">
+                    <For each=move || documents.get() key=|d| d.id.clone() let:doc>
+                        {
+                            let for_delete = doc.clone();
+                            view! {
+                                <li data-testid="document">
+                                    <a href=format!("/library/documents/{}", doc.id)>{doc.name.clone()}</a>
+                                    <span class="muted">{size_words(doc.size)}</span>
+                                    <a href=format!("/api/v1/library/documents/{}/content", doc.id) download=doc.name.clone()
+                                        aria-label=format!("Download {}", doc.name)>"Download"</a>
+                                    <button type="button" class="danger" aria-label=format!("Delete {}", doc.name)
+                                        on:click=move |_| delete(for_delete.clone())>"Delete"</button>
+                                </li>
                             }
-                        </For>
-                    </ul>
-                    <Show when=move || documents.with(|d| d.is_empty())>
-                        <p class="muted">"No documents here yet: approve an import into this namespace in a conversation."</p>
-                    </Show>
+                        }
+                    </For>
+                </ul>
+                <Show when=move || documents.with(|d| d.is_empty())>
+                    <p class="muted">"No documents here yet: approve an import into this namespace in a conversation."</p>
                 </Show>
-            </section>
-            <PageAssistant page />
-        </div>
+            </Show>
+        </LibraryLayout>
     }
 }
