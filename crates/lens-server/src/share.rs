@@ -1,10 +1,11 @@
 //! Copying a file out of a conversation's sandbox into the vault: for the model's
-//! `share_sandbox_file`, the person's Share button, and the images a run made.
+//! `share_sandbox_file`, the person's Share button, the images a run made, and imports
+//! into the library.
 
 use lens_sandbox::SandboxDriver;
 use lens_types::SharedFileRef;
 
-use crate::{AppState, store::FileKind};
+use crate::{AppState, store::FileKind, vault::Vault};
 
 /// Content types by extension. Anything else is `application/octet-stream`; the
 /// download is an attachment either way, so the type only helps the person's system.
@@ -44,8 +45,36 @@ pub fn clean_name(name: &str) -> Option<String> {
     (!clean.is_empty() && clean != "." && clean != "..").then_some(clean)
 }
 
-/// Copies `path` out of the sandbox into the vault and records it. Errors are sentences
-/// fit for the person or the model.
+/// Copies `path` out of conversation `chat_id`'s sandbox (at most the share size limit)
+/// into `vault` as `owner`'s file `id`, and returns its size. Errors are sentences fit
+/// for the person or the model.
+pub async fn copy_out(
+    state: &AppState,
+    driver: &dyn SandboxDriver,
+    chat_id: &str,
+    path: &str,
+    (vault, owner, id): (&Vault, &str, &str),
+) -> Result<u64, String> {
+    let max_bytes = state.config.share_max_mb * 1024 * 1024;
+    let bytes = driver.get_file(chat_id, path, max_bytes).await.map_err(|e| match e {
+        lens_sandbox::SandboxError::TooLarge(_) => {
+            format!("`{path}` is larger than the {} MB a file may be when shared", state.config.share_max_mb)
+        }
+        other => other.to_string(),
+    })?;
+    let size = bytes.len() as u64;
+    let (vault, owner, id) = (vault.clone(), owner.to_owned(), id.to_owned());
+    tokio::task::spawn_blocking(move || vault.write_from(&owner, &id, bytes.as_slice()))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| {
+            tracing::error!(error = %e, "writing a file out of a sandbox failed");
+            "the file could not be stored".to_string()
+        })?;
+    Ok(size)
+}
+
+/// Copies `path` out of the sandbox into the conversation's vault and records it.
 pub async fn share(
     state: &AppState,
     driver: &dyn SandboxDriver,
@@ -54,7 +83,6 @@ pub async fn share(
     name: Option<&str>,
     kind: FileKind,
 ) -> Result<SharedFileRef, String> {
-    let max_bytes = state.config.share_max_mb * 1024 * 1024;
     if kind == FileKind::Shared {
         let shared = state.store.count_chat_files(chat_id, kind).await.map_err(|e| e.to_string())?;
         if shared >= state.config.shares_per_chat {
@@ -64,26 +92,9 @@ pub async fn share(
         }
     }
     let name = clean_name(name.unwrap_or(path)).ok_or_else(|| format!("`{path}` does not name a file"))?;
-    let bytes = driver.get_file(chat_id, path, max_bytes).await.map_err(|e| match e {
-        lens_sandbox::SandboxError::TooLarge(_) => {
-            format!("`{path}` is larger than the {} MB a file may be when shared", state.config.share_max_mb)
-        }
-        other => other.to_string(),
-    })?;
-    let file = SharedFileRef {
-        id: crate::ids::random_id(16),
-        mime: mime_for(&name).to_owned(),
-        name,
-        size: bytes.len() as u64,
-    };
-    let (vault, cid, fid) = (state.vault.clone(), chat_id.to_owned(), file.id.clone());
-    tokio::task::spawn_blocking(move || vault.write_from(&cid, &fid, bytes.as_slice()))
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| {
-            tracing::error!(error = %e, "writing a shared file failed");
-            "the file could not be stored".to_string()
-        })?;
+    let id = crate::ids::random_id(16);
+    let size = copy_out(state, driver, chat_id, path, (&state.vault, chat_id, &id)).await?;
+    let file = SharedFileRef { id, mime: mime_for(&name).to_owned(), name, size };
     if let Err(e) = state.store.insert_chat_file(chat_id, &file, kind).await {
         let _ = state.vault.delete(chat_id, &file.id);
         tracing::error!(error = %e, "recording a shared file failed");

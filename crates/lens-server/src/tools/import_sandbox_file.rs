@@ -84,9 +84,26 @@ impl Tool for ImportSandboxFile {
 
 impl ImportSandboxFile {
     async fn import(&self, ctx: &ToolContext, path: &str, namespace: &str, name: &str) -> Result<DocumentView, String> {
+        let (owner, id) = (ctx.user_id.to_string(), crate::ids::random_id(16));
+        let place = (&self.state.library, owner.as_str(), id.as_str());
+        let size = crate::share::copy_out(&self.state, &*self.driver, &ctx.chat_id, path, place).await?;
+        let recorded = self.record(ctx, id.clone(), namespace, name, size).await;
+        if recorded.is_err() {
+            let _ = self.state.library.delete(&owner, &id);
+        }
+        recorded
+    }
+
+    /// The imported file's row, in `namespace` (made if missing).
+    async fn record(
+        &self,
+        ctx: &ToolContext,
+        id: String,
+        namespace: &str,
+        name: &str,
+        size: u64,
+    ) -> Result<DocumentView, String> {
         let store = &self.state.store;
-        let max = self.state.config.share_max_mb * 1024 * 1024;
-        let bytes = self.driver.get_file(&ctx.chat_id, path, max).await.map_err(|e| e.to_string())?;
         let ns = match store.namespace_named(ctx.user_id, namespace).await.map_err(|e| e.to_string())? {
             Some(ns) => ns,
             None => {
@@ -101,22 +118,14 @@ impl ImportSandboxFile {
             }
         };
         let doc = DocumentView {
-            id: crate::ids::random_id(16),
+            id,
             namespace_id: ns.id,
             name: name.to_owned(),
-            size: bytes.len() as u64,
+            size,
             mime: mime_for(name).to_owned(),
             created_at: crate::now_ms(),
         };
-        let (vault, owner, id) = (self.state.library.clone(), ctx.user_id.to_string(), doc.id.clone());
-        tokio::task::spawn_blocking(move || vault.write_from(&owner, &id, bytes.as_slice()))
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|_| "the document could not be stored".to_string())?;
-        if store.insert_document(&doc).await.is_err() {
-            let _ = self.state.library.delete(&ctx.user_id.to_string(), &doc.id);
-            return Err("the document could not be recorded".into());
-        }
+        store.insert_document(&doc).await.map_err(|_| "the document could not be recorded".to_string())?;
         Ok(doc)
     }
 }
