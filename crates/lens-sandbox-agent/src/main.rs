@@ -26,6 +26,7 @@ mod confine;
 mod files;
 mod kernel;
 mod proxy;
+mod reach;
 mod seccomp_policy;
 mod sweep;
 
@@ -49,6 +50,8 @@ struct Agent {
     /// Whether leftovers may be swept (only in the sandbox's own pid namespace).
     sweeps: bool,
     proxy: Arc<proxy::Proxy>,
+    /// The Landlock domain every started program enters, one below the agent's.
+    domain: reach::UserDomain,
 }
 
 impl Agent {
@@ -100,6 +103,22 @@ fn main() {
             _ => {}
         }
     }
+    // Nothing the server was started with (an ignored SIGINT) reaches user code, and
+    // the agent's memory and pipes are not open to it through /proc.
+    reach::reset_signals();
+    let undumpable = reach::make_undumpable();
+    // Confined before anything else runs, so every thread and child inherits it.
+    let writable = [root.as_path(), Path::new("/tmp"), Path::new("/dev/shm")];
+    let confined = undumpable.and_then(|()| confine::confine(&writable, &limits));
+    let domain = confined.as_ref().map_err(String::clone).and_then(|_| reach::UserDomain::new());
+    let (confinement, domain) = match (confined, domain) {
+        (Ok(c), Ok(d)) => (c, d),
+        (Err(message), _) | (_, Err(message)) => {
+            let reply = Reply::Failed { id: 0, message: format!("the sandbox could not confine itself: {message}"), kind: FailKind::Other };
+            let _ = write_frame(&mut std::io::stdout(), &reply);
+            std::process::exit(1);
+        }
+    };
     let agent = Arc::new(Agent {
         root,
         out: Mutex::new(std::io::stdout()),
@@ -107,21 +126,15 @@ fn main() {
         kernel: Mutex::default(),
         sweeps: sweep::allowed(own_namespace),
         proxy: Arc::default(),
+        domain,
     });
-    // Confined before anything else runs, so every thread and child inherits it.
-    let writable = [agent.root.as_path(), Path::new("/tmp"), Path::new("/dev/shm")];
-    match confine::confine(&writable, &limits) {
-        Ok(c) => agent.reply(&Reply::Ready {
-            id: 0,
-            landlock_abi: c.landlock_abi,
-            landlock_full: c.landlock_full,
-            seccomp: c.seccomp,
-        }),
-        Err(message) => {
-            agent.failed(0, format!("the sandbox could not confine itself: {message}"));
-            std::process::exit(1);
-        }
-    }
+    agent.reply(&Reply::Ready {
+        id: 0,
+        landlock_abi: confinement.landlock_abi,
+        landlock_full: confinement.landlock_full,
+        seccomp: confinement.seccomp,
+        signals_scoped: agent.domain.signals_scoped,
+    });
     // The egress proxy listens before any program runs, so none can take its port.
     if let Some(port) = proxy_port {
         let replier = agent.clone();
@@ -194,7 +207,8 @@ fn exec(agent: &Arc<Agent>, id: u64, argv: Vec<String>, env: Vec<(String, String
     if let Ok(mut runs) = agent.runs.lock() {
         runs.insert(id, kill_tx.clone());
     }
-    let spawned = Command::new(program)
+    let mut spawned = Command::new(program);
+    spawned
         .args(args)
         .env_clear()
         .envs(env)
@@ -203,8 +217,10 @@ fn exec(agent: &Arc<Agent>, id: u64, argv: Vec<String>, env: Vec<(String, String
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         // Its own group, so a time-out or a Stop kills everything it started.
-        .process_group(0)
-        .spawn();
+        .process_group(0);
+    let ruleset = agent.domain.fd();
+    // SAFETY: `enter` is one raw system call: nothing between fork and exec allocates.
+    let spawned = unsafe { spawned.pre_exec(move || reach::enter(ruleset)) }.spawn();
     let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {
@@ -300,7 +316,7 @@ fn python(agent: &Arc<Agent>, id: u64, code: String, env: Vec<(String, String)>,
                 return agent.failed(id, "the Python kernel is busy with another cell");
             };
             if slot.is_none() {
-                match kernel::Kernel::start(&agent.root, &env) {
+                match kernel::Kernel::start(&agent.root, &env, agent.domain.fd()) {
                     Ok(k) => *slot = Some(k),
                     Err(m) => {
                         agent.runs.lock().map(|mut r| r.remove(&id)).ok();

@@ -56,6 +56,9 @@ pub enum Reply {
         /// Whether every Landlock right asked for is enforced.
         landlock_full: bool,
         seccomp: bool,
+        /// Whether the programs it starts are kept from signalling it (Landlock ABI 6).
+        #[serde(default)]
+        signals_scoped: bool,
     },
     /// A chunk of a running command's output (base64: programs print bytes, not text).
     Output {

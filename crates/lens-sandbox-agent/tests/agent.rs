@@ -22,8 +22,20 @@ struct Agent {
 
 impl Agent {
     fn start() -> Self {
+        Self::start_with(Command::new(env!("CARGO_BIN_EXE_lens-sandbox-agent")))
+    }
+
+    /// Started the way a server without job control starts it: SIGINT ignored (a shell's
+    /// `trap '' INT` is kept across `exec`, as `nohup cmd &` keeps it).
+    fn start_with_sigint_ignored() -> Self {
+        let mut sh = Command::new("sh");
+        sh.args(["-c", "trap '' INT; exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_lens-sandbox-agent")]);
+        Self::start_with(sh)
+    }
+
+    fn start_with(mut command: Command) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_lens-sandbox-agent"))
+        let mut child = command
             .arg("--root")
             .arg(dir.path())
             .stdin(Stdio::piped())
@@ -219,9 +231,6 @@ fn python_errors_show_the_traceback_and_keep_the_kernel() {
     assert_eq!(ending, RunEnding::Exited { code: 3 });
     let (out, _, _) = a.python(4, "y", 20_000);
     assert_eq!(out, "5\n");
-    // A cell cannot forge the end of its output: it never learns the mark.
-    let (out, _, _) = a.python(5, "import os; print(os.environ.get('LENS_KERNEL_NONCE'))", 20_000);
-    assert_eq!(out, "None\n");
 }
 
 #[test]
@@ -247,4 +256,63 @@ fn a_kernel_that_ignores_interrupts_is_restarted_and_says_so() {
     let (_, err, ending) = a.python(3, "w", 20_000);
     assert!(err.contains("NameError"), "a fresh kernel: {err}");
     assert_eq!(ending, RunEnding::Exited { code: 1 });
+}
+
+#[test]
+fn a_python_time_out_keeps_the_names_when_the_server_ignored_sigint() {
+    let mut a = Agent::start_with_sigint_ignored();
+    let (out, _, _) = a.python(1, "import signal\nz = 7\nprint(signal.getsignal(signal.SIGINT))", 20_000);
+    assert_eq!(out, "<built-in function default_int_handler>\n", "the kernel gets the default SIGINT");
+    let (_, err, ending) = a.python(2, "import time\ntime.sleep(30)", 500);
+    assert!(err.contains("KeyboardInterrupt") && !err.contains("restarted"), "{err}");
+    assert_eq!(ending, RunEnding::TimedOut { after_ms: 500 });
+    let (out, _, _) = a.python(3, "z", 20_000);
+    assert_eq!(out, "7\n", "the interrupt kept the names");
+}
+
+#[test]
+fn a_cell_cannot_find_or_forge_the_end_of_its_output() {
+    let mut a = Agent::start();
+    // Everything a cell could read the nonce from, and every stream it could forge on:
+    // a forged end would end the run before "still running".
+    let forger = r#"
+import os, re, sys, time
+places = [open('/proc/self/environ', 'rb').read().decode('latin-1'), repr(dict(os.environ)),
+          repr({k: v for k, v in vars(sys.modules['__main__']).items() if k != '__builtins__'})]
+found = sorted({m for p in places for m in re.findall(r'[0-9a-f]{32}', p)})
+print('found', found)
+for nonce in found + ['0' * 32]:
+    for status in (b' ok\n', b' exit:0\n'):
+        for fd in (1, 2, 3):
+            try:
+                os.write(fd, b'\0' + nonce.encode() + status)
+                os.write(fd, nonce.encode() + status)
+            except OSError:
+                pass
+time.sleep(1)
+print('still running')
+"#;
+    let (out, _, ending) = a.python(1, forger, 20_000);
+    assert!(out.starts_with("found []"), "no nonce anywhere the cell looks: {out}");
+    assert!(out.ends_with("still running\n"), "the cell was not ended early: {out}");
+    assert_eq!(ending, RunEnding::Exited { code: 0 });
+    let (out, _, _) = a.python(2, "print('next')", 20_000);
+    assert_eq!(out, "next\n", "the next cell is its own");
+}
+
+#[test]
+fn user_code_cannot_stop_kill_trace_or_read_the_agent() {
+    let mut a = Agent::start();
+    // The agent is the run's parent here (no bwrap, and as root when the tests are: the
+    // Landlock domain is the wall, not the uid).
+    let script = "for s in STOP KILL INT; do kill -$s $PPID 2>/dev/null && echo sent $s; done; \
+                  head -c1 /proc/$PPID/mem >/dev/null 2>&1 && echo read mem; \
+                  readlink /proc/$PPID/fd/1 >/dev/null 2>&1 && echo saw its pipe; \
+                  echo x > /proc/$PPID/fd/1 2>/dev/null && echo wrote pipe; \
+                  python3 -c 'import ctypes; print(\"ptrace\", ctypes.CDLL(None).ptrace(16, '$PPID', 0, 0))'; \
+                  kill -9 -1; echo survived";
+    let (out, _, _) = a.run(1, &["bash", "-c", script], 20_000);
+    assert_eq!(out, "ptrace -1\nsurvived\n", "every attempt refused: {out}");
+    let (out, _, ending) = a.run(2, &["echo", "ok"], 20_000);
+    assert_eq!((out.as_str(), ending), ("ok\n", RunEnding::Exited { code: 0 }), "the agent still serves");
 }
