@@ -18,7 +18,7 @@ use std::{
     process::Stdio,
     sync::{
         Arc, Mutex,
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
     },
     time::Duration,
 };
@@ -82,6 +82,23 @@ fn sandbox_env(limits: &Limits) -> Vec<(String, String)> {
 /// How long a new sandbox may take to report that it is ready.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// How long past its own time limit a run may go before the server ends it and kills
+/// the sandbox from outside: the agent's own time-out, the kernel's interrupt grace
+/// (2 s) and the pipes' (0.5 s) fit inside it on a busy machine.
+pub const RUN_GRACE: Duration = Duration::from_secs(5);
+
+/// How long the agent may take to answer a file or listing request, or to take a frame.
+const ANSWER_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Replies of one request that may wait for their reader; past it, the agent waits
+/// (and with it the program that prints), so a flood never piles up in the server.
+const REPLY_QUEUE: usize = 64;
+
+/// What the step says when a sandbox had to be started afresh.
+const RESTARTED: &str = "[Lens restarted this conversation's sandbox: it had stopped (its processes were killed, \
+                         it ran out of memory or stopped answering). Files in /workspace are kept; Python names \
+                         and imports are gone.]\n";
+
 /// How the local driver is set up.
 #[derive(Debug, Clone)]
 pub struct LocalOptions {
@@ -106,18 +123,37 @@ struct Running {
     child: Mutex<Child>,
     /// The agent's requests; `None` once stopped (the agent ends when it reads EOF).
     stdin: tokio::sync::Mutex<Option<ChildStdin>>,
-    waiting: Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<Reply>>>>,
+    waiting: Arc<Mutex<HashMap<u64, mpsc::Sender<Reply>>>>,
     cgroup: SandboxCgroup,
     workspace: Workspace,
     env: Vec<(String, String)>,
     /// What the agent reported: (Landlock ABI, every right enforced, seccomp applied).
     confinement: (u32, bool, bool),
     last_used: Mutex<std::time::Instant>,
-    /// Runs in progress.
-    active: std::sync::atomic::AtomicUsize,
+    /// Runs in progress; the proxy lets programs out only while one is.
+    active: Arc<AtomicUsize>,
+    /// Set when the agent is gone (its pipe closed) or was killed for not answering:
+    /// the next call starts the sandbox afresh.
+    dead: Arc<AtomicBool>,
+    relay: Arc<Relay>,
 }
 
 impl Running {
+    fn is_dead(&self) -> bool {
+        self.dead.load(Ordering::SeqCst)
+    }
+
+    /// Ends a sandbox that does not answer, from outside: bwrap and everything in its
+    /// cgroup are killed, whatever state the agent is in (frozen, flooding, gone).
+    async fn kill_from_outside(self: &Arc<Self>) {
+        self.dead.store(true, Ordering::SeqCst);
+        if let Ok(mut child) = self.child.lock() {
+            let _ = child.start_kill();
+        }
+        let running = self.clone();
+        let _ = tokio::task::spawn_blocking(move || running.cgroup.kill_all()).await;
+    }
+
     fn touch(&self) {
         if let Ok(mut t) = self.last_used.lock() {
             *t = std::time::Instant::now();
@@ -304,7 +340,13 @@ impl LocalDriver {
                 }));
             }
         };
-        let waiting: Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<Reply>>>> = Arc::default();
+        let waiting: Arc<Mutex<HashMap<u64, mpsc::Sender<Reply>>>> = Arc::default();
+        // Proxy frames go out in order through one writer; the queue is bounded, so a
+        // remote host that sends faster than the sandbox reads waits on its socket.
+        let (outbox, mut frames) = mpsc::channel::<Request>(REPLY_QUEUE);
+        let active: Arc<AtomicUsize> = Arc::default();
+        let relay = Relay::new(chat_id.to_owned(), outbox, self.network.clone(), self.egress_log.clone(), active.clone());
+        let dead: Arc<AtomicBool> = Arc::default();
         let running = Arc::new(Running {
             child: Mutex::new(child),
             stdin: tokio::sync::Mutex::new(Some(stdin)),
@@ -314,10 +356,10 @@ impl LocalDriver {
             env,
             confinement,
             last_used: Mutex::new(std::time::Instant::now()),
-            active: Default::default(),
+            active,
+            dead: dead.clone(),
+            relay: relay.clone(),
         });
-        // Proxy frames go out in order through one writer.
-        let (outbox, mut frames) = mpsc::unbounded_channel::<Request>();
         let writer = Arc::downgrade(&running);
         tokio::spawn(async move {
             while let Some(frame) = frames.recv().await {
@@ -327,9 +369,8 @@ impl LocalDriver {
                 }
             }
         });
-        let relay = Relay::new(chat_id.to_owned(), outbox, self.network.clone(), self.egress_log.clone());
         // Replies go to whoever waits for their id; proxy frames to the relay; when the
-        // agent dies, every waiter hears it.
+        // agent dies, every waiter hears it and the sandbox is marked dead.
         tokio::spawn(async move {
             while let Some(reply) = read_reply(&mut stdout).await {
                 match reply {
@@ -340,11 +381,14 @@ impl LocalDriver {
                         let id = reply_id(&reply);
                         let to = waiting.lock().ok().and_then(|w| w.get(&id).cloned());
                         if let Some(to) = to {
-                            let _ = to.send(reply);
+                            // A full queue holds the agent back; a reader gone drops it.
+                            let _ = to.send(reply).await;
                         }
                     }
                 }
             }
+            dead.store(true, Ordering::SeqCst);
+            relay.close_all();
             if let Ok(mut w) = waiting.lock() {
                 w.clear();
             }
@@ -358,16 +402,51 @@ impl LocalDriver {
 
     /// The running sandbox, started if needed.
     async fn running(&self, chat_id: &str) -> Result<Arc<Running>, SandboxError> {
+        self.running_healed(chat_id).await.map(|(r, _)| r)
+    }
+
+    /// The running sandbox, started if needed; `true` when it had died and was started
+    /// afresh over the same workspace (the caller tells the person).
+    async fn running_healed(&self, chat_id: &str) -> Result<(Arc<Running>, bool), SandboxError> {
         let name = sandbox_name(chat_id)?;
         let slot = Self::slot_of(&mut *self.running.lock().await, &name);
         let mut live = slot.lock().await;
+        let mut healed = false;
         if let Some(r) = live.as_ref() {
-            r.touch();
-            return Ok(r.clone());
+            if !r.is_dead() {
+                r.touch();
+                return Ok((r.clone(), false));
+            }
+            let dead = live.take();
+            if let Some(dead) = dead {
+                tracing::warn!(sandbox = %name, "the sandbox had stopped; starting it afresh");
+                dead.kill_from_outside().await;
+                tear_down(dead).await;
+            }
+            healed = true;
         }
         let r = self.start(chat_id, &name).await?;
         *live = Some(r.clone());
-        Ok(r)
+        Ok((r, healed))
+    }
+
+    /// Starts a run: `make` builds its request. A sandbox found dead is started afresh,
+    /// also when it dies between the check and the request, and the run's first output
+    /// then says so.
+    async fn start_run(
+        &self,
+        chat_id: &str,
+        timeout: Duration,
+        make: impl Fn(u64, Vec<(String, String)>) -> Request,
+    ) -> Result<RunStream, SandboxError> {
+        let (mut running, mut healed) = self.running_healed(chat_id).await?;
+        let mut sent = self.send(&running, |id| make(id, self.run_env(&running))).await;
+        if sent.is_err() && running.is_dead() {
+            (running, healed) = self.running_healed(chat_id).await?;
+            sent = self.send(&running, |id| make(id, self.run_env(&running))).await;
+        }
+        let (id, rx) = sent?;
+        Ok(run_stream(running, id, rx, timeout, healed))
     }
 
     /// The sandbox if it runs (waiting for a start or stop in progress).
@@ -381,11 +460,14 @@ impl LocalDriver {
         &self,
         running: &Running,
         make: impl FnOnce(u64) -> Request,
-    ) -> Result<(u64, mpsc::UnboundedReceiver<Reply>), SandboxError> {
+    ) -> Result<(u64, mpsc::Receiver<Reply>), SandboxError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = mpsc::channel(REPLY_QUEUE);
         running.waiting.lock().map_err(backend)?.insert(id, tx);
-        write_request(running, &make(id)).await?;
+        if let Err(e) = write_request(running, &make(id)).await {
+            running.waiting.lock().map_err(backend)?.remove(&id);
+            return Err(e);
+        }
         Ok((id, rx))
     }
 
@@ -393,7 +475,13 @@ impl LocalDriver {
     async fn ask(&self, chat_id: &str, make: impl FnOnce(u64) -> Request) -> Result<Reply, SandboxError> {
         let running = self.running(chat_id).await?;
         let (id, mut rx) = self.send(&running, make).await?;
-        let reply = rx.recv().await.ok_or_else(|| gone("the sandbox stopped"));
+        let reply = match tokio::time::timeout(ANSWER_DEADLINE, rx.recv()).await {
+            Ok(reply) => reply.ok_or_else(|| gone("it stopped; the next request starts it afresh")),
+            Err(_) => {
+                running.kill_from_outside().await;
+                Err(gone("it stopped answering and was ended; the next request starts it afresh"))
+            }
+        };
         running.waiting.lock().map_err(backend)?.remove(&id);
         match reply? {
             Reply::Failed { message, kind, .. } => Err(failure(kind, message)),
@@ -458,13 +546,33 @@ fn cgroup_folder(root: &Path) -> String {
 }
 
 /// Writes one frame to the agent.
+/// Writes one frame to the agent, within [`ANSWER_DEADLINE`]: an agent that takes no
+/// frame for that long (frozen) is treated as gone.
 async fn write_request(running: &Running, request: &Request) -> Result<(), SandboxError> {
     let body = serde_json::to_vec(request).map_err(backend)?;
-    let mut guard = running.stdin.lock().await;
-    let stdin = guard.as_mut().ok_or_else(|| gone("it was stopped"))?;
-    stdin.write_all(&(body.len() as u32).to_be_bytes()).await.map_err(gone)?;
-    stdin.write_all(&body).await.map_err(gone)?;
-    stdin.flush().await.map_err(gone)
+    let write = async {
+        let mut guard = running.stdin.lock().await;
+        let stdin = guard.as_mut().ok_or_else(|| gone("it was stopped"))?;
+        stdin.write_all(&(body.len() as u32).to_be_bytes()).await.map_err(gone)?;
+        stdin.write_all(&body).await.map_err(gone)?;
+        stdin.flush().await.map_err(gone)
+    };
+    let written = tokio::time::timeout(ANSWER_DEADLINE, write).await.unwrap_or_else(|_| Err(gone("it takes no requests")));
+    if written.is_err() {
+        running.dead.store(true, Ordering::SeqCst);
+    }
+    written
+}
+
+/// Removes what a sandbox that is gone left: its cgroup and its workspace's mount.
+async fn tear_down(running: Arc<Running>) {
+    running.relay.close_all();
+    let _ = tokio::task::spawn_blocking(move || {
+        running.cgroup.remove();
+        running.workspace.unmount();
+        running.workspace.mark_used();
+    })
+    .await;
 }
 
 /// Whether Lens runs as root (the owner of `/proc/self` is the effective uid).
@@ -516,20 +624,18 @@ impl SandboxDriver for LocalDriver {
     }
 
     async fn exec(&self, chat_id: &str, request: ExecRequest) -> Result<RunStream, SandboxError> {
-        let running = self.running(chat_id).await?;
-        let mut env = self.run_env(&running);
-        env.extend(request.env);
         let timeout_ms = request.timeout.as_millis() as u64;
-        let (id, rx) = self.send(&running, |id| Request::Exec { id, argv: request.argv, env, timeout_ms }).await?;
-        Ok(run_stream(running, id, rx))
+        self.start_run(chat_id, request.timeout, |id, mut env| {
+            env.extend(request.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+            Request::Exec { id, argv: request.argv.clone(), env, timeout_ms }
+        })
+        .await
     }
 
     async fn run_python(&self, chat_id: &str, code: &str, timeout: Duration) -> Result<RunStream, SandboxError> {
-        let running = self.running(chat_id).await?;
-        let env = self.run_env(&running);
         let timeout_ms = timeout.as_millis() as u64;
-        let (id, rx) = self.send(&running, |id| Request::Python { id, code: code.to_owned(), env, timeout_ms }).await?;
-        Ok(run_stream(running, id, rx))
+        self.start_run(chat_id, timeout, |id, env| Request::Python { id, code: code.to_owned(), env, timeout_ms })
+            .await
     }
 
     async fn put_file(&self, chat_id: &str, path: &str, bytes: Vec<u8>) -> Result<(), SandboxError> {
@@ -565,18 +671,17 @@ impl SandboxDriver for LocalDriver {
             // pid namespace; that works even if bwrap has not finished setting up, when a
             // kill of bwrap alone could leave the sandbox behind. Runs still following it
             // then see their stream end.
-            running.stdin.lock().await.take();
+            // (A writer stuck on a frozen agent holds the pipe: then it is not waited for.)
+            if let Ok(mut stdin) = tokio::time::timeout(Duration::from_secs(1), running.stdin.lock()).await {
+                stdin.take();
+            }
+            running.dead.store(true, Ordering::SeqCst);
             if let Ok(mut child) = running.child.lock() {
                 let _ = child.start_kill();
             }
             // Then nothing may be left: not a process that left its group, not a mount.
             // The image's time records when the sandbox was last used.
-            let _ = tokio::task::spawn_blocking(move || {
-                running.cgroup.remove();
-                running.workspace.unmount();
-                running.workspace.mark_used();
-            })
-            .await;
+            tear_down(running).await;
         }
         Ok(())
     }
@@ -623,16 +728,27 @@ impl SandboxDriver for LocalDriver {
     }
 }
 
-/// The events of one run; dropping the stream before its end kills the run.
-fn run_stream(running: Arc<Running>, id: u64, rx: mpsc::UnboundedReceiver<Reply>) -> RunStream {
+/// The events of one run; dropping the stream before its end kills the run. The run
+/// ends by `timeout` plus [`RUN_GRACE`] whatever the agent does: past that the sandbox
+/// is killed from outside and the run ends as timed out.
+fn run_stream(
+    running: Arc<Running>,
+    id: u64,
+    rx: mpsc::Receiver<Reply>,
+    timeout: Duration,
+    healed: bool,
+) -> RunStream {
     struct Guard {
         running: Arc<Running>,
         id: u64,
         ended: bool,
-        /// An ending held back while the run's files are handed out first.
-        held: Option<RunEnding>,
+        /// Events to hand out before reading more: a note, or an ending held back while
+        /// the run's files are handed out first.
+        queued: std::collections::VecDeque<RunEvent>,
         /// The cgroup's out-of-memory kills when the run began.
         oom_kills: u64,
+        deadline: tokio::time::Instant,
+        timeout: Duration,
     }
     impl Guard {
         /// A run that failed while the kernel killed for memory ran out of memory.
@@ -640,13 +756,24 @@ fn run_stream(running: Arc<Running>, id: u64, rx: mpsc::UnboundedReceiver<Reply>
             let failed = !matches!(ending, RunEnding::Exited { code: 0 } | RunEnding::CutShort);
             if failed && self.running.cgroup.oom_kills() > self.oom_kills { RunEnding::OutOfMemory } else { ending }
         }
+
+        /// Ends the run with a note on stderr, then `ending`.
+        fn end_with(&mut self, note: &str, ending: RunEnding) -> RunEvent {
+            self.ended = true;
+            self.queued.push_back(RunEvent::Ended(ending));
+            note_event(note)
+        }
     }
     impl Drop for Guard {
         fn drop(&mut self) {
             if let Ok(mut w) = self.running.waiting.lock() {
                 w.remove(&self.id);
             }
-            self.running.active.fetch_sub(1, Ordering::Relaxed);
+            // The network is open only while a run is: what an earlier run left behind
+            // (a thread in the kernel) loses its connections when the last run ends.
+            if self.running.active.fetch_sub(1, Ordering::SeqCst) == 1 {
+                self.running.relay.close_all();
+            }
             self.running.touch();
             if !self.ended {
                 let running = self.running.clone();
@@ -658,17 +785,32 @@ fn run_stream(running: Arc<Running>, id: u64, rx: mpsc::UnboundedReceiver<Reply>
         }
     }
     let oom_kills = running.cgroup.oom_kills();
-    running.active.fetch_add(1, Ordering::Relaxed);
-    let guard = Guard { running, id, ended: false, held: None, oom_kills };
+    running.active.fetch_add(1, Ordering::SeqCst);
+    let deadline = tokio::time::Instant::now() + timeout + RUN_GRACE;
+    let mut queued = std::collections::VecDeque::new();
+    if healed {
+        queued.push_back(note_event(RESTARTED));
+    }
+    let guard = Guard { running, id, ended: false, queued, oom_kills, deadline, timeout };
     Box::pin(futures_util::stream::unfold((rx, guard), |(mut rx, mut guard)| async move {
-        if let Some(ending) = guard.held.take() {
-            return Some((RunEvent::Ended(ending), (rx, guard)));
+        if let Some(event) = guard.queued.pop_front() {
+            return Some((event, (rx, guard)));
         }
         if guard.ended {
             return None;
         }
         let event = loop {
-            match rx.recv().await {
+            let Ok(reply) = tokio::time::timeout_at(guard.deadline, rx.recv()).await else {
+                // The agent did not end the run in time: frozen, flooding or gone quiet.
+                guard.running.kill_from_outside().await;
+                let after_ms = guard.timeout.as_millis() as u64;
+                break guard.end_with(
+                    "\n[the sandbox did not end this run at its time limit, so Lens ended the sandbox; the next run \
+                     starts it afresh]\n",
+                    RunEnding::TimedOut { after_ms },
+                );
+            };
+            match reply {
                 Some(Reply::Output { stream, data, .. }) => {
                     break RunEvent::Output { stream, bytes: B64.decode(data).unwrap_or_default() };
                 }
@@ -678,7 +820,7 @@ fn run_stream(running: Arc<Running>, id: u64, rx: mpsc::UnboundedReceiver<Reply>
                     if files.is_empty() {
                         break RunEvent::Ended(ending);
                     }
-                    guard.held = Some(ending);
+                    guard.queued.push_back(RunEvent::Ended(ending));
                     break RunEvent::Files(
                         files.into_iter().map(|e| FileEntry { path: e.path, size: e.size, is_dir: false }).collect(),
                     );
@@ -691,11 +833,16 @@ fn run_stream(running: Arc<Running>, id: u64, rx: mpsc::UnboundedReceiver<Reply>
                 Some(_) => {}
                 // The sandbox died under the run.
                 None => {
-                    guard.ended = true;
-                    break RunEvent::Ended(guard.ending(RunEnding::Killed { signal: 9 }));
+                    let ending = guard.ending(RunEnding::Killed { signal: 9 });
+                    break guard.end_with("\n[the sandbox stopped during this run]\n", ending);
                 }
             }
         };
         Some((event, (rx, guard)))
     }))
+}
+
+/// A note from Lens in a run's stderr, where the person and the model read it.
+fn note_event(note: &str) -> RunEvent {
+    RunEvent::Output { stream: lens_types::OutputStream::Stderr, bytes: note.as_bytes().to_vec() }
 }

@@ -4,7 +4,10 @@
 
 use std::{
     collections::{HashMap, VecDeque},
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
     time::Duration,
 };
 
@@ -58,21 +61,36 @@ impl EgressLog {
 /// One sandbox's open proxy connections.
 pub(crate) struct Relay {
     pub chat_id: String,
-    /// Frames to the agent, written in order.
-    pub outbox: mpsc::UnboundedSender<Request>,
+    /// Frames to the agent, written in order; bounded, so a fast remote host waits.
+    pub outbox: mpsc::Sender<Request>,
     pub network: Arc<Mutex<Option<Network>>>,
     pub log: Arc<EgressLog>,
-    conns: Mutex<HashMap<u64, mpsc::UnboundedSender<Vec<u8>>>>,
+    /// Runs in progress in the sandbox: connections are let out only while one is.
+    active: Arc<AtomicUsize>,
+    conns: Mutex<HashMap<u64, mpsc::Sender<Vec<u8>>>>,
 }
+
+/// Chunks a program sent that may wait for a slow remote host, per connection; past
+/// that the connection is closed rather than held in the server's memory.
+const TO_REMOTE_QUEUE: usize = 64;
 
 impl Relay {
     pub fn new(
         chat_id: String,
-        outbox: mpsc::UnboundedSender<Request>,
+        outbox: mpsc::Sender<Request>,
         network: Arc<Mutex<Option<Network>>>,
         log: Arc<EgressLog>,
+        active: Arc<AtomicUsize>,
     ) -> Arc<Self> {
-        Arc::new(Self { chat_id, outbox, network, log, conns: Mutex::default() })
+        Arc::new(Self { chat_id, outbox, network, log, active, conns: Mutex::default() })
+    }
+
+    /// Closes every open connection (the last run ended, or the sandbox is gone).
+    pub fn close_all(&self) {
+        let ids: Vec<u64> = self.conns.lock().map(|mut c| c.drain().map(|(id, _)| id).collect()).unwrap_or_default();
+        for id in ids {
+            let _ = self.outbox.try_send(Request::NetClose { id });
+        }
     }
 
     /// A program asked for `target`: decide, log, and connect.
@@ -80,8 +98,12 @@ impl Relay {
         let relay = self.clone();
         tokio::spawn(async move {
             let policy = relay.network.lock().ok().and_then(|n| n.as_ref().map(|n| n.policy.clone()));
+            let running = relay.active.load(Ordering::SeqCst) > 0;
             let decided = match (policy, method.as_str()) {
                 (None, _) => Err("the sandbox has no network (an admin can allow package registries or hosts)".into()),
+                (Some(_), _) if !running => {
+                    Err("no run is in progress: what an earlier run left running has no network".to_string())
+                }
                 (Some(_), m) if m != "CONNECT" => {
                     Err("plain HTTP is not allowed: only HTTPS (CONNECT) goes through the proxy".to_string())
                 }
@@ -102,20 +124,20 @@ impl Relay {
             let allowed = stream.is_ok();
             relay.log.push(EgressDecision { chat_id: relay.chat_id.clone(), target, allowed, reason: reason.clone() });
             let Ok((_, stream)) = stream else {
-                let _ = relay.outbox.send(Request::NetOpen { id, ok: false, message: reason });
+                let _ = relay.outbox.send(Request::NetOpen { id, ok: false, message: reason }).await;
                 return;
             };
-            relay.open(id, stream);
+            relay.open(id, stream).await;
         });
     }
 
-    fn open(self: &Arc<Self>, id: u64, stream: TcpStream) {
+    async fn open(self: &Arc<Self>, id: u64, stream: TcpStream) {
         let (mut reader, mut writer) = stream.into_split();
-        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(TO_REMOTE_QUEUE);
         if let Ok(mut c) = self.conns.lock() {
             c.insert(id, tx);
         }
-        let _ = self.outbox.send(Request::NetOpen { id, ok: true, message: String::new() });
+        let _ = self.outbox.send(Request::NetOpen { id, ok: true, message: String::new() }).await;
         tokio::spawn(async move {
             while let Some(bytes) = rx.recv().await {
                 if writer.write_all(&bytes).await.is_err() {
@@ -127,20 +149,29 @@ impl Relay {
         let relay = self.clone();
         tokio::spawn(async move {
             let mut buf = vec![0u8; 32 * 1024];
+            // Waiting on a full outbox leaves the rest in the socket: TCP slows the sender.
             while let Ok(n @ 1..) = reader.read(&mut buf).await {
-                if relay.outbox.send(Request::NetData { id, data: B64.encode(&buf[..n]) }).is_err() {
+                if relay.outbox.send(Request::NetData { id, data: B64.encode(&buf[..n]) }).await.is_err() {
+                    break;
+                }
+                if relay.conns.lock().map(|c| !c.contains_key(&id)).unwrap_or(true) {
                     break;
                 }
             }
-            let _ = relay.outbox.send(Request::NetClose { id });
+            let _ = relay.outbox.send(Request::NetClose { id }).await;
         });
     }
 
-    /// Bytes the program sent.
+    /// Bytes the program sent. A remote host that takes them slower than the program
+    /// sends loses the connection once its queue is full.
     pub fn data(&self, id: u64, data: &str) {
         let to = self.conns.lock().ok().and_then(|c| c.get(&id).cloned());
-        if let Some(to) = to {
-            let _ = to.send(B64.decode(data).unwrap_or_default());
+        if let Some(to) = to
+            && to.try_send(B64.decode(data).unwrap_or_default()).is_err()
+        {
+            tracing::warn!(chat = %self.chat_id, "a sandbox connection closed: the remote host reads too slowly");
+            self.close(id);
+            let _ = self.outbox.try_send(Request::NetClose { id });
         }
     }
 
