@@ -137,6 +137,11 @@ impl Kernel {
         Ok(kernel)
     }
 
+    /// Whether the kernel's process has ended (killed between cells, say).
+    pub fn has_exited(&mut self) -> bool {
+        !matches!(self.child.try_wait(), Ok(None))
+    }
+
     fn interrupt(&self) {
         let _ = nix::sys::signal::killpg(self.group, Signal::SIGINT);
     }
@@ -158,7 +163,8 @@ impl Kernel {
         if let Some(status) = self.take_status() {
             return Polled::Status(status);
         }
-        let mut fds = self.pipes.each_ref().map(|p| libc::pollfd { fd: p.as_raw_fd(), events: libc::POLLIN, revents: 0 });
+        let mut fds =
+            self.pipes.each_ref().map(|p| libc::pollfd { fd: p.as_raw_fd(), events: libc::POLLIN, revents: 0 });
         // SAFETY: `fds` is a live array of three pollfd structures.
         let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait.as_millis() as libc::c_int) };
         if n <= 0 {

@@ -114,7 +114,11 @@ fn main() {
     let (confinement, domain) = match (confined, domain) {
         (Ok(c), Ok(d)) => (c, d),
         (Err(message), _) | (_, Err(message)) => {
-            let reply = Reply::Failed { id: 0, message: format!("the sandbox could not confine itself: {message}"), kind: FailKind::Other };
+            let reply = Reply::Failed {
+                id: 0,
+                message: format!("the sandbox could not confine itself: {message}"),
+                kind: FailKind::Other,
+            };
             let _ = write_frame(&mut std::io::stdout(), &reply);
             std::process::exit(1);
         }
@@ -315,6 +319,13 @@ fn python(agent: &Arc<Agent>, id: u64, code: String, env: Vec<(String, String)>,
                 agent.runs.lock().map(|mut r| r.remove(&id)).ok();
                 return agent.failed(id, "the Python kernel is busy with another cell");
             };
+            let send = |stream, bytes: &[u8]| agent.reply(&Reply::Output { id, stream, data: B64.encode(bytes) });
+            // A kernel killed between cells (`kill -9 -1` in a bash run) is replaced
+            // before this cell, which then runs normally.
+            if slot.as_mut().is_some_and(|k| k.has_exited()) {
+                *slot = None;
+                send(OutputStream::Stderr, b"[the Python kernel had stopped since the last cell; this cell runs in a new one, so earlier names are gone]\n");
+            }
             if slot.is_none() {
                 match kernel::Kernel::start(&agent.root, &env, agent.domain.fd()) {
                     Ok(k) => *slot = Some(k),
@@ -324,7 +335,6 @@ fn python(agent: &Arc<Agent>, id: u64, code: String, env: Vec<(String, String)>,
                     }
                 }
             }
-            let send = |stream, bytes: &[u8]| agent.reply(&Reply::Output { id, stream, data: B64.encode(bytes) });
             let before = changes::list(&agent.root);
             let ending = kernel::run_cell(&mut slot, &code, timeout, &kill_rx, &send);
             agent.finish(id, slot.as_ref().map(|k| k.pid()));

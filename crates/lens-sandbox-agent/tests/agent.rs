@@ -35,13 +35,8 @@ impl Agent {
 
     fn start_with(mut command: Command) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = command
-            .arg("--root")
-            .arg(dir.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child =
+            command.arg("--root").arg(dir.path()).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let mut stdout = child.stdout.take().unwrap();
         let (tx, replies) = mpsc::channel();

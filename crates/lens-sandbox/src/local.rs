@@ -345,7 +345,8 @@ impl LocalDriver {
         // remote host that sends faster than the sandbox reads waits on its socket.
         let (outbox, mut frames) = mpsc::channel::<Request>(REPLY_QUEUE);
         let active: Arc<AtomicUsize> = Arc::default();
-        let relay = Relay::new(chat_id.to_owned(), outbox, self.network.clone(), self.egress_log.clone(), active.clone());
+        let relay =
+            Relay::new(chat_id.to_owned(), outbox, self.network.clone(), self.egress_log.clone(), active.clone());
         let dead: Arc<AtomicBool> = Arc::default();
         let running = Arc::new(Running {
             child: Mutex::new(child),
@@ -557,7 +558,8 @@ async fn write_request(running: &Running, request: &Request) -> Result<(), Sandb
         stdin.write_all(&body).await.map_err(gone)?;
         stdin.flush().await.map_err(gone)
     };
-    let written = tokio::time::timeout(ANSWER_DEADLINE, write).await.unwrap_or_else(|_| Err(gone("it takes no requests")));
+    let written =
+        tokio::time::timeout(ANSWER_DEADLINE, write).await.unwrap_or_else(|_| Err(gone("it takes no requests")));
     if written.is_err() {
         running.dead.store(true, Ordering::SeqCst);
     }
@@ -634,8 +636,7 @@ impl SandboxDriver for LocalDriver {
 
     async fn run_python(&self, chat_id: &str, code: &str, timeout: Duration) -> Result<RunStream, SandboxError> {
         let timeout_ms = timeout.as_millis() as u64;
-        self.start_run(chat_id, timeout, |id, env| Request::Python { id, code: code.to_owned(), env, timeout_ms })
-            .await
+        self.start_run(chat_id, timeout, |id, env| Request::Python { id, code: code.to_owned(), env, timeout_ms }).await
     }
 
     async fn put_file(&self, chat_id: &str, path: &str, bytes: Vec<u8>) -> Result<(), SandboxError> {
@@ -731,13 +732,7 @@ impl SandboxDriver for LocalDriver {
 /// The events of one run; dropping the stream before its end kills the run. The run
 /// ends by `timeout` plus [`RUN_GRACE`] whatever the agent does: past that the sandbox
 /// is killed from outside and the run ends as timed out.
-fn run_stream(
-    running: Arc<Running>,
-    id: u64,
-    rx: mpsc::Receiver<Reply>,
-    timeout: Duration,
-    healed: bool,
-) -> RunStream {
+fn run_stream(running: Arc<Running>, id: u64, rx: mpsc::Receiver<Reply>, timeout: Duration, healed: bool) -> RunStream {
     struct Guard {
         running: Arc<Running>,
         id: u64,

@@ -4,8 +4,9 @@
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
+use futures_util::StreamExt;
 use lens_sandbox::{
-    ExecRequest, Limits, LocalDriver, LocalOptions, RunEnding, SandboxDriver, SandboxError, run_to_end,
+    ExecRequest, Limits, LocalDriver, LocalOptions, RunEnding, RunEvent, SandboxDriver, SandboxError, run_to_end,
 };
 
 fn agent() -> PathBuf {
@@ -238,4 +239,136 @@ async fn a_crashed_server_leaves_nothing_once_the_next_one_starts() {
     assert_eq!(kept, b"ok\n", "files survive the crash");
     drop(second);
     assert_eq!((processes_naming(&needle), mounts_under(&needle)), (0, 0), "a driver going away leaves nothing");
+}
+
+/// The host pid of a conversation's agent: the process running `/.lens/agent` in the
+/// sandbox's cgroup.
+fn agent_pid_on_host(chat: &str) -> i32 {
+    let cgroup = format!("lens-chat-{chat}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok())
+        .find(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let groups = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+            String::from_utf8_lossy(&cmdline).starts_with("/.lens/agent") && groups.contains(&cgroup)
+        })
+        .expect("the sandbox's agent runs")
+}
+
+fn signal_on_host(pid: i32, signal: nix::sys::signal::Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal).unwrap();
+}
+
+#[tokio::test]
+async fn kill_minus_one_ends_the_run_and_the_next_runs_work() {
+    let (d, _dir) = driver();
+    python(&*d, "killer", "kept = 1").await;
+    let (out, _, ending) = bash(&*d, "killer", "sleep 30 & kill -9 -1; echo after").await;
+    assert_eq!((out.as_str(), ending), ("after\n", RunEnding::Exited { code: 0 }), "it kills only its own");
+    let (out, err, ending) = bash(&*d, "killer", "echo ok").await;
+    assert_eq!((out.as_str(), ending), ("ok\n", RunEnding::Exited { code: 0 }), "{err}");
+    // Every run has a Landlock domain of its own: not even the kernel was in reach.
+    let (out, err, ending) = python(&*d, "killer", "kept").await;
+    assert_eq!((out.as_str(), ending), ("1\n", RunEnding::Exited { code: 0 }), "{err}");
+    // A cell that kills everything it can reaches only itself; the next cell gets a new kernel.
+    let (_, _, ending) =
+        python(&*d, "killer", "import os, signal\nos.kill(-1, signal.SIGKILL)\nos.kill(os.getpid(), 9)").await;
+    assert!(matches!(ending, RunEnding::Killed { .. }), "{ending:?}");
+    let (out, err, ending) = python(&*d, "killer", "print('again')").await;
+    assert_eq!((out.as_str(), ending), ("again\n", RunEnding::Exited { code: 0 }), "{err}");
+}
+
+#[tokio::test]
+async fn the_agent_cannot_be_stopped_killed_or_read_from_inside() {
+    let (d, _dir) = driver();
+    let script = "a=$(pgrep -f '^/.lens/agent' | head -1); test -n \"$a\" && echo found; \
+                  for s in STOP KILL TERM; do kill -$s $a 2>/dev/null && echo sent $s; done; \
+                  cat /proc/$a/environ >/dev/null 2>&1 && echo read environ; \
+                  head -c1 /proc/$a/mem >/dev/null 2>&1 && echo read mem; \
+                  readlink /proc/$a/fd/1 >/dev/null 2>&1 && echo saw its pipe; \
+                  echo forged > /proc/$a/fd/1 2>/dev/null && echo wrote its pipe; \
+                  echo done";
+    let (out, _, ending) = bash(&*d, "reacher", script).await;
+    assert_eq!((out.as_str(), ending), ("found\ndone\n", RunEnding::Exited { code: 0 }), "every attempt refused");
+    let (out, err, _) = bash(&*d, "reacher", "echo ok").await;
+    assert_eq!(out, "ok\n");
+    assert!(!err.contains("restarted"), "the same sandbox still serves: {err}");
+}
+
+#[tokio::test]
+async fn a_frozen_agent_cannot_hold_a_run_past_its_limit_and_the_sandbox_heals() {
+    let (d, _dir) = driver();
+    python(&*d, "frozen", "kept = 1").await;
+    let req = ExecRequest {
+        argv: vec!["bash".into(), "-c".into(), "echo begun; sleep 60".into()],
+        env: Default::default(),
+        timeout: Duration::from_secs(2),
+    };
+    let mut stream = d.exec("frozen", req).await.unwrap();
+    assert!(matches!(stream.next().await, Some(RunEvent::Output { .. })), "the run is under way");
+    // Frozen from outside, as code with the agent in reach would have frozen it.
+    signal_on_host(agent_pid_on_host("frozen"), nix::sys::signal::Signal::SIGSTOP);
+    let run = tokio::time::timeout(Duration::from_secs(60), run_to_end(stream)).await.expect("the server ends the run");
+    let run = run.unwrap();
+    assert_eq!(run.ending, RunEnding::TimedOut { after_ms: 2000 });
+    assert!(run.stderr_text().contains("Lens ended the sandbox"), "{}", run.stderr_text());
+    let (out, err, ending) = bash(&*d, "frozen", "cat /workspace/.kept 2>/dev/null; echo ok").await;
+    assert_eq!((out.as_str(), ending), ("ok\n", RunEnding::Exited { code: 0 }), "{err}");
+    assert!(err.contains("restarted this conversation's sandbox"), "said once: {err}");
+    let (_, err, _) = bash(&*d, "frozen", "echo again").await;
+    assert!(err.is_empty(), "only the first run after the restart says so: {err}");
+    let (_, err, _) = python(&*d, "frozen", "kept").await;
+    assert!(err.contains("NameError"), "the Python names went with the sandbox: {err}");
+}
+
+#[tokio::test]
+async fn a_killed_agent_ends_its_run_clearly_and_the_sandbox_heals_over_the_same_files() {
+    let (d, _dir) = driver();
+    bash(&*d, "victim", "echo kept > kept.txt").await;
+    let req = ExecRequest {
+        argv: vec!["bash".into(), "-c".into(), "echo begun; sleep 60".into()],
+        env: Default::default(),
+        timeout: Duration::from_secs(20),
+    };
+    let mut stream = d.exec("victim", req).await.unwrap();
+    assert!(matches!(stream.next().await, Some(RunEvent::Output { .. })));
+    signal_on_host(agent_pid_on_host("victim"), nix::sys::signal::Signal::SIGKILL);
+    let run = tokio::time::timeout(Duration::from_secs(30), run_to_end(stream)).await.expect("the run ends").unwrap();
+    assert!(matches!(run.ending, RunEnding::Killed { .. } | RunEnding::OutOfMemory), "{:?}", run.ending);
+    assert!(run.stderr_text().contains("the sandbox stopped during this run"), "{}", run.stderr_text());
+    let (out, err, ending) = bash(&*d, "victim", "cat kept.txt").await;
+    assert_eq!((out.as_str(), ending), ("kept\n", RunEnding::Exited { code: 0 }), "{err}");
+    assert!(err.contains("Files in /workspace are kept"), "{err}");
+    // Files work on a healed sandbox too.
+    assert_eq!(d.get_file("victim", "kept.txt", 100).await.unwrap(), b"kept\n");
+}
+
+#[tokio::test]
+async fn filling_tmp_past_the_memory_limit_then_a_run_works() {
+    let (d, _dir) = driver();
+    let (out, _, ending) = bash(&*d, "tmpfill", "head -c 400000000 /dev/zero > /tmp/fill && echo wrote").await;
+    assert!(out.is_empty() && ending != RunEnding::Exited { code: 0 }, "the fill cannot succeed: {out} {ending:?}");
+    let (out, err, ending) = bash(&*d, "tmpfill", "echo ok").await;
+    assert_eq!((out.as_str(), ending), ("ok\n", RunEnding::Exited { code: 0 }), "{err}");
+    let (out, err, ending) = python(&*d, "tmpfill", "print('python too')").await;
+    assert_eq!((out.as_str(), ending), ("python too\n", RunEnding::Exited { code: 0 }), "{err}");
+}
+
+#[tokio::test]
+async fn stop_and_delete_do_not_wait_on_a_frozen_sandbox() {
+    let (d, _dir) = driver();
+    bash(&*d, "icy", "echo hi").await;
+    signal_on_host(agent_pid_on_host("icy"), nix::sys::signal::Signal::SIGSTOP);
+    // A request to the frozen agent: it must come back, not hang.
+    let listed = tokio::time::timeout(Duration::from_secs(90), d.list_files("icy", "")).await;
+    assert!(matches!(listed, Ok(Err(_))), "a frozen agent's request fails: {listed:?}");
+    let stopped = tokio::time::timeout(Duration::from_secs(30), d.stop("icy")).await;
+    assert!(matches!(stopped, Ok(Ok(()))), "{stopped:?}");
+    let (out, _, _) = bash(&*d, "icy", "echo thawed").await;
+    assert_eq!(out, "thawed\n");
+    signal_on_host(agent_pid_on_host("icy"), nix::sys::signal::Signal::SIGSTOP);
+    let deleted = tokio::time::timeout(Duration::from_secs(30), d.delete("icy")).await;
+    assert!(matches!(deleted, Ok(Ok(()))), "{deleted:?}");
 }
