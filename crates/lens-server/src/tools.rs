@@ -6,6 +6,7 @@
 //! `output` / `file` and the text the model reads.
 
 mod import_sandbox_file;
+mod live_output;
 mod run;
 mod run_bash;
 mod run_log;

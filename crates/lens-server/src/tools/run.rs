@@ -11,7 +11,7 @@ use futures_util::StreamExt;
 use lens_sandbox::{FileEntry, OutputCapture, RunEvent, RunStream, SandboxDriver, SandboxError};
 use lens_types::{MadeFile, RunEnding, RunOutput, SharedFileRef};
 
-use super::{OutputSink, ToolContext, ToolOutcome, run_log::RunLog};
+use super::{OutputSink, ToolContext, ToolOutcome, live_output::LiveOutput, run_log::RunLog};
 use crate::{
     AppState,
     share::{INLINE_IMAGE_MAX, is_inline_image, mime_for},
@@ -147,6 +147,7 @@ async fn follow(
     let mut ending = RunEnding::Killed { signal: 0 };
     let mut files: Vec<FileEntry> = Vec::new();
     let mut log = RunLog::new(place.state.vault.clone(), &place.chat_id, place.state.config.share_max_mb << 20);
+    let mut live_budget = LiveOutput::new(place.settings.shown);
     loop {
         let event = tokio::select! {
             event = run.next() => event,
@@ -160,7 +161,7 @@ async fn follow(
         match event {
             RunEvent::Output { stream, bytes } => {
                 log.push(&bytes);
-                let text = capture.push(stream, &bytes);
+                let text = live_budget.pass(stream, capture.push(stream, &bytes));
                 if !text.is_empty() {
                     let _ = live.send((stream, text));
                 }

@@ -107,3 +107,41 @@ async fn deleting_a_conversation_deletes_its_sandbox() {
     assert_eq!(admin.delete(&format!("/api/v1/chats/{cid}")).await.0, StatusCode::NO_CONTENT);
     assert!(!workspace.exists());
 }
+
+#[tokio::test]
+async fn a_flood_streams_a_bounded_head_and_the_step_keeps_its_size() {
+    let app = TestApp::builder().sandbox().settings_model().await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    let (events, message) =
+        answer(&admin, &cid, "```bash\nyes | head -c 50000000; yes no | head -c 4999998 >&2\n```").await;
+    let live: usize = events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            StreamEvent::Output { text, .. } => Some(text.len()),
+            _ => None,
+        })
+        .sum();
+    // What the answer keeps in memory and hands every tab that joins: the heads, not 55 MB.
+    assert!(live < 20_000, "{live} bytes of live output");
+    assert!(
+        events.iter().any(|(_, e)| matches!(e, StreamEvent::Output { text, .. } if text.contains("[… more output")))
+    );
+    let late = admin.events(&cid, &message.id, None, 10_000).await;
+    assert!(late.len() <= events.len(), "a late tab gets the same bounded replay");
+    let output = message.steps[0].output.as_ref().unwrap();
+    assert_eq!((output.stdout_bytes, output.stderr_bytes), (50_000_000, 4_999_998));
+    assert!(output.stdout.starts_with("y\ny\n") && output.stderr.ends_with("no\n"));
+    assert!(output.log.is_some(), "the whole output is kept as the run's log");
+}
+
+#[tokio::test]
+async fn kill_minus_one_then_the_next_run_in_the_conversation_prints_ok() {
+    let app = TestApp::builder().sandbox().settings_model().await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    answer(&admin, &cid, "```bash\nkill -9 -1; echo after\n```").await;
+    let (_, message) = answer(&admin, &cid, "```bash\necho ok\n```").await;
+    let output = message.steps[0].output.as_ref().unwrap();
+    assert_eq!((output.stdout.as_str(), &output.ending), ("ok\n", &RunEnding::Exited { code: 0 }), "{}", output.stderr);
+}
