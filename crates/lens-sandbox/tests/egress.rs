@@ -158,3 +158,41 @@ async fn pip_installs_a_small_package_through_the_registries() {
     assert_eq!((out.trim(), ending), ("1.16.0", RunEnding::Exited { code: 0 }), "{err}");
     assert!(d.egress_log().iter().all(|e| e.allowed), "{:?}", d.egress_log());
 }
+
+/// The rule for the persistent kernel: the network is open only while a run is. A thread
+/// an earlier cell left running is refused once that cell has ended.
+#[tokio::test]
+async fn a_thread_left_by_a_cell_has_no_network_after_the_cell_ended() {
+    let port = fake_index().await;
+    let policy = EgressPolicy { hosts: vec!["localhost".into()], trusted: vec![Cidr::parse("127.0.0.0/8").unwrap()] };
+    let (d, _dir) = driver(Some(Network { policy, env: proxy_env() }));
+    let cell = format!(
+        "import socket, threading, time\n\
+         def probe():\n    \
+             while True:\n        \
+                 try:\n            \
+                     s = socket.create_connection(('127.0.0.1', 3128), timeout=3)\n            \
+                     s.sendall(b'CONNECT localhost:{port} HTTP/1.1\\r\\nHost: localhost:{port}\\r\\n\\r\\n')\n            \
+                     line = s.recv(100).split(b'\\r\\n')[0].decode()\n            \
+                     s.close()\n        \
+                 except OSError as e:\n            \
+                     line = type(e).__name__\n        \
+                 with open('/workspace/attempts.txt', 'a') as f:\n            \
+                     f.write(line + '\\n')\n        \
+                 time.sleep(0.2)\n\
+         threading.Thread(target=probe, daemon=True).start()\n\
+         time.sleep(1.5)\n\
+         print('probing')"
+    );
+    let run = run_to_end(d.run_python("leftover", &cell, Duration::from_secs(20)).await.unwrap()).await.unwrap();
+    assert_eq!(run.stdout_text(), "probing\n", "{}", run.stderr_text());
+    let during = String::from_utf8(d.get_file("leftover", "attempts.txt", 1 << 20).await.unwrap()).unwrap();
+    assert!(during.lines().any(|l| l.contains(" 200")), "allowed while the cell ran: {during}");
+    // Between runs (reading and writing files is no run), the thread keeps trying.
+    d.put_file("leftover", "attempts.txt", Vec::new()).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = String::from_utf8(d.get_file("leftover", "attempts.txt", 1 << 20).await.unwrap()).unwrap();
+    assert!(after.lines().count() >= 3, "the thread still runs: {after}");
+    assert!(after.lines().all(|l| !l.contains(" 200")), "refused once the cell ended: {after}");
+    assert!(d.egress_log().iter().any(|e| !e.allowed && e.reason.contains("no run is in progress")));
+}
