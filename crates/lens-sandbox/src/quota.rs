@@ -27,10 +27,17 @@ impl Workspace {
         if self.is_mounted() {
             return Ok(());
         }
+        use std::os::unix::fs::PermissionsExt;
+        // The mount point and the image are root's alone; the mounted file system's own
+        // root belongs to the sandbox's user.
         std::fs::create_dir_all(&self.dir).map_err(|e| format!("cannot make the workspace folder: {e}"))?;
+        std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("cannot protect the workspace folder: {e}"))?;
         if !self.image.exists() {
             self.make(quota_bytes, owner)?;
         } else {
+            std::fs::set_permissions(&self.image, std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| format!("cannot protect the workspace image: {e}"))?;
             self.grow(quota_bytes);
         }
         let image = self.image.to_string_lossy();
@@ -43,7 +50,14 @@ impl Workspace {
 
     fn make(&self, quota_bytes: u64, owner: u32) -> Result<(), String> {
         let partial = self.image.with_extension("img.partial");
-        let file = std::fs::File::create(&partial).map_err(|e| format!("cannot make the workspace image: {e}"))?;
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&partial)
+            .map_err(|e| format!("cannot make the workspace image: {e}"))?;
         file.set_len(quota_bytes).map_err(|e| format!("cannot size the workspace image: {e}"))?;
         drop(file);
         let path = partial.to_string_lossy();

@@ -249,3 +249,13 @@ async fn runs_report_the_files_they_made_or_changed() {
     let made = files_made(d.run_python("maker", "print(1)", T).await.unwrap()).await;
     assert!(made.is_empty());
 }
+
+#[tokio::test]
+async fn workspace_images_and_mount_points_are_roots_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let (d, dir) = driver();
+    run(&*d, "private", "echo hi > f", T).await;
+    d.stop("private").await.unwrap();
+    let mode = |p: &str| std::fs::metadata(dir.path().join("sandboxes").join(p)).unwrap().permissions().mode() & 0o777;
+    assert_eq!((mode("lens-chat-private.img"), mode("lens-chat-private")), (0o600, 0o700));
+}

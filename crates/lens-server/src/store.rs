@@ -33,6 +33,7 @@ pub struct Store {
 impl Store {
     /// Opens (creating if needed) the database file and runs the migrations.
     pub async fn open(path: &Path) -> Result<Self, sqlx::Error> {
+        owner_only(path)?;
         let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
@@ -48,4 +49,20 @@ impl Store {
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
     }
+}
+
+/// The database is readable by the server's user only, from the first start: SQLite
+/// gives its WAL and shared-memory files the main file's mode, so the main file is made
+/// 0600 before SQLite makes it (an empty file is a new database), and files an older
+/// Lens made are put right.
+fn owner_only(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    std::fs::OpenOptions::new().write(true).create(true).truncate(false).mode(0o600).open(path)?;
+    for suffix in ["", "-wal", "-shm"] {
+        let file = std::path::PathBuf::from(format!("{}{suffix}", path.display()));
+        if file.exists() {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))?;
+        }
+    }
+    Ok(())
 }

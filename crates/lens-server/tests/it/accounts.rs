@@ -139,3 +139,14 @@ async fn api_tokens_work_without_csrf_and_stop_when_revoked() {
     assert_eq!(admin.delete(&format!("/api/v1/tokens/{id}")).await.0, StatusCode::NO_CONTENT);
     assert_eq!(agent.get("/api/v1/chats").await.0, StatusCode::UNAUTHORIZED);
 }
+
+#[tokio::test]
+async fn the_database_and_its_wal_files_are_the_servers_alone_from_the_first_start() {
+    use std::os::unix::fs::PermissionsExt;
+    let app = TestApp::new().await;
+    app.admin().await; // a write, so the WAL and shared-memory files exist
+    for name in ["lens.db", "lens.db-wal", "lens.db-shm"] {
+        let mode = std::fs::metadata(app.dir.path().join(name)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{name}");
+    }
+}
