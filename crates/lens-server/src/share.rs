@@ -36,13 +36,22 @@ pub fn is_inline_image(mime: &str) -> bool {
 
 pub const INLINE_IMAGE_MAX: u64 = 2 * 1024 * 1024;
 
-/// A file name fit to show and to download: the last path part, no control characters,
-/// at most 200 characters; `None` if nothing is left.
+/// A file name fit to show and to download: the last path part, no control or format
+/// characters (a right-to-left override makes `exe.png` of `gnp.exe`), at most 200
+/// characters; `None` if nothing is left.
 pub fn clean_name(name: &str) -> Option<String> {
     let last = name.rsplit('/').next().unwrap_or(name);
-    let clean: String = last.chars().filter(|c| !c.is_control()).take(200).collect();
+    let clean: String = last.chars().filter(|&c| !c.is_control() && !is_format(c)).take(200).collect();
     let clean = clean.trim().to_string();
     (!clean.is_empty() && clean != "." && clean != "..").then_some(clean)
+}
+
+/// Unicode's format characters (category Cf): invisible, and some reorder what is shown.
+fn is_format(c: char) -> bool {
+    matches!(c as u32,
+        0xAD | 0x600..=0x605 | 0x61C | 0x6DD | 0x70F | 0x890..=0x891 | 0x8E2 | 0x180E | 0x200B..=0x200F
+        | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x206F | 0xFEFF | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD
+        | 0x13430..=0x1343F | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0001 | 0xE0020..=0xE007F)
 }
 
 /// Copies `path` out of conversation `chat_id`'s sandbox (at most the share size limit)
@@ -111,6 +120,8 @@ mod tests {
     fn names_and_types() {
         assert_eq!(clean_name("out/chart.png").as_deref(), Some("chart.png"));
         assert_eq!(clean_name("a\u{7}b\n.csv").as_deref(), Some("ab.csv"));
+        assert_eq!(clean_name("report\u{202E}gnp.exe").as_deref(), Some("reportgnp.exe"), "no bidi override");
+        assert_eq!(clean_name("\u{200B}\u{2066}\u{FEFF}"), None, "nothing visible is nothing");
         assert_eq!(clean_name("dir/"), None);
         assert_eq!(clean_name(".."), None);
         assert_eq!(mime_for("Chart.PNG"), "image/png");
