@@ -15,49 +15,66 @@ const PER_USER: u32 = 5;
 const PER_ADDRESS: u32 = 20;
 const WINDOW: Duration = Duration::from_secs(300);
 
-/// Counts failed logins in fixed windows; a success clears the username's count.
-#[derive(Debug, Default)]
+/// Counts login attempts in fixed windows; a success clears the username's count.
+/// Every attempt counts before its password is hashed, so a burst of parallel guesses
+/// gets no more tries than a slow one, and hashing runs a few at a time (argon2 takes
+/// tens of milliseconds and 19 MiB each).
+#[derive(Debug)]
 pub struct LoginLimiter {
     failures: Mutex<HashMap<String, (u32, Instant)>>,
+    hashing: tokio::sync::Semaphore,
+}
+
+impl Default for LoginLimiter {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        Self { failures: Mutex::default(), hashing: tokio::sync::Semaphore::new(cores) }
+    }
+}
+
+/// A username as the account lookup matches it: trimmed, and ASCII case folded as
+/// SQLite's NOCASE folds it.
+pub fn username_key(username: &str) -> String {
+    username.trim().to_ascii_lowercase()
 }
 
 impl LoginLimiter {
     fn keys(username: &str, ip: Option<IpAddr>) -> [(String, u32); 2] {
         let addr = ip.map(|i| i.to_string()).unwrap_or_default();
-        [(format!("u:{}", username.to_lowercase()), PER_USER), (format!("a:{addr}"), PER_ADDRESS)]
+        [(format!("u:{}", username_key(username)), PER_USER), (format!("a:{addr}"), PER_ADDRESS)]
     }
 
-    /// Errs with 429 while either key is over its limit.
-    pub fn check(&self, username: &str, ip: Option<IpAddr>) -> Result<(), AppError> {
+    /// Errs with 429 while either key is over its limit; otherwise counts this attempt,
+    /// under the same lock (a success takes it back with [`Self::succeeded`]).
+    pub fn attempt(&self, username: &str, ip: Option<IpAddr>) -> Result<(), AppError> {
         let Ok(mut map) = self.failures.lock() else {
             return Ok(());
         };
         let now = Instant::now();
         map.retain(|_, (_, start)| now.duration_since(*start) < WINDOW);
-        for (key, limit) in Self::keys(username, ip) {
-            if let Some((count, start)) = map.get(&key)
-                && *count >= limit
+        let keys = Self::keys(username, ip);
+        for (key, limit) in &keys {
+            if let Some((count, start)) = map.get(key)
+                && count >= limit
             {
                 let retry_after_secs = WINDOW.saturating_sub(now.duration_since(*start)).as_secs().max(1);
                 return Err(AppError::RateLimited { retry_after_secs });
             }
         }
+        for (key, _) in keys {
+            map.entry(key).or_insert((0, now)).0 += 1;
+        }
         Ok(())
     }
 
-    pub fn failed(&self, username: &str, ip: Option<IpAddr>) {
-        let Ok(mut map) = self.failures.lock() else {
-            return;
-        };
-        let now = Instant::now();
-        for (key, _) in Self::keys(username, ip) {
-            map.entry(key).or_insert((0, now)).0 += 1;
-        }
+    /// Waits for a turn to hash a password.
+    pub async fn hashing_turn(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        self.hashing.acquire().await.ok()
     }
 
     pub fn succeeded(&self, username: &str) {
         if let Ok(mut map) = self.failures.lock() {
-            map.remove(&format!("u:{}", username.to_lowercase()));
+            map.remove(&format!("u:{}", username_key(username)));
         }
     }
 }
@@ -71,10 +88,10 @@ mod tests {
         let l = LoginLimiter::default();
         let ip = Some(IpAddr::from([127, 0, 0, 1]));
         for _ in 0..PER_USER {
-            assert!(l.check("Ann", ip).is_ok());
-            l.failed("Ann", ip);
+            assert!(l.attempt("Ann", ip).is_ok());
         }
-        assert!(matches!(l.check("ann", ip), Err(AppError::RateLimited { .. })));
-        assert!(l.check("bob", ip).is_ok());
+        assert!(matches!(l.attempt("ann", ip), Err(AppError::RateLimited { .. })));
+        assert!(matches!(l.attempt("  ANN ", ip), Err(AppError::RateLimited { .. })), "the lookup's spelling");
+        assert!(l.attempt("bob", ip).is_ok());
     }
 }

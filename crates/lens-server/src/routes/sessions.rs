@@ -54,21 +54,23 @@ pub async fn create_session(
     ApiJson(req): ApiJson<CredentialsRequest>,
 ) -> Result<(CookieJar, Json<SessionResponse>)> {
     let ip = Some(addr.ip());
-    state.login_limiter.check(&req.username, ip)?;
+    // Counted before the hash: parallel guesses get no more tries than serial ones.
+    state.login_limiter.attempt(&req.username, ip)?;
     let user = state.store.user_by_name(req.username.trim()).await?;
     let hash_owned = user.as_ref().map(|u| u.password_hash.clone()).unwrap_or_else(|| dummy_hash().to_owned());
     let password = req.password.clone();
-    // argon2 takes tens of milliseconds of CPU: keep it off the async workers.
+    // argon2 takes tens of milliseconds of CPU: off the async workers, a few at a time.
+    let turn = state.login_limiter.hashing_turn().await;
     let matches = tokio::task::spawn_blocking(move || verify_password(&password, &hash_owned))
         .await
         .map_err(AppError::internal)?;
+    drop(turn);
     match user {
         Some(user) if matches => {
             state.login_limiter.succeeded(&req.username);
             start_session(&state, jar, user).await
         }
         _ => {
-            state.login_limiter.failed(&req.username, ip);
             tracing::info!(ip = %addr.ip(), "failed login");
             Err(AppError::InvalidCredentials)
         }

@@ -150,3 +150,27 @@ async fn the_database_and_its_wal_files_are_the_servers_alone_from_the_first_sta
         assert_eq!(mode, 0o600, "{name}");
     }
 }
+
+#[tokio::test]
+async fn a_burst_of_parallel_guesses_gets_no_more_tries_and_spacing_the_name_does_not_help() {
+    let app = TestApp::new().await;
+    let admin = app.admin().await;
+    let mut guesses = Vec::new();
+    for i in 0..300 {
+        let anon = app.anonymous();
+        let name = if i % 2 == 0 { "admin".to_string() } else { format!("  ADMIN{}", " ".repeat(i % 5)) };
+        guesses.push(tokio::spawn(async move {
+            anon.post("/api/v1/auth/login", json!({"username": name, "password": "guess-guess"})).await.0
+        }));
+    }
+    let mut unauthorized = 0;
+    for guess in guesses {
+        match guess.await.unwrap() {
+            StatusCode::UNAUTHORIZED => unauthorized += 1,
+            StatusCode::TOO_MANY_REQUESTS => {}
+            other => panic!("a guess answered {other}"),
+        }
+    }
+    assert_eq!(unauthorized, 5, "five guesses were hashed, however they were spelled or timed");
+    assert_eq!(admin.get("/api/v1/me").await.0, StatusCode::OK, "the server still serves");
+}
