@@ -13,10 +13,7 @@
 
 mod common;
 
-use std::{
-    process::{Child, Command, Stdio},
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -27,16 +24,6 @@ const PARALLEL: usize = 20;
 fn p50(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
-}
-
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        // SIGTERM, so the server stops its sandboxes and unmounts their workspaces.
-        let _ = Command::new("kill").arg(self.0.id().to_string()).status();
-        let _ = self.0.wait();
-    }
 }
 
 async fn post(http: &reqwest::Client, url: String, csrf: &str, body: Value) -> (u16, Value) {
@@ -88,28 +75,8 @@ async fn main() {
     std::fs::write(dist.join("index.html"), "<!doctype html><title>bench</title>").unwrap();
     let plain: Vec<u8> = (0..SIZE).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
     std::fs::write(dist.join("plain.bin"), &plain).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let lens = std::path::Path::new(env!("CARGO_BIN_EXE_lens"));
-    let child = Command::new(lens)
-        .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--sandbox", "--data-dir"])
-        .arg(dir.path().join("data"))
-        .arg("--web-dist")
-        .arg(&dist)
-        .arg("--sandbox-agent")
-        .arg(lens.with_file_name("lens-sandbox-agent"))
-        .env("LENS_LOG", "warn")
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("the lens binary starts");
-    let pid = child.id();
-    let _server = Server(child);
-    let base = format!("http://127.0.0.1:{port}");
-    for _ in 0..400 {
-        if reqwest::get(format!("{base}/healthz")).await.is_ok() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    let server = common::start_lens(dir.path(), &dist, &[]).await;
+    let (pid, base) = (server.pid, server.base.clone());
     let http = reqwest::Client::builder().cookie_store(true).build().unwrap();
     let (_, session) =
         post(&http, format!("{base}/api/v1/setup"), "", json!({"username": "bench", "password": "bench-password"}))

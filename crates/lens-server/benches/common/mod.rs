@@ -1,5 +1,8 @@
 //! What the server's benchmarks share.
 
+// Each benchmark is its own crate and uses only part of this.
+#![allow(dead_code)]
+
 /// Resident memory of a process, KiB (`VmRSS`), or 0 if it cannot be read.
 pub fn rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
@@ -7,4 +10,46 @@ pub fn rss_kib(pid: u32) -> u64 {
         .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).map(|l| l.to_owned()))
         .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
         .unwrap_or(0)
+}
+
+/// The real `lens` binary serving on a free loopback port with the sandbox on; killed
+/// with SIGTERM when dropped, so it stops its sandboxes and unmounts their workspaces.
+pub struct Server {
+    child: std::process::Child,
+    pub pid: u32,
+    pub base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill").arg(self.child.id().to_string()).status();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `lens serve --sandbox` with its data in `dir` and `dist` as its web app,
+/// `env` added, and waits until it answers.
+pub async fn start_lens(dir: &std::path::Path, dist: &std::path::Path, env: &[(&str, &str)]) -> Server {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let lens = std::path::Path::new(env!("CARGO_BIN_EXE_lens"));
+    let child = std::process::Command::new(lens)
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--sandbox", "--data-dir"])
+        .arg(dir.join("data"))
+        .arg("--web-dist")
+        .arg(dist)
+        .arg("--sandbox-agent")
+        .arg(lens.with_file_name("lens-sandbox-agent"))
+        .env("LENS_LOG", "warn")
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("the lens binary starts");
+    let server = Server { pid: child.id(), child, base: format!("http://127.0.0.1:{port}") };
+    for _ in 0..400 {
+        if reqwest::get(format!("{}/healthz", server.base)).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    server
 }
