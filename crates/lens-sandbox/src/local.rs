@@ -143,13 +143,19 @@ impl Running {
         self.dead.load(Ordering::SeqCst)
     }
 
-    /// Ends a sandbox that does not answer, from outside: bwrap and everything in its
-    /// cgroup are killed, whatever state the agent is in (frozen, flooding, gone).
-    async fn kill_from_outside(self: &Arc<Self>) {
+    /// Marks the sandbox dead and kills bwrap (its pid namespace goes with it); what
+    /// is left in the cgroup goes with [`tear_down`] or [`Self::kill_from_outside`].
+    fn end(&self) {
         self.dead.store(true, Ordering::SeqCst);
         if let Ok(mut child) = self.child.lock() {
             let _ = child.start_kill();
         }
+    }
+
+    /// Ends a sandbox that does not answer, from outside: bwrap and everything in its
+    /// cgroup are killed, whatever state the agent is in (frozen, flooding, gone).
+    async fn kill_from_outside(self: &Arc<Self>) {
+        self.end();
         let running = self.clone();
         let _ = tokio::task::spawn_blocking(move || running.cgroup.kill_all()).await;
     }
@@ -412,19 +418,17 @@ impl LocalDriver {
         let name = sandbox_name(chat_id)?;
         let slot = Self::slot_of(&mut *self.running.lock().await, &name);
         let mut live = slot.lock().await;
-        let mut healed = false;
-        if let Some(r) = live.as_ref() {
-            if !r.is_dead() {
-                r.touch();
-                return Ok((r.clone(), false));
-            }
-            let dead = live.take();
-            if let Some(dead) = dead {
-                tracing::warn!(sandbox = %name, "the sandbox had stopped; starting it afresh");
-                dead.kill_from_outside().await;
-                tear_down(dead).await;
-            }
-            healed = true;
+        if let Some(r) = live.as_ref()
+            && !r.is_dead()
+        {
+            r.touch();
+            return Ok((r.clone(), false));
+        }
+        let healed = live.is_some();
+        if let Some(dead) = live.take() {
+            tracing::warn!(sandbox = %name, "the sandbox had stopped; starting it afresh");
+            dead.end();
+            tear_down(dead).await;
         }
         let r = self.start(chat_id, &name).await?;
         *live = Some(r.clone());
@@ -512,10 +516,8 @@ impl Drop for LocalDriver {
     /// the workspace images stay.
     fn drop(&mut self) {
         for (_, slot) in self.running.get_mut().drain() {
-            if let Some(running) = slot.try_lock().ok().and_then(|mut s| s.take())
-                && let Ok(mut child) = running.child.lock()
-            {
-                let _ = child.start_kill();
+            if let Some(running) = slot.try_lock().ok().and_then(|mut s| s.take()) {
+                running.end();
             }
         }
         self.cgroups.remove_all();
@@ -546,7 +548,6 @@ fn cgroup_folder(root: &Path) -> String {
     format!("lens-{hash:016x}")
 }
 
-/// Writes one frame to the agent.
 /// Writes one frame to the agent, within [`ANSWER_DEADLINE`]: an agent that takes no
 /// frame for that long (frozen) is treated as gone.
 async fn write_request(running: &Running, request: &Request) -> Result<(), SandboxError> {
@@ -566,7 +567,8 @@ async fn write_request(running: &Running, request: &Request) -> Result<(), Sandb
     written
 }
 
-/// Removes what a sandbox that is gone left: its cgroup and its workspace's mount.
+/// Removes what a sandbox that is gone left: its connections, what is still in its
+/// cgroup, the cgroup, and its workspace's mount.
 async fn tear_down(running: Arc<Running>) {
     running.relay.close_all();
     let _ = tokio::task::spawn_blocking(move || {
@@ -676,10 +678,7 @@ impl SandboxDriver for LocalDriver {
             if let Ok(mut stdin) = tokio::time::timeout(Duration::from_secs(1), running.stdin.lock()).await {
                 stdin.take();
             }
-            running.dead.store(true, Ordering::SeqCst);
-            if let Ok(mut child) = running.child.lock() {
-                let _ = child.start_kill();
-            }
+            running.end();
             // Then nothing may be left: not a process that left its group, not a mount.
             // The image's time records when the sandbox was last used.
             tear_down(running).await;
