@@ -67,7 +67,16 @@ pub(crate) struct Relay {
     pub log: Arc<EgressLog>,
     /// Runs in progress in the sandbox: connections are let out only while one is.
     active: Arc<AtomicUsize>,
-    conns: Mutex<HashMap<u64, mpsc::Sender<Vec<u8>>>>,
+    conns: Mutex<HashMap<u64, Conn>>,
+}
+
+/// One open proxy connection.
+struct Conn {
+    /// What the program sends, on its way to the remote host; `None` once the program
+    /// closed its end (the remote host's answer may still come).
+    to_remote: Option<mpsc::Sender<Vec<u8>>>,
+    /// The task relaying the remote host's bytes in; aborted when Lens closes it.
+    from_remote: Option<tokio::task::AbortHandle>,
 }
 
 /// Chunks a program sent that may wait for a slow remote host, per connection; past
@@ -87,8 +96,18 @@ impl Relay {
 
     /// Closes every open connection (the last run ended, or the sandbox is gone).
     pub fn close_all(&self) {
-        let ids: Vec<u64> = self.conns.lock().map(|mut c| c.drain().map(|(id, _)| id).collect()).unwrap_or_default();
-        for id in ids {
+        let conns: Vec<(u64, Conn)> = self.conns.lock().map(|mut c| c.drain().collect()).unwrap_or_default();
+        for (id, conn) in conns {
+            conn.from_remote.inspect(|task| task.abort());
+            let _ = self.outbox.try_send(Request::NetClose { id });
+        }
+    }
+
+    /// Closes one connection from Lens's side.
+    fn cut(&self, id: u64) {
+        let conn = self.conns.lock().ok().and_then(|mut c| c.remove(&id));
+        if let Some(conn) = conn {
+            conn.from_remote.inspect(|task| task.abort());
             let _ = self.outbox.try_send(Request::NetClose { id });
         }
     }
@@ -134,8 +153,9 @@ impl Relay {
     async fn open(self: &Arc<Self>, id: u64, stream: TcpStream) {
         let (mut reader, mut writer) = stream.into_split();
         let (tx, mut rx) = mpsc::channel::<Vec<u8>>(TO_REMOTE_QUEUE);
+        // Known before the program hears it is open, so its first bytes find their way.
         if let Ok(mut c) = self.conns.lock() {
-            c.insert(id, tx);
+            c.insert(id, Conn { to_remote: Some(tx), from_remote: None });
         }
         let _ = self.outbox.send(Request::NetOpen { id, ok: true, message: String::new() }).await;
         tokio::spawn(async move {
@@ -147,38 +167,49 @@ impl Relay {
             let _ = writer.shutdown().await;
         });
         let relay = self.clone();
-        tokio::spawn(async move {
+        let from_remote = tokio::spawn(async move {
             let mut buf = vec![0u8; 32 * 1024];
             // Waiting on a full outbox leaves the rest in the socket: TCP slows the sender.
             while let Ok(n @ 1..) = reader.read(&mut buf).await {
                 if relay.outbox.send(Request::NetData { id, data: B64.encode(&buf[..n]) }).await.is_err() {
                     break;
                 }
-                if relay.conns.lock().map(|c| !c.contains_key(&id)).unwrap_or(true) {
-                    break;
-                }
             }
             let _ = relay.outbox.send(Request::NetClose { id }).await;
+            if let Ok(mut c) = relay.conns.lock() {
+                c.remove(&id);
+            }
         });
+        match self
+            .conns
+            .lock()
+            .map(|mut c| c.get_mut(&id).map(|conn| conn.from_remote = Some(from_remote.abort_handle())))
+        {
+            Ok(Some(())) => {}
+            // Closed meanwhile (the last run ended): the relay in goes too.
+            _ => from_remote.abort(),
+        }
     }
 
     /// Bytes the program sent. A remote host that takes them slower than the program
     /// sends loses the connection once its queue is full.
     pub fn data(&self, id: u64, data: &str) {
-        let to = self.conns.lock().ok().and_then(|c| c.get(&id).cloned());
+        let to = self.conns.lock().ok().and_then(|c| c.get(&id).and_then(|conn| conn.to_remote.clone()));
         if let Some(to) = to
             && to.try_send(B64.decode(data).unwrap_or_default()).is_err()
         {
             tracing::warn!(chat = %self.chat_id, "a sandbox connection closed: the remote host reads too slowly");
-            self.close(id);
-            let _ = self.outbox.try_send(Request::NetClose { id });
+            self.cut(id);
         }
     }
 
-    /// The program closed its end: the far end is closed once what it sent is written.
+    /// The program closed its end: the far end is closed once what it sent is written,
+    /// and its answer still comes in until it closes too.
     pub fn close(&self, id: u64) {
-        if let Ok(mut c) = self.conns.lock() {
-            c.remove(&id);
+        if let Ok(mut c) = self.conns.lock()
+            && let Some(conn) = c.get_mut(&id)
+        {
+            conn.to_remote = None;
         }
     }
 }

@@ -196,3 +196,48 @@ async fn a_thread_left_by_a_cell_has_no_network_after_the_cell_ended() {
     assert!(after.lines().all(|l| !l.contains(" 200")), "refused once the cell ended: {after}");
     assert!(d.egress_log().iter().any(|e| !e.allowed && e.reason.contains("no run is in progress")));
 }
+
+/// A host that accepts and then says nothing, holding each connection open.
+async fn silent_host() -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((sock, _)) = listener.accept().await {
+            held.push(sock);
+        }
+    });
+    port
+}
+
+#[tokio::test]
+async fn a_connection_open_when_the_last_run_ends_is_closed() {
+    let port = silent_host().await;
+    let policy = EgressPolicy { hosts: vec!["localhost".into()], trusted: vec![Cidr::parse("127.0.0.0/8").unwrap()] };
+    let (d, _dir) = driver(Some(Network { policy, env: proxy_env() }));
+    let cell = format!(
+        "import socket, threading\n\
+         s = socket.create_connection(('127.0.0.1', 3128), timeout=30)\n\
+         s.sendall(b'CONNECT localhost:{port} HTTP/1.1\\r\\nHost: localhost:{port}\\r\\n\\r\\n')\n\
+         print(s.recv(100).split(b'\\r\\n')[0].decode())\n\
+         def wait():\n    \
+             try:\n        \
+                 got = s.recv(100)\n        \
+                 line = 'closed' if got == b'' else 'data'\n    \
+             except OSError as e:\n        \
+                 line = type(e).__name__\n    \
+             open('/workspace/held.txt', 'w').write(line)\n\
+         threading.Thread(target=wait, daemon=True).start()"
+    );
+    let run = run_to_end(d.run_python("held", &cell, Duration::from_secs(20)).await.unwrap()).await.unwrap();
+    assert!(run.stdout_text().contains(" 200"), "open while the cell ran: {} {}", run.stdout_text(), run.stderr_text());
+    let mut held = String::new();
+    for _ in 0..100 {
+        if let Ok(bytes) = d.get_file("held", "held.txt", 100).await {
+            held = String::from_utf8(bytes).unwrap();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(held, "closed", "the connection the cell left open was closed when it ended");
+}
