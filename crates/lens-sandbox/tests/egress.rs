@@ -2,22 +2,19 @@
 //! registry, reached by name through the proxy when listed and trusted, and refused in
 //! every other way; and a real `pip install` through the registries this host uses.
 
-use std::{path::PathBuf, time::Duration};
+use std::time::Duration;
 
 use lens_sandbox::{
-    ExecRequest, LocalDriver, LocalOptions, Network, RunEnding, SandboxDriver,
+    LocalDriver, LocalOptions, Network, RunEnding, SandboxDriver,
     egress::{Cidr, EgressPolicy},
     registries::Registries,
     run_to_end,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-fn agent() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let agent = exe.parent().and_then(|d| d.parent()).unwrap().join("lens-sandbox-agent");
-    assert!(agent.is_file(), "build the agent first: cargo build -p lens-sandbox-agent");
-    agent
-}
+mod common;
+
+use common::agent;
 
 /// A tiny package index: answers every request with one simple-index page.
 async fn fake_index() -> u16 {
@@ -46,13 +43,7 @@ fn driver(network: Option<Network>) -> (LocalDriver, tempfile::TempDir) {
 }
 
 async fn bash(d: &dyn SandboxDriver, chat: &str, script: &str, secs: u64) -> (String, String, RunEnding) {
-    let req = ExecRequest {
-        argv: vec!["bash".into(), "-c".into(), script.into()],
-        env: Default::default(),
-        timeout: Duration::from_secs(secs),
-    };
-    let run = run_to_end(d.exec(chat, req).await.unwrap()).await.unwrap();
-    (run.stdout_text(), run.stderr_text(), run.ending)
+    common::bash(d, chat, script, Duration::from_secs(secs)).await
 }
 
 fn proxy_env() -> Vec<(String, String)> {

@@ -2,19 +2,16 @@
 //! ending, and the driver still works afterwards. The limits here are smaller than the
 //! defaults so the bombs end quickly.
 
-use std::{path::PathBuf, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use futures_util::StreamExt;
 use lens_sandbox::{
     ExecRequest, Limits, LocalDriver, LocalOptions, RunEnding, RunEvent, SandboxDriver, SandboxError, run_to_end,
 };
 
-fn agent() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let agent = exe.parent().and_then(|d| d.parent()).unwrap().join("lens-sandbox-agent");
-    assert!(agent.is_file(), "build the agent first: cargo build -p lens-sandbox-agent");
-    agent
-}
+mod common;
+
+use common::agent;
 
 /// A driver whose data directory holds a secret beside the sandboxes, as Lens's does.
 fn driver() -> (Arc<dyn SandboxDriver>, tempfile::TempDir) {
@@ -32,13 +29,19 @@ async fn python(d: &dyn SandboxDriver, chat: &str, code: &str) -> (String, Strin
 }
 
 async fn bash(d: &dyn SandboxDriver, chat: &str, script: &str) -> (String, String, RunEnding) {
+    common::bash(d, chat, script, Duration::from_secs(20)).await
+}
+
+/// A run under way: it printed, then sleeps for a minute.
+async fn long_run(d: &dyn SandboxDriver, chat: &str, timeout: Duration) -> lens_sandbox::RunStream {
     let req = ExecRequest {
-        argv: vec!["bash".into(), "-c".into(), script.into()],
+        argv: vec!["bash".into(), "-c".into(), "echo begun; sleep 60".into()],
         env: Default::default(),
-        timeout: Duration::from_secs(20),
+        timeout,
     };
-    let run = run_to_end(d.exec(chat, req).await.unwrap()).await.unwrap();
-    (run.stdout_text(), run.stderr_text(), run.ending)
+    let mut stream = d.exec(chat, req).await.unwrap();
+    assert!(matches!(stream.next().await, Some(RunEvent::Output { .. })), "the run is under way");
+    stream
 }
 
 /// The driver still runs code after an attempt.
@@ -301,13 +304,7 @@ async fn the_agent_cannot_be_stopped_killed_or_read_from_inside() {
 async fn a_frozen_agent_cannot_hold_a_run_past_its_limit_and_the_sandbox_heals() {
     let (d, _dir) = driver();
     python(&*d, "frozen", "kept = 1").await;
-    let req = ExecRequest {
-        argv: vec!["bash".into(), "-c".into(), "echo begun; sleep 60".into()],
-        env: Default::default(),
-        timeout: Duration::from_secs(2),
-    };
-    let mut stream = d.exec("frozen", req).await.unwrap();
-    assert!(matches!(stream.next().await, Some(RunEvent::Output { .. })), "the run is under way");
+    let stream = long_run(&*d, "frozen", Duration::from_secs(2)).await;
     // Frozen from outside, as code with the agent in reach would have frozen it.
     signal_on_host(agent_pid_on_host("frozen"), nix::sys::signal::Signal::SIGSTOP);
     let run = tokio::time::timeout(Duration::from_secs(60), run_to_end(stream)).await.expect("the server ends the run");
@@ -327,13 +324,7 @@ async fn a_frozen_agent_cannot_hold_a_run_past_its_limit_and_the_sandbox_heals()
 async fn a_killed_agent_ends_its_run_clearly_and_the_sandbox_heals_over_the_same_files() {
     let (d, _dir) = driver();
     bash(&*d, "victim", "echo kept > kept.txt").await;
-    let req = ExecRequest {
-        argv: vec!["bash".into(), "-c".into(), "echo begun; sleep 60".into()],
-        env: Default::default(),
-        timeout: Duration::from_secs(20),
-    };
-    let mut stream = d.exec("victim", req).await.unwrap();
-    assert!(matches!(stream.next().await, Some(RunEvent::Output { .. })));
+    let stream = long_run(&*d, "victim", Duration::from_secs(20)).await;
     signal_on_host(agent_pid_on_host("victim"), nix::sys::signal::Signal::SIGKILL);
     let run = tokio::time::timeout(Duration::from_secs(30), run_to_end(stream)).await.expect("the run ends").unwrap();
     assert!(matches!(run.ending, RunEnding::Killed { .. } | RunEnding::OutOfMemory), "{:?}", run.ending);

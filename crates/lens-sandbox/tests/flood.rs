@@ -2,31 +2,18 @@
 //! the agent (and the program) wait for a slow reader instead of the driver queueing.
 //! Its own test binary, so no other test's memory is counted.
 
-use std::{path::PathBuf, time::Duration};
+use std::time::Duration;
 
 use futures_util::StreamExt;
-use lens_sandbox::{ExecRequest, LocalDriver, LocalOptions, RunEnding, RunEvent, SandboxDriver, run_to_end};
+use lens_sandbox::{ExecRequest, LocalDriver, LocalOptions, RunEvent, SandboxDriver};
 
-fn agent() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let agent = exe.parent().and_then(|d| d.parent()).unwrap().join("lens-sandbox-agent");
-    assert!(agent.is_file(), "build the agent first: cargo build -p lens-sandbox-agent");
-    agent
-}
+mod common;
+
+use common::agent;
 
 fn driver() -> (LocalDriver, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     (LocalDriver::new(LocalOptions::new(&dir.path().join("sandboxes"), &agent())).unwrap(), dir)
-}
-
-async fn bash(d: &dyn SandboxDriver, chat: &str, script: &str) -> (String, String, RunEnding) {
-    let req = ExecRequest {
-        argv: vec!["bash".into(), "-c".into(), script.into()],
-        env: Default::default(),
-        timeout: Duration::from_secs(20),
-    };
-    let run = run_to_end(d.exec(chat, req).await.unwrap()).await.unwrap();
-    (run.stdout_text(), run.stderr_text(), run.ending)
 }
 
 /// The resident memory of this process, in bytes.
@@ -40,7 +27,7 @@ fn rss() -> u64 {
 #[tokio::test]
 async fn a_flood_read_slowly_does_not_grow_the_driver() {
     let (d, _dir) = driver();
-    bash(&d, "slow", "true").await;
+    common::bash(&d, "slow", "true", Duration::from_secs(20)).await;
     let before = rss();
     let req = ExecRequest {
         argv: vec!["bash".into(), "-c".into(), "head -c 100000000 /dev/zero".into()],
@@ -62,6 +49,6 @@ async fn a_flood_read_slowly_does_not_grow_the_driver() {
     assert_eq!(bytes, 100_000_000);
     let grew = peak.saturating_sub(before);
     assert!(grew < 48 << 20, "the driver grew by {} MiB", grew >> 20);
-    let (out, _, _) = bash(&d, "slow", "echo ok").await;
+    let (out, _, _) = common::bash(&d, "slow", "echo ok", Duration::from_secs(20)).await;
     assert_eq!(out, "ok\n");
 }

@@ -1,7 +1,7 @@
 //! The driver story: what every `SandboxDriver` must do, run here against `LocalDriver`
 //! with real bubblewrap.
 
-use std::{path::PathBuf, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use futures_util::StreamExt;
 use lens_sandbox::{
@@ -9,15 +9,9 @@ use lens_sandbox::{
     SandboxState, run_to_end,
 };
 
-/// The agent binary cargo built beside this test (`cargo test` at the workspace root
-/// builds it; alone: `cargo build -p lens-sandbox-agent`).
-fn agent() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|d| d.parent()).unwrap();
-    let agent = dir.join("lens-sandbox-agent");
-    assert!(agent.is_file(), "build the agent first: cargo build -p lens-sandbox-agent ({})", agent.display());
-    agent
-}
+mod common;
+
+use common::agent;
 
 fn driver() -> (Arc<dyn SandboxDriver>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
