@@ -13,7 +13,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Value, json};
 
@@ -56,14 +56,7 @@ async fn parallel_growth(http: &reqwest::Client, url: &str, pid: u32) -> u64 {
             })
         })
         .collect();
-    let mut peak = before;
-    while !tasks.iter().all(|t| t.is_finished()) {
-        peak = peak.max(common::rss_kib(pid));
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    for t in tasks {
-        t.await.unwrap();
-    }
+    let (peak, _) = common::peak_rss_while(pid, tasks).await;
     peak.saturating_sub(before)
 }
 

@@ -50,14 +50,8 @@ async fn peak_growth(http: &reqwest::Client, base: &str, csrf: &str, pid: u32, i
     let start = Instant::now();
     let tasks: Vec<_> =
         (0..runs).map(|_| tokio::spawn(flood(http.clone(), base.to_owned(), csrf.to_owned()))).collect();
-    let mut peak = idle;
-    while !tasks.iter().all(|t| t.is_finished()) {
-        peak = peak.max(common::rss_kib(pid));
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    for t in tasks {
-        assert_eq!(t.await.unwrap(), FLOOD, "every flood arrives whole and is counted");
-    }
+    let (peak, counted) = common::peak_rss_while(pid, tasks).await;
+    assert!(counted.iter().all(|&bytes| bytes == FLOOD), "every flood arrives whole and is counted: {counted:?}");
     (peak.saturating_sub(idle) as f64 / 1024.0, start.elapsed().as_secs_f64())
 }
 

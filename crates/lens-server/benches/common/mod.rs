@@ -53,3 +53,18 @@ pub async fn start_lens(dir: &std::path::Path, dist: &std::path::Path, env: &[(&
     }
     server
 }
+
+/// The peak resident memory of `pid` while `tasks` run (sampled every few ms), KiB;
+/// the tasks' results in order once all are done.
+pub async fn peak_rss_while<T>(pid: u32, tasks: Vec<tokio::task::JoinHandle<T>>) -> (u64, Vec<T>) {
+    let mut peak = rss_kib(pid);
+    while !tasks.iter().all(|t| t.is_finished()) {
+        peak = peak.max(rss_kib(pid));
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let mut results = Vec::new();
+    for t in tasks {
+        results.push(t.await.expect("a measured task ends"));
+    }
+    (peak, results)
+}
