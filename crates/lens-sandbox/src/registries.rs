@@ -13,6 +13,20 @@ pub struct Registries {
     pub npm_registry: Option<String>,
     /// Host names to allow (index and file hosts).
     pub hosts: Vec<String>,
+    /// Whether an index URL carried a `user:token@`, which the sandbox is not given.
+    pub credentials_withheld: bool,
+}
+
+/// `url` without the `user:password@` of its authority, and whether it had one. A
+/// sandbox's pip and npm talk TLS through the proxy end to end, so the server could not
+/// add credentials on the way out; they stay on the host.
+pub fn without_credentials(url: &str) -> (String, bool) {
+    let Some((scheme, rest)) = url.split_once("://") else { return (url.to_owned(), false) };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..end].rsplit_once('@') {
+        Some((_, host)) => (format!("{scheme}://{host}{}", &rest[end..]), true),
+        None => (url.to_owned(), false),
+    }
 }
 
 /// The host of an `http(s)://host[:port]/…` URL.
@@ -35,12 +49,13 @@ impl Registries {
     pub fn configured(urls: &[String]) -> Self {
         let mut r = Self::default();
         for url in urls.iter().map(|u| u.trim()).filter(|u| !u.is_empty()) {
-            if r.pip_index.is_none() && !url.contains("npm") {
-                r.pip_index = Some(url.to_owned());
-            } else if r.npm_registry.is_none() {
-                r.npm_registry = Some(url.to_owned());
-            }
             r.add_host_of(url);
+            let url = r.keep(url);
+            if r.pip_index.is_none() && !url.contains("npm") {
+                r.pip_index = Some(url);
+            } else if r.npm_registry.is_none() {
+                r.npm_registry = Some(url);
+            }
         }
         r
     }
@@ -54,7 +69,7 @@ impl Registries {
         match configured {
             Some(url) => {
                 r.add_host_of(&url);
-                r.pip_index = Some(url);
+                r.pip_index = Some(r.keep(&url));
             }
             None => {
                 // pip's own default index, and the host its files come from.
@@ -73,9 +88,16 @@ impl Registries {
         }
         if let Some(url) = ask("npm", &["config", "get", "registry"]) {
             r.add_host_of(&url);
-            r.npm_registry = Some(url);
+            r.npm_registry = Some(r.keep(&url));
         }
         r
+    }
+
+    /// The URL as the sandbox may see it, noting credentials left out.
+    fn keep(&mut self, url: &str) -> String {
+        let (url, had) = without_credentials(url);
+        self.credentials_withheld |= had;
+        url
     }
 
     fn add_host_of(&mut self, url: &str) {
@@ -124,5 +146,20 @@ mod tests {
         let r = Registries::configured(&["https://a.example.org/simple".into(), "https://npm.example.org/".into()]);
         assert_eq!(r.hosts, ["a.example.org", "npm.example.org"]);
         assert_eq!(r.npm_registry.as_deref(), Some("https://npm.example.org/"));
+        assert!(!r.credentials_withheld);
+    }
+
+    #[test]
+    fn index_credentials_never_reach_the_sandbox() {
+        let r = Registries::configured(&[
+            "https://user:s3cret@a.example.org/simple?x=1".into(),
+            "https://tok@npm.example.org/".into(),
+        ]);
+        assert_eq!(r.hosts, ["a.example.org", "npm.example.org"]);
+        assert!(r.credentials_withheld);
+        let env = format!("{:?}", sandbox_env(&r));
+        assert!(!env.contains("s3cret") && !env.contains("tok@") && !env.contains("user:"), "{env}");
+        assert!(env.contains("https://a.example.org/simple?x=1") && env.contains("https://npm.example.org/"), "{env}");
+        assert_eq!(without_credentials("https://h.example.org/a@b").0, "https://h.example.org/a@b", "an @ in the path");
     }
 }

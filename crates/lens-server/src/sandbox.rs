@@ -69,9 +69,18 @@ impl SandboxHub {
     /// The registries `registries` mode allows (asking pip and npm costs a moment, so
     /// only when first needed).
     pub fn registries(&self) -> &Registries {
-        self.registries.get_or_init(|| match &self.configured_registries {
-            Some(urls) => Registries::configured(urls),
-            None => Registries::discover(),
+        self.registries.get_or_init(|| {
+            let found = match &self.configured_registries {
+                Some(urls) => Registries::configured(urls),
+                None => Registries::discover(),
+            };
+            if found.credentials_withheld {
+                tracing::warn!(
+                    "a package index URL carries credentials; sandboxes are given it without them, so an index that \
+                     needs them refuses the sandbox's pip or npm"
+                );
+            }
+            found
         })
     }
 
