@@ -98,7 +98,7 @@ mod tests {
         );
         assert_eq!(
             to_html("Here:\n| a | b \\| c |\n|:--|--:|\n| 1 | `x` |\n\nend"),
-            "<p>Here:</p>\n<table><thead><tr><th style=\"text-align: left\">a</th><th style=\"text-align: right\">b | c</th></tr>\n</thead><tbody>\n<tr><td style=\"text-align: left\">1</td><td style=\"text-align: right\"><code>x</code></td></tr>\n</tbody></table>\n<p>end</p>\n"
+            "<p>Here:</p>\n<table><thead><tr><th class=\"align-left\">a</th><th class=\"align-right\">b | c</th></tr>\n</thead><tbody>\n<tr><td class=\"align-left\">1</td><td class=\"align-right\"><code>x</code></td></tr>\n</tbody></table>\n<p>end</p>\n"
         );
         assert_eq!(
             to_html("a | b\n--- | ---\nno | body\nx"),

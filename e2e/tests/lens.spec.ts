@@ -14,7 +14,12 @@ let adminChat = '';
 test('the first visitor sets up the admin account', async ({ page }) => {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(String(e)));
-  await page.goto('/');
+  // The page runs under a policy that allows only Lens's own script, wasm and styles.
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) errors.push(m.text());
+  });
+  const shell = await page.goto('/');
+  expect(shell?.headers()['content-security-policy']).toContain("script-src 'self' 'wasm-unsafe-eval' 'sha256-");
   await expect(page).toHaveURL(/\/setup$/);
   await page.getByTestId('username').fill(ADMIN.name);
   await page.getByTestId('password').fill(ADMIN.password);

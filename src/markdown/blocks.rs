@@ -317,7 +317,8 @@ fn table(out: &mut String, lines: &[String], start: usize, columns: &[&str]) -> 
             if align.is_empty() {
                 out.push_str(&format!("<{tag}>"));
             } else {
-                out.push_str(&format!("<{tag} style=\"text-align: {align}\">"));
+                // A class, not a style attribute: the page's CSP allows only Lens's own styles.
+                out.push_str(&format!("<{tag} class=\"align-{align}\">"));
             }
             inline(out, cell);
             out.push_str(&format!("</{tag}>"));

@@ -31,6 +31,7 @@ pub mod state;
 pub mod store;
 pub mod tools;
 pub mod vault;
+pub mod web_shell;
 
 pub use config::Config;
 pub use error::AppError;

@@ -10,6 +10,7 @@ use tower_http::{
     services::{ServeDir, ServeFile},
     set_header::SetResponseHeaderLayer,
 };
+use tower_layer::Layer;
 
 use crate::{
     AppError, AppState,
@@ -76,7 +77,10 @@ pub fn router(state: AppState) -> Router {
         ));
 
     let dist = state.config.web_dist.clone();
-    let web = ServeDir::new(&dist).fallback(ServeFile::new(dist.join("index.html")));
+    let csp = crate::web_shell::content_security_policy(&dist);
+    let csp = HeaderValue::from_str(&csp).unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'"));
+    let web = SetResponseHeaderLayer::overriding(HeaderName::from_static("content-security-policy"), csp)
+        .layer(ServeDir::new(&dist).fallback(ServeFile::new(dist.join("index.html"))));
 
     Router::new()
         .route("/healthz", get(health::get_health))

@@ -87,3 +87,25 @@ async fn health_and_security_headers() {
     assert_eq!(resp.headers()["x-content-type-options"], "nosniff");
     assert_eq!(resp.json::<serde_json::Value>().await.unwrap()["status"], "ok");
 }
+
+#[tokio::test]
+async fn the_app_shell_runs_only_its_own_script_by_hash() {
+    let dist = tempfile::tempdir().unwrap();
+    let bootstrap = "import init from '/app.js'; await init();";
+    let page = format!("<!doctype html><script type=\"module\">{bootstrap}</script><body></body>");
+    std::fs::write(dist.path().join("index.html"), page).unwrap();
+    let web = dist.path().to_owned();
+    let app = TestApp::builder().config(move |c| c.web_dist = web).build().await;
+    // The shell at any page address (deep links fall back to it), with its policy.
+    for path in ["/", "/chats/abc"] {
+        let resp = reqwest::get(format!("{}{path}", app.base)).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        assert_eq!(resp.headers()["x-content-type-options"], "nosniff");
+        let csp = resp.headers()["content-security-policy"].to_str().unwrap().to_owned();
+        use base64::Engine;
+        use sha2::Digest;
+        let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(bootstrap));
+        assert!(csp.contains(&format!("script-src 'self' 'wasm-unsafe-eval' 'sha256-{hash}'")), "{csp}");
+        assert!(csp.contains("style-src 'self';") && !csp.contains("unsafe-inline"), "{csp}");
+    }
+}
