@@ -100,6 +100,12 @@ pub trait SandboxDriver: Send + Sync {
 
     async fn status(&self, chat_id: &str) -> Result<SandboxInfo, SandboxError>;
 
+    /// While the conversation's sandbox waits for room to start: its place in line
+    /// (1 = next). `None` when it does not wait.
+    async fn queued(&self, _chat_id: &str) -> Option<usize> {
+        None
+    }
+
     async fn list(&self) -> Result<Vec<SandboxInfo>, SandboxError>;
 }
 

@@ -18,6 +18,9 @@ pub enum SandboxError {
     /// The sandbox cannot run on this machine (the check says why).
     #[error("the sandbox is not available here: {0}")]
     Unavailable(String),
+    /// No room for another sandbox now (the sentence says why and what to do).
+    #[error("{0}")]
+    Busy(String),
     /// The workspace is full.
     #[error("the sandbox's disk quota is used up")]
     QuotaExceeded,

@@ -13,6 +13,7 @@
 //! [`LocalDriver`] runs sandboxes on this machine with bubblewrap; the gateway driver
 //! (OpenShell) will share the trait and the behavioural story in `tests/story.rs`.
 
+mod admission;
 mod capture;
 mod cgroup;
 mod check;
@@ -26,6 +27,7 @@ mod quota;
 pub mod registries;
 mod relay;
 
+pub use admission::{AdmissionLimits, host_memory};
 pub use capture::{CapturedRun, MODEL_TEXT_LIMIT, OutputCapture};
 pub use check::check;
 pub use driver::{

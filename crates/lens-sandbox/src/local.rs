@@ -33,7 +33,9 @@ use tokio::{
 };
 
 use crate::{
-    ExecRequest, FileEntry, Limits, RunEvent, RunStream, SandboxDriver, SandboxError, SandboxInfo, SandboxState,
+    AdmissionLimits, ExecRequest, FileEntry, Limits, RunEvent, RunStream, SandboxDriver, SandboxError, SandboxInfo,
+    SandboxState,
+    admission::{Admission, Ticket},
     cgroup::{Cgroups, SandboxCgroup, process_tree},
     quota::Workspace,
     relay::{EgressLog, Network, Relay},
@@ -109,11 +111,19 @@ pub struct LocalOptions {
     /// The host user the sandboxes run as when Lens runs as root.
     pub host_uid: u32,
     pub limits: Limits,
+    /// How many sandboxes may run at once, with how much memory together.
+    pub admission: AdmissionLimits,
 }
 
 impl LocalOptions {
     pub fn new(root: &Path, agent: &Path) -> Self {
-        Self { root: root.to_owned(), agent: agent.to_owned(), host_uid: DEFAULT_HOST_UID, limits: Limits::default() }
+        Self {
+            root: root.to_owned(),
+            agent: agent.to_owned(),
+            host_uid: DEFAULT_HOST_UID,
+            limits: Limits::default(),
+            admission: AdmissionLimits::for_host(),
+        }
     }
 }
 
@@ -136,6 +146,8 @@ struct Running {
     /// the next call starts the sandbox afresh.
     dead: Arc<AtomicBool>,
     relay: Arc<Relay>,
+    /// Its room in the admission; given back when it is torn down.
+    ticket: Mutex<Option<Ticket>>,
 }
 
 impl Running {
@@ -184,6 +196,7 @@ pub struct LocalDriver {
     network: Arc<Mutex<Option<Network>>>,
     egress_log: Arc<EgressLog>,
     next_id: AtomicU64,
+    admission: Admission,
     /// One slot per sandbox ever touched; a slot is locked while its sandbox starts or
     /// stops, so one conversation's start never waits for another's.
     running: tokio::sync::Mutex<HashMap<String, Slot>>,
@@ -194,7 +207,7 @@ impl LocalDriver {
     /// sandboxes' processes, cgroups and mounts.
     pub fn new(options: LocalOptions) -> Result<Self, SandboxError> {
         use std::os::unix::fs::PermissionsExt;
-        let LocalOptions { root, agent, host_uid, limits } = options;
+        let LocalOptions { root, agent, host_uid, limits, admission } = options;
         std::fs::create_dir_all(&root).map_err(backend)?;
         // The host user must be able to pass through to its own workspaces, and no further.
         std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o711)).map_err(backend)?;
@@ -213,6 +226,7 @@ impl LocalDriver {
             network: Arc::default(),
             egress_log: Arc::default(),
             next_id: AtomicU64::new(1),
+            admission: Admission::new(admission),
             running: tokio::sync::Mutex::default(),
         };
         driver.unmount_all();
@@ -228,6 +242,48 @@ impl LocalDriver {
     pub fn set_limits(&self, limits: Limits) {
         if let Ok(mut l) = self.limits.lock() {
             *l = limits;
+        }
+    }
+
+    /// Changes how many sandboxes may run at once and with how much memory; waiting
+    /// starts are looked at again.
+    pub fn set_admission(&self, limits: AdmissionLimits) {
+        self.admission.set_limits(limits);
+    }
+
+    /// Sandboxes running and the memory they may use together, as admission counts them.
+    pub fn admitted(&self) -> (usize, u64) {
+        self.admission.in_use()
+    }
+
+    /// Stops the sandbox idle longest (a dead one first) to make room for `for_name`:
+    /// one at a time, so a start takes only the room it needs.
+    async fn stop_idle(&self, for_name: &str) {
+        let slots: Vec<(String, Slot)> =
+            self.running.lock().await.iter().map(|(n, s)| (n.clone(), s.clone())).collect();
+        let mut best: Option<(u64, Slot)> = None;
+        for (name, slot) in slots {
+            // A slot that is locked is starting or stopping: not idle.
+            let Ok(live) = slot.try_lock() else { continue };
+            let Some(r) = live.as_ref() else { continue };
+            if name == for_name || (!r.is_dead() && r.active.load(Ordering::SeqCst) > 0) {
+                continue;
+            }
+            let idle = if r.is_dead() { u64::MAX } else { r.idle_secs() };
+            drop(live);
+            if best.as_ref().is_none_or(|(b, _)| idle >= *b) {
+                best = Some((idle, slot));
+            }
+        }
+        let Some((_, slot)) = best else { return };
+        let mut live = slot.lock().await;
+        if let Some(r) = live.as_ref()
+            && (r.is_dead() || r.active.load(Ordering::SeqCst) == 0)
+            && let Some(taken) = live.take()
+        {
+            tracing::info!("stopping an idle sandbox to make room for another");
+            taken.end();
+            tear_down(taken).await;
         }
     }
 
@@ -302,6 +358,8 @@ impl LocalDriver {
 
     async fn start(&self, chat_id: &str, name: &str) -> Result<Arc<Running>, SandboxError> {
         let limits = self.limits();
+        // Room first: the host is never asked for more than the limits allow.
+        let ticket = self.admission.admit(name, limits.memory_bytes, || self.stop_idle(name)).await?;
         let workspace = self.workspace(name);
         let owner = if running_as_root() { self.host_uid } else { nix::unistd::getuid().as_raw() };
         let (cgroups, name_owned, ws) = (self.cgroups.clone(), name.to_owned(), workspace.clone());
@@ -366,6 +424,7 @@ impl LocalDriver {
             active,
             dead: dead.clone(),
             relay: relay.clone(),
+            ticket: Mutex::new(Some(ticket)),
         });
         let writer = Arc::downgrade(&running);
         tokio::spawn(async move {
@@ -575,6 +634,8 @@ async fn tear_down(running: Arc<Running>) {
         running.cgroup.remove();
         running.workspace.unmount();
         running.workspace.mark_used();
+        // Only now, with nothing left of it, is its room given back.
+        running.ticket.lock().map(|mut t| t.take()).ok();
     })
     .await;
 }
@@ -713,6 +774,10 @@ impl SandboxDriver for LocalDriver {
             idle_secs,
             busy,
         })
+    }
+
+    async fn queued(&self, chat_id: &str) -> Option<usize> {
+        self.admission.place(&sandbox_name(chat_id).ok()?)
     }
 
     async fn list(&self) -> Result<Vec<SandboxInfo>, SandboxError> {

@@ -253,3 +253,60 @@ async fn workspace_images_and_mount_points_are_roots_alone() {
     let mode = |p: &str| std::fs::metadata(dir.path().join("sandboxes").join(p)).unwrap().permissions().mode() & 0o777;
     assert_eq!((mode("lens-chat-private.img"), mode("lens-chat-private")), (0o600, 0o700));
 }
+
+fn admitting(max_running: usize, wait: Duration) -> (Arc<LocalDriver>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = LocalOptions::new(&dir.path().join("sandboxes"), &agent());
+    options.admission = lens_sandbox::AdmissionLimits { max_running, max_memory_bytes: 64 << 30, wait };
+    (Arc::new(LocalDriver::new(options).unwrap()), dir)
+}
+
+#[tokio::test]
+async fn an_idle_sandbox_is_stopped_to_make_room_for_another() {
+    let (d, _dir) = admitting(1, T);
+    run(&*d, "first", "echo kept > f", T).await;
+    let (out, _, ending) = run(&*d, "second", "echo second", T).await;
+    assert_eq!((out.as_str(), ending), ("second\n", RunEnding::Exited { code: 0 }));
+    assert_eq!(d.status("first").await.unwrap().state, SandboxState::Stopped, "the idle one made room");
+    assert_eq!(d.admitted().0, 1);
+    let (out, _, _) = run(&*d, "first", "cat f", T).await;
+    assert_eq!(out, "kept\n", "and starts again, its files kept");
+}
+
+#[tokio::test]
+async fn a_start_with_no_room_waits_in_line_and_is_refused_after_the_wait() {
+    let (d, _dir) = admitting(1, Duration::from_secs(3));
+    let req = ExecRequest {
+        argv: vec!["sh".into(), "-c".into(), "echo busy; sleep 30".into()],
+        env: Default::default(),
+        timeout: T,
+    };
+    let mut busy = d.exec("busy", req).await.unwrap();
+    assert!(matches!(busy.next().await, Some(RunEvent::Output { .. })));
+    let late = {
+        let d = d.clone();
+        tokio::spawn(async move {
+            run_to_end(
+                d.exec("late", ExecRequest { argv: vec!["true".into()], env: Default::default(), timeout: T }).await?,
+            )
+            .await
+            .map_err(SandboxError::Backend)
+        })
+    };
+    let mut place = None;
+    for _ in 0..100 {
+        place = d.queued("late").await;
+        if place.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(place, Some(1), "the late start waits, first in line");
+    let refused = late.await.unwrap().unwrap_err();
+    assert!(matches!(&refused, SandboxError::Busy(m) if m.contains("no sandbox was free within 3 s")), "{refused:?}");
+    assert_eq!(d.queued("late").await, None);
+    drop(busy);
+    // Once the busy run is over, its sandbox is idle and gives way.
+    let (out, _, _) = run(&*d, "late", "echo in", T).await;
+    assert_eq!(out, "in\n");
+}
