@@ -17,6 +17,9 @@ const NUMBERS: &[(&str, &str, &str)] = &[
     ("disk_mb", "Disk quota", "MiB per workspace"),
     ("idle_stop_secs", "Stop when idle for", "seconds (files are kept)"),
     ("unused_delete_days", "Delete when unused for", "days"),
+    ("max_running", "Sandboxes at once", "at most (0: four per CPU)"),
+    ("max_memory_mb", "Memory of all sandboxes", "MiB together (0: three quarters of the host's)"),
+    ("queue_wait_secs", "Wait for a free sandbox", "seconds, then the run is refused"),
 ];
 
 fn number(v: &SandboxSettingsView, field: &str) -> u64 {
@@ -28,6 +31,9 @@ fn number(v: &SandboxSettingsView, field: &str) -> u64 {
         "cpu_millis" => v.cpu_millis,
         "disk_mb" => v.disk_mb,
         "idle_stop_secs" => v.idle_stop_secs,
+        "max_running" => v.max_running,
+        "max_memory_mb" => v.max_memory_mb,
+        "queue_wait_secs" => v.queue_wait_secs,
         _ => v.unused_delete_days,
     }
 }
@@ -41,6 +47,9 @@ fn set_number(req: &mut UpdateSandboxSettingsRequest, field: &str, value: u64) {
         "cpu_millis" => &mut req.cpu_millis,
         "disk_mb" => &mut req.disk_mb,
         "idle_stop_secs" => &mut req.idle_stop_secs,
+        "max_running" => &mut req.max_running,
+        "max_memory_mb" => &mut req.max_memory_mb,
+        "queue_wait_secs" => &mut req.queue_wait_secs,
         _ => &mut req.unused_delete_days,
     };
     *slot = Some(value);

@@ -152,6 +152,15 @@ pub struct Config {
     /// Days a sandbox may go unused before it is deleted [default 14].
     #[arg(long, env = "LENS_SANDBOX_UNUSED_DELETE_DAYS")]
     pub sandbox_unused_delete_days: Option<u64>,
+    /// Sandboxes running at once, at most; 0 = four per CPU [default 0].
+    #[arg(long, env = "LENS_SANDBOX_MAX_RUNNING")]
+    pub sandbox_max_running: Option<u64>,
+    /// Memory of all running sandboxes together, MiB; 0 = three quarters of the host's [default 0].
+    #[arg(long, env = "LENS_SANDBOX_MAX_MEMORY_MB")]
+    pub sandbox_max_memory_mb: Option<u64>,
+    /// Seconds a run waits for a free sandbox before it is refused [default 120].
+    #[arg(long, env = "LENS_SANDBOX_QUEUE_WAIT_SECS")]
+    pub sandbox_queue_wait_secs: Option<u64>,
     /// Days a login session lasts.
     #[arg(long, env = "LENS_SESSION_DAYS", default_value_t = 30)]
     pub session_days: i64,
@@ -194,6 +203,9 @@ impl Config {
             sandbox_disk_mb: None,
             sandbox_idle_stop_secs: None,
             sandbox_unused_delete_days: None,
+            sandbox_max_running: None,
+            sandbox_max_memory_mb: None,
+            sandbox_queue_wait_secs: None,
             ..w.config
         })
     }

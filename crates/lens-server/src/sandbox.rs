@@ -105,6 +105,7 @@ impl SandboxHub {
     fn options(&self, settings: &SandboxSettings) -> LocalOptions {
         let mut options = LocalOptions::new(&self.root, &self.agent);
         options.limits = settings.limits();
+        options.admission = settings.admission();
         options
     }
 
@@ -141,6 +142,7 @@ impl SandboxHub {
         }
         if let Some(driver) = self.local() {
             driver.set_limits(settings.limits());
+            driver.set_admission(settings.admission());
             driver.set_network(network);
             if let Ok(mut a) = self.active.write()
                 && let Some(active) = a.as_mut()

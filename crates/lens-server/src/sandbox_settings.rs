@@ -21,6 +21,11 @@ pub struct SandboxSettings {
     pub disk_mb: u64,
     pub idle_stop_secs: u64,
     pub unused_delete_days: u64,
+    /// 0: from the host.
+    pub max_running: u64,
+    /// 0: from the host.
+    pub max_memory_mb: u64,
+    pub queue_wait_secs: u64,
     pub locked: Vec<String>,
 }
 
@@ -34,6 +39,9 @@ const NUMBERS: &[(&str, u64, u64, u64)] = &[
     ("disk_mb", 1024, 16, 1_048_576),
     ("idle_stop_secs", 600, 10, 604_800),
     ("unused_delete_days", 14, 1, 3650),
+    ("max_running", 0, 0, 10_000),
+    ("max_memory_mb", 0, 0, 16_777_216),
+    ("queue_wait_secs", 120, 1, 3600),
 ];
 
 fn key(field: &str) -> String {
@@ -50,6 +58,9 @@ fn env_number(config: &Config, field: &str) -> Option<u64> {
         "disk_mb" => config.sandbox_disk_mb,
         "idle_stop_secs" => config.sandbox_idle_stop_secs,
         "unused_delete_days" => config.sandbox_unused_delete_days,
+        "max_running" => config.sandbox_max_running,
+        "max_memory_mb" => config.sandbox_max_memory_mb,
+        "queue_wait_secs" => config.sandbox_queue_wait_secs,
         _ => None,
     }
 }
@@ -97,8 +108,19 @@ impl SandboxSettings {
             };
             numbers.push(value);
         }
-        let [shown, timeout_secs, memory_mb, processes, cpu_millis, disk_mb, idle_stop_secs, unused_delete_days] =
-            numbers[..]
+        let [
+            shown,
+            timeout_secs,
+            memory_mb,
+            processes,
+            cpu_millis,
+            disk_mb,
+            idle_stop_secs,
+            unused_delete_days,
+            max_running,
+            max_memory_mb,
+            queue_wait_secs,
+        ] = numbers[..]
         else {
             return Err(AppError::internal("sandbox settings table"));
         };
@@ -115,6 +137,9 @@ impl SandboxSettings {
             disk_mb,
             idle_stop_secs,
             unused_delete_days,
+            max_running,
+            max_memory_mb,
+            queue_wait_secs,
             locked,
         })
     }
@@ -134,6 +159,9 @@ impl SandboxSettings {
             disk_mb: self.disk_mb,
             idle_stop_secs: self.idle_stop_secs,
             unused_delete_days: self.unused_delete_days,
+            max_running: self.max_running,
+            max_memory_mb: self.max_memory_mb,
+            queue_wait_secs: self.queue_wait_secs,
             locked: self.locked.clone(),
             check: state.sandbox.last_check(),
             recent_egress: state.sandbox.egress_log(),
@@ -150,12 +178,23 @@ impl SandboxSettings {
         }
     }
 
+    /// How many sandboxes may run at once and with how much memory, 0 meaning the host's
+    /// own defaults.
+    pub fn admission(&self) -> lens_sandbox::AdmissionLimits {
+        let host = lens_sandbox::AdmissionLimits::for_host();
+        lens_sandbox::AdmissionLimits {
+            max_running: if self.max_running == 0 { host.max_running } else { self.max_running as usize },
+            max_memory_bytes: if self.max_memory_mb == 0 { host.max_memory_bytes } else { self.max_memory_mb << 20 },
+            wait: std::time::Duration::from_secs(self.queue_wait_secs),
+        }
+    }
+
     /// Applies an admin's change: refused whole if a locked field is touched or a value
     /// is out of range; then stored and put into force (turning the sandbox on runs the
     /// check first and refuses with its reasons).
     pub async fn update(state: &AppState, req: UpdateSandboxSettingsRequest) -> Result<Self, AppError> {
         let current = Self::load(state).await?;
-        let numbers: [(&str, Option<u64>); 8] = [
+        let numbers: [(&str, Option<u64>); 11] = [
             ("shown", req.shown),
             ("timeout_secs", req.timeout_secs),
             ("memory_mb", req.memory_mb),
@@ -164,6 +203,9 @@ impl SandboxSettings {
             ("disk_mb", req.disk_mb),
             ("idle_stop_secs", req.idle_stop_secs),
             ("unused_delete_days", req.unused_delete_days),
+            ("max_running", req.max_running),
+            ("max_memory_mb", req.max_memory_mb),
+            ("queue_wait_secs", req.queue_wait_secs),
         ];
         let touched = [
             ("enabled", req.enabled.is_some()),

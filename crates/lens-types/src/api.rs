@@ -344,6 +344,16 @@ pub struct SandboxSettingsView {
     pub idle_stop_secs: u64,
     /// A sandbox unused this long is deleted.
     pub unused_delete_days: u64,
+    /// Sandboxes running at once, at most; 0: from the host (four per CPU).
+    #[serde(default)]
+    pub max_running: u64,
+    /// Memory of all running sandboxes together, MiB; 0: from the host (three quarters
+    /// of its memory).
+    #[serde(default)]
+    pub max_memory_mb: u64,
+    /// How long a run waits for a free sandbox before it is refused.
+    #[serde(default)]
+    pub queue_wait_secs: u64,
     /// Fields set by a `LENS_SANDBOX_*` variable or flag: shown, not editable.
     pub locked: Vec<String>,
     /// The last `sandbox check` on this machine.
@@ -380,6 +390,12 @@ pub struct UpdateSandboxSettingsRequest {
     pub idle_stop_secs: Option<u64>,
     #[serde(default)]
     pub unused_delete_days: Option<u64>,
+    #[serde(default)]
+    pub max_running: Option<u64>,
+    #[serde(default)]
+    pub max_memory_mb: Option<u64>,
+    #[serde(default)]
+    pub queue_wait_secs: Option<u64>,
 }
 
 /// The person shares a file from the conversation's workspace.

@@ -123,13 +123,39 @@ pub async fn run_call(
     if let Err(message) = place_attachments(place, ctx.user_id, args).await {
         return ToolOutcome::failed(message);
     }
-    match start.await {
+    match wait_in_line(place, live, start).await {
         Ok(stream) => {
             let outcome = follow(stream, language, code, live, ctx.stop.clone(), place).await;
             note_network_output(place).await;
             outcome
         }
         Err(e) => ToolOutcome::failed(e.to_string()),
+    }
+}
+
+/// Starts the run; while its sandbox waits for room, the person sees its place in line
+/// (live only: the step's output is the run's own).
+async fn wait_in_line(
+    place: &RunPlace,
+    live: &OutputSink,
+    start: impl Future<Output = Result<RunStream, SandboxError>>,
+) -> Result<RunStream, SandboxError> {
+    tokio::pin!(start);
+    let mut shown = None;
+    loop {
+        tokio::select! {
+            started = &mut start => return started,
+            _ = tokio::time::sleep(Duration::from_millis(500)) => {
+                let now = place.driver.queued(&place.chat_id).await;
+                if let Some(n) = now
+                    && now != shown
+                {
+                    let text = format!("[waiting for a free sandbox: place {n} in line]\n");
+                    let _ = live.send((lens_types::OutputStream::Stdout, text));
+                }
+                shown = now;
+            }
+        }
     }
 }
 

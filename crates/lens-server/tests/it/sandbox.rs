@@ -145,3 +145,95 @@ async fn kill_minus_one_then_the_next_run_in_the_conversation_prints_ok() {
     let output = message.steps[0].output.as_ref().unwrap();
     assert_eq!((output.stdout.as_str(), &output.ending), ("ok\n", &RunEnding::Exited { code: 0 }), "{}", output.stderr);
 }
+
+/// The host's OOM kills so far, of any kind (`/proc/vmstat`).
+fn oom_kills() -> u64 {
+    let vmstat = std::fs::read_to_string("/proc/vmstat").unwrap();
+    vmstat.lines().find_map(|l| l.strip_prefix("oom_kill ")).and_then(|n| n.trim().parse().ok()).unwrap_or(0)
+}
+
+#[tokio::test]
+async fn forty_conversations_asking_for_900_mb_at_once_never_overcommit_the_host() {
+    let app = TestApp::builder()
+        .sandbox()
+        .config(|c| {
+            c.sandbox_max_memory_mb = Some(4096);
+            c.sandbox_queue_wait_secs = Some(600);
+        })
+        .settings_model()
+        .await;
+    let admin = app.admin().await;
+    let before = oom_kills();
+    // /healthz is asked all along; the slowest answer is kept.
+    let slowest = std::sync::Arc::new(std::sync::Mutex::new(Duration::ZERO));
+    let health = {
+        let (base, slowest) = (app.base.clone(), slowest.clone());
+        tokio::spawn(async move {
+            let http = reqwest::Client::new();
+            loop {
+                let start = std::time::Instant::now();
+                let status = http.get(format!("{base}/healthz")).send().await.map(|r| r.status());
+                assert!(status.is_ok_and(|s| s.is_success()), "/healthz answers");
+                let took = start.elapsed();
+                if let Ok(mut s) = slowest.lock() {
+                    *s = (*s).max(took);
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        })
+    };
+    let mut chats = Vec::new();
+    for _ in 0..40 {
+        let cid = admin.new_chat().await;
+        admin.ask(&cid, "```python\nx = b'x' * 900_000_000\nprint(len(x))\n```").await;
+        chats.push(cid);
+    }
+    let mut endings = Vec::new();
+    for cid in &chats {
+        let deadline = std::time::Instant::now() + Duration::from_secs(300);
+        let answer = loop {
+            let (_, body) = admin.get(&format!("/api/v1/chats/{cid}")).await;
+            let detail: lens_types::ChatDetail = serde_json::from_value(body).unwrap();
+            let last = detail.messages.last().cloned().unwrap();
+            if last.status != MessageStatus::Streaming {
+                break last;
+            }
+            assert!(std::time::Instant::now() < deadline, "every answer ends");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        let output = answer.steps[0].output.clone().expect("every run has its output");
+        endings.push((output.ending, output.stdout));
+    }
+    health.abort();
+    assert!(!health.await.unwrap_err().is_panic(), "/healthz always answered");
+    let slowest = *slowest.lock().unwrap();
+    assert!(slowest < Duration::from_secs(1), "/healthz took {slowest:?} at worst");
+    assert!(
+        endings.iter().all(|(e, out)| *e == RunEnding::Exited { code: 0 } && out == "900000000\n"),
+        "each run had its memory and ended: {endings:?}"
+    );
+    assert_eq!(oom_kills(), before, "no process on the host was killed for memory");
+}
+
+#[tokio::test]
+async fn a_run_waiting_for_a_free_sandbox_shows_its_place_then_runs() {
+    let app = TestApp::builder().sandbox().config(|c| c.sandbox_max_running = Some(1)).settings_model().await;
+    let admin = app.admin().await;
+    let busy = admin.new_chat().await;
+    let busy_answer = admin.ask(&busy, "```bash\necho started; sleep 3\n```").await;
+    // The busy run is under way before the next asks.
+    let first = admin.events(&busy, &busy_answer, None, 2).await;
+    assert!(first.iter().any(|(_, e)| matches!(e, StreamEvent::Output { .. })), "{first:?}");
+    let next = admin.new_chat().await;
+    let (events, message) = answer(&admin, &next, "```bash\necho mine\n```").await;
+    let live: String = events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            StreamEvent::Output { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(live.contains("[waiting for a free sandbox: place 1 in line]"), "{live}");
+    let output = message.steps[0].output.as_ref().unwrap();
+    assert_eq!(output.stdout, "mine\n", "the step shows the run's own output");
+}
