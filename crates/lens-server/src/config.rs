@@ -97,7 +97,7 @@ pub struct Config {
     /// Largest file a conversation may share out of its sandbox, MB.
     #[arg(long, env = "LENS_SHARE_MAX_MB", default_value_t = 25)]
     pub share_max_mb: u64,
-    /// Most files one conversation may share.
+    /// Most files one conversation may keep: shared files, run images and run logs together.
     #[arg(long, env = "LENS_SHARES_PER_CHAT", default_value_t = 20)]
     pub shares_per_chat: u64,
     /// Largest request body accepted, in bytes.

@@ -83,6 +83,19 @@ pub async fn copy_out(
     Ok(size)
 }
 
+/// Errs with a sentence when the conversation keeps as many files (shared ones, run
+/// images and logs together) as it may.
+pub async fn room_for_one_more(state: &AppState, chat_id: &str) -> Result<(), String> {
+    let kept = state.store.count_kept_files(chat_id).await.map_err(|e| e.to_string())?;
+    if kept >= state.config.shares_per_chat {
+        return Err(format!(
+            "this conversation keeps {kept} files (shared files, run images and logs), the most allowed; nothing \
+             more can be kept here"
+        ));
+    }
+    Ok(())
+}
+
 /// Copies `path` out of the sandbox into the conversation's vault and records it.
 pub async fn share(
     state: &AppState,
@@ -92,14 +105,7 @@ pub async fn share(
     name: Option<&str>,
     kind: FileKind,
 ) -> Result<SharedFileRef, String> {
-    if kind == FileKind::Shared {
-        let shared = state.store.count_chat_files(chat_id, kind).await.map_err(|e| e.to_string())?;
-        if shared >= state.config.shares_per_chat {
-            return Err(format!(
-                "this conversation has shared {shared} files, the most allowed; nothing more can be shared here"
-            ));
-        }
-    }
+    room_for_one_more(state, chat_id).await?;
     let name = clean_name(name.unwrap_or(path)).ok_or_else(|| format!("`{path}` does not name a file"))?;
     let id = crate::ids::random_id(16);
     let size = copy_out(state, driver, chat_id, path, (&state.vault, chat_id, &id)).await?;

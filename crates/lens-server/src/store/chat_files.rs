@@ -6,7 +6,8 @@ use sqlx::Row;
 /// Why a file row exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
-    /// Shared by the model or the person; counts against the per-conversation limit.
+    /// Shared by the model or the person. Every kind counts against the
+    /// per-conversation limit: what a conversation keeps on disk is bounded.
     Shared,
     /// An image a run made, shown inline.
     Image,
@@ -61,11 +62,10 @@ impl super::Store {
         }))
     }
 
-    /// How many files of this kind a conversation has.
-    pub async fn count_chat_files(&self, chat_id: &str, kind: FileKind) -> Result<u64, sqlx::Error> {
-        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chat_files WHERE chat_id = ?1 AND kind = ?2")
+    /// How many files a conversation keeps, of every kind (shared, images, run logs).
+    pub async fn count_kept_files(&self, chat_id: &str) -> Result<u64, sqlx::Error> {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chat_files WHERE chat_id = ?1")
             .bind(chat_id)
-            .bind(kind.as_str())
             .fetch_one(&self.pool)
             .await?;
         Ok(n as u64)

@@ -290,6 +290,11 @@ async fn keep_images(place: &RunPlace, files: &[FileEntry]) -> Vec<SharedFileRef
 /// Keeps the whole output when the step's was cut.
 async fn keep_log(place: &RunPlace, log: RunLog, cut: bool, output: &RunOutput) -> Option<SharedFileRef> {
     let (id, size) = log.finish(cut).await?;
+    if let Err(full) = crate::share::room_for_one_more(&place.state, &place.chat_id).await {
+        tracing::info!(reason = %full, "a run's log was not kept");
+        let _ = place.state.vault.delete(&place.chat_id, &id);
+        return None;
+    }
     let name = format!("{}-run-output.log", output.language);
     let file = SharedFileRef { id, name, size, mime: "text/plain".into() };
     match place.state.store.insert_chat_file(&place.chat_id, &file, FileKind::Log).await {

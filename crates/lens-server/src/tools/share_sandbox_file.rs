@@ -24,7 +24,7 @@ impl Tool for ShareSandboxFile {
             name: "share_sandbox_file".into(),
             description: format!(
                 "Give the person a file from /workspace as a download button under your answer (at most {} MB, \
-                 {} files per conversation). Answers with the file's id, name and size. Do not write links to \
+                 {} kept files per conversation, charts and run logs included). Answers with the file's id, name and size. Do not write links to \
                  files yourself: the button is how the person gets them.",
                 c.share_max_mb, c.shares_per_chat
             ),

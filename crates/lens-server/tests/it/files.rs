@@ -177,3 +177,21 @@ async fn a_run_lists_its_files_shows_its_chart_inline_and_keeps_a_cut_log() {
     let message = answer(&admin, &cid, "```bash\necho short\n```").await;
     assert!(message.steps[0].output.as_ref().unwrap().log.is_none());
 }
+
+#[tokio::test]
+async fn run_images_and_logs_count_against_the_conversations_limit() {
+    let app = TestApp::builder().sandbox().config(|c| c.shares_per_chat = 2).settings_model().await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    let charts = "```python\nimport matplotlib.pyplot as plt\nfor i in range(3):\n    plt.plot([1, i]); plt.savefig(f'c{i}.png')\n```";
+    let message = answer(&admin, &cid, charts).await;
+    assert_eq!(message.steps[0].output.as_ref().unwrap().images.len(), 2, "two images fill the limit");
+    // A cut run's log is not kept past the limit either, and sharing says why.
+    let message = answer(&admin, &cid, "```bash\nyes | head -c 100000\n```").await;
+    let output = message.steps[0].output.as_ref().unwrap();
+    assert!(output.stdout_cut && output.log.is_none(), "no log past the limit");
+    answer(&admin, &cid, "```bash\necho hi > a.txt\n```").await;
+    let (status, body) = admin.post(&format!("/api/v1/chats/{cid}/files"), json!({"path": "a.txt"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"]["message"].as_str().unwrap().contains("run images and logs"), "{body}");
+}
