@@ -187,6 +187,20 @@ impl Admission {
         }
     }
 
+    /// Room for a sandbox of `memory` bytes now, if it fits and no start waits: for
+    /// the pool of pre-started sandboxes, which must never hold a start up.
+    pub fn try_admit(&self, memory: u64) -> Option<Ticket> {
+        let limits = self.limits();
+        let mut s = self.state.lock().ok()?;
+        let fits = s.running < limits.max_running && s.memory + memory <= limits.max_memory_bytes;
+        if !s.queue.is_empty() || !fits {
+            return None;
+        }
+        s.running += 1;
+        s.memory += memory;
+        Some(Ticket { memory, state: self.state.clone(), freed: self.freed.clone() })
+    }
+
     /// Takes room if this start is first in line and it fits.
     fn try_take(&self, number: u64, memory: u64) -> Option<Ticket> {
         let limits = self.limits();

@@ -96,6 +96,9 @@ const ANSWER_DEADLINE: Duration = Duration::from_secs(30);
 /// (and with it the program that prints), so a flood never piles up in the server.
 const REPLY_QUEUE: usize = 64;
 
+/// The names of pre-started sandboxes, before a conversation has them.
+const POOL_PREFIX: &str = "lens-pool-";
+
 /// What the step says when a sandbox had to be started afresh.
 const RESTARTED: &str = "[Lens restarted this conversation's sandbox: it had stopped (its processes were killed, \
                          it ran out of memory or stopped answering). Files in /workspace are kept; Python names \
@@ -135,7 +138,11 @@ struct Running {
     stdin: tokio::sync::Mutex<Option<ChildStdin>>,
     waiting: Arc<Mutex<HashMap<u64, mpsc::Sender<Reply>>>>,
     cgroup: SandboxCgroup,
-    workspace: Workspace,
+    /// Behind a lock: a pre-started sandbox's image is renamed to its conversation's
+    /// when it is given one (its mount point keeps the pool's name until it stops).
+    workspace: Mutex<Workspace>,
+    /// The limits it was started with (a pre-started one with old limits is not used).
+    limits: Limits,
     env: Vec<(String, String)>,
     /// What the agent reported: (Landlock ABI, every right enforced, seccomp applied).
     confinement: (u32, bool, bool),
@@ -172,6 +179,10 @@ impl Running {
         let _ = tokio::task::spawn_blocking(move || running.cgroup.kill_all()).await;
     }
 
+    fn workspace(&self) -> Option<Workspace> {
+        self.workspace.lock().ok().map(|w| w.clone())
+    }
+
     fn touch(&self) {
         if let Ok(mut t) = self.last_used.lock() {
             *t = std::time::Instant::now();
@@ -197,6 +208,11 @@ pub struct LocalDriver {
     egress_log: Arc<EgressLog>,
     next_id: AtomicU64,
     admission: Admission,
+    /// Pre-started sandboxes no conversation has yet, and how many to keep ready.
+    pool: Mutex<Vec<Arc<Running>>>,
+    pool_size: AtomicUsize,
+    pool_wake: Arc<tokio::sync::Notify>,
+    next_pool: AtomicU64,
     /// One slot per sandbox ever touched; a slot is locked while its sandbox starts or
     /// stops, so one conversation's start never waits for another's.
     running: tokio::sync::Mutex<HashMap<String, Slot>>,
@@ -227,10 +243,123 @@ impl LocalDriver {
             egress_log: Arc::default(),
             next_id: AtomicU64::new(1),
             admission: Admission::new(admission),
+            pool: Mutex::default(),
+            pool_size: AtomicUsize::new(0),
+            pool_wake: Arc::default(),
+            next_pool: AtomicU64::new(1),
             running: tokio::sync::Mutex::default(),
         };
         driver.unmount_all();
+        driver.forget_pool_leftovers();
         Ok(driver)
+    }
+
+    /// How many pre-started sandboxes to keep ready for new conversations (0: none);
+    /// they count against admission like any other. Takes effect with [`Self::keep_pool`].
+    pub fn set_pool_size(&self, size: usize) {
+        self.pool_size.store(size, Ordering::SeqCst);
+        self.pool_wake.notify_one();
+    }
+
+    /// Pre-started sandboxes ready now.
+    pub fn pooled(&self) -> usize {
+        self.pool.lock().map(|p| p.len()).unwrap_or(0)
+    }
+
+    /// Keeps the pool filled from a background task for as long as the driver lives.
+    pub fn keep_pool(self: &Arc<Self>) {
+        let (driver, wake) = (Arc::downgrade(self), self.pool_wake.clone());
+        tokio::spawn(async move {
+            loop {
+                let Some(d) = driver.upgrade() else { return };
+                d.refill().await;
+                // Not held while waiting: the driver may go away meanwhile.
+                drop(d);
+                // Now and then too: room may have been given back without a word.
+                let _ = tokio::time::timeout(Duration::from_secs(5), wake.notified()).await;
+            }
+        });
+    }
+
+    /// Starts pre-started sandboxes until the pool is full or there is no spare room:
+    /// only room nothing waits for, so the pool never holds a start up.
+    async fn refill(&self) {
+        while self.pooled() < self.pool_size.load(Ordering::SeqCst) {
+            let limits = self.limits();
+            let Some(ticket) = self.admission.try_admit(limits.memory_bytes) else { return };
+            let name = format!("{POOL_PREFIX}{}", self.next_pool.fetch_add(1, Ordering::Relaxed));
+            let running = match self.launch("", &name, limits, ticket).await {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!(error = %e, "a sandbox could not be pre-started");
+                    return;
+                }
+            };
+            // Its Python kernel starts now too, so a first `run_python` does not wait for it.
+            let warm = self.send(&running, |id| Request::Python {
+                id,
+                code: String::new(),
+                env: self.run_env(&running),
+                timeout_ms: START_TIMEOUT.as_millis() as u64,
+            });
+            if let Ok((id, rx)) = warm.await {
+                let _ = crate::run_to_end(run_stream(running.clone(), id, rx, START_TIMEOUT, false)).await;
+            }
+            if running.is_dead() {
+                tear_down(running).await;
+                return;
+            }
+            if let Ok(mut pool) = self.pool.lock() {
+                pool.push(running);
+            }
+        }
+    }
+
+    /// A pre-started sandbox for a conversation that has no workspace yet: its image
+    /// takes the conversation's name. `None` when the pool is empty or the
+    /// conversation has files of its own.
+    async fn claim(&self, chat_id: &str, name: &str) -> Option<Arc<Running>> {
+        let own = self.workspace(name);
+        if own.exists() {
+            return None;
+        }
+        loop {
+            let running = self.pool.lock().ok()?.pop()?;
+            self.pool_wake.notify_one();
+            let fresh = !running.is_dead() && running.limits == self.limits();
+            let renamed = fresh && running.workspace().is_some_and(|w| std::fs::rename(&w.image, &own.image).is_ok());
+            if !renamed {
+                running.end();
+                tear_down(running).await;
+                continue;
+            }
+            if let Ok(mut w) = running.workspace.lock() {
+                w.image = own.image.clone();
+            }
+            running.relay.set_chat(chat_id);
+            running.touch();
+            return Some(running);
+        }
+    }
+
+    /// Ends the pool's sandboxes (the server goes down, or room is needed).
+    async fn drain_pool(&self) {
+        let pooled: Vec<Arc<Running>> = self.pool.lock().map(|mut p| std::mem::take(&mut *p)).unwrap_or_default();
+        for running in pooled {
+            running.end();
+            tear_down(running).await;
+        }
+    }
+
+    /// Removes what pre-started sandboxes of an earlier server left (unmounted by then):
+    /// they belong to no conversation.
+    fn forget_pool_leftovers(&self) {
+        for entry in std::fs::read_dir(&self.root).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(stem) = name.strip_prefix(POOL_PREFIX) {
+                let _ = Workspace::new(&self.root, &format!("{POOL_PREFIX}{}", stem.trim_end_matches(".img"))).delete();
+            }
+        }
     }
 
     /// The limits new sandboxes get.
@@ -256,9 +385,16 @@ impl LocalDriver {
         self.admission.in_use()
     }
 
-    /// Stops the sandbox idle longest (a dead one first) to make room for `for_name`:
+    /// Stops a pre-started sandbox, else the one idle longest (a dead one first), to make
+    /// room for `for_name`:
     /// one at a time, so a start takes only the room it needs.
     async fn stop_idle(&self, for_name: &str) {
+        let spare = self.pool.lock().ok().and_then(|mut p| p.pop());
+        if let Some(running) = spare {
+            running.end();
+            tear_down(running).await;
+            return;
+        }
         let slots: Vec<(String, Slot)> =
             self.running.lock().await.iter().map(|(n, s)| (n.clone(), s.clone())).collect();
         let mut best: Option<(u64, Slot)> = None;
@@ -328,7 +464,7 @@ impl LocalDriver {
     fn unmount_all(&self) {
         for entry in std::fs::read_dir(&self.root).into_iter().flatten().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with("lens-chat-") && entry.path().is_dir() {
+            if (name.starts_with("lens-chat-") || name.starts_with(POOL_PREFIX)) && entry.path().is_dir() {
                 self.workspace(&name).unmount();
             }
         }
@@ -360,6 +496,17 @@ impl LocalDriver {
         let limits = self.limits();
         // Room first: the host is never asked for more than the limits allow.
         let ticket = self.admission.admit(name, limits.memory_bytes, || self.stop_idle(name)).await?;
+        self.launch(chat_id, name, limits, ticket).await
+    }
+
+    /// Starts sandbox `name` in the room `ticket` holds.
+    async fn launch(
+        &self,
+        chat_id: &str,
+        name: &str,
+        limits: Limits,
+        ticket: Ticket,
+    ) -> Result<Arc<Running>, SandboxError> {
         let workspace = self.workspace(name);
         let owner = if running_as_root() { self.host_uid } else { nix::unistd::getuid().as_raw() };
         let (cgroups, name_owned, ws) = (self.cgroups.clone(), name.to_owned(), workspace.clone());
@@ -417,7 +564,8 @@ impl LocalDriver {
             stdin: tokio::sync::Mutex::new(Some(stdin)),
             waiting: waiting.clone(),
             cgroup,
-            workspace,
+            workspace: Mutex::new(workspace),
+            limits,
             env,
             confinement,
             last_used: Mutex::new(std::time::Instant::now()),
@@ -488,6 +636,9 @@ impl LocalDriver {
             tracing::warn!(sandbox = %name, "the sandbox had stopped; starting it afresh");
             dead.end();
             tear_down(dead).await;
+        } else if let Some(r) = self.claim(chat_id, &name).await {
+            *live = Some(r.clone());
+            return Ok((r, false));
         }
         let r = self.start(chat_id, &name).await?;
         *live = Some(r.clone());
@@ -558,6 +709,8 @@ impl LocalDriver {
     /// Stops every sandbox (the server is going down): no process, cgroup or mount is
     /// left; the workspaces stay.
     pub async fn shutdown(&self) {
+        self.pool_size.store(0, Ordering::SeqCst);
+        self.drain_pool().await;
         let names: Vec<String> = self.running.lock().await.keys().cloned().collect();
         for name in names {
             if let Some(chat_id) = name.strip_prefix("lens-chat-") {
@@ -574,6 +727,9 @@ impl Drop for LocalDriver {
     /// A driver going away takes its sandboxes' processes, cgroups and mounts with it;
     /// the workspace images stay.
     fn drop(&mut self) {
+        for running in self.pool.get_mut().map(std::mem::take).unwrap_or_default() {
+            running.end();
+        }
         for (_, slot) in self.running.get_mut().drain() {
             if let Some(running) = slot.try_lock().ok().and_then(|mut s| s.take()) {
                 running.end();
@@ -581,6 +737,7 @@ impl Drop for LocalDriver {
         }
         self.cgroups.remove_all();
         self.unmount_all();
+        self.forget_pool_leftovers();
     }
 }
 
@@ -632,8 +789,14 @@ async fn tear_down(running: Arc<Running>) {
     running.relay.close_all();
     let _ = tokio::task::spawn_blocking(move || {
         running.cgroup.remove();
-        running.workspace.unmount();
-        running.workspace.mark_used();
+        if let Some(workspace) = running.workspace() {
+            workspace.unmount();
+            workspace.mark_used();
+            // A pre-started sandbox's mount point; its image has its conversation's name.
+            if workspace.dir.file_name().is_some_and(|n| n.to_string_lossy().starts_with(POOL_PREFIX)) {
+                let _ = std::fs::remove_dir(&workspace.dir);
+            }
+        }
         // Only now, with nothing left of it, is its room given back.
         running.ticket.lock().map(|mut t| t.take()).ok();
     })

@@ -60,7 +60,8 @@ impl EgressLog {
 
 /// One sandbox's open proxy connections.
 pub(crate) struct Relay {
-    pub chat_id: String,
+    /// The conversation, for the egress log (set when a pre-started sandbox is given one).
+    chat_id: Mutex<String>,
     /// Frames to the agent, written in order; bounded, so a fast remote host waits.
     pub outbox: mpsc::Sender<Request>,
     pub network: Arc<Mutex<Option<Network>>>,
@@ -91,7 +92,18 @@ impl Relay {
         log: Arc<EgressLog>,
         active: Arc<AtomicUsize>,
     ) -> Arc<Self> {
-        Arc::new(Self { chat_id, outbox, network, log, active, conns: Mutex::default() })
+        Arc::new(Self { chat_id: Mutex::new(chat_id), outbox, network, log, active, conns: Mutex::default() })
+    }
+
+    fn chat(&self) -> String {
+        self.chat_id.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
+    /// The conversation a pre-started sandbox now belongs to.
+    pub fn set_chat(&self, chat_id: &str) {
+        if let Ok(mut c) = self.chat_id.lock() {
+            *c = chat_id.to_owned();
+        }
     }
 
     /// Closes every open connection (the last run ended, or the sandbox is gone).
@@ -141,7 +153,7 @@ impl Relay {
                 Err(reason) => reason.clone(),
             };
             let allowed = stream.is_ok();
-            relay.log.push(EgressDecision { chat_id: relay.chat_id.clone(), target, allowed, reason: reason.clone() });
+            relay.log.push(EgressDecision { chat_id: relay.chat(), target, allowed, reason: reason.clone() });
             let Ok((_, stream)) = stream else {
                 let _ = relay.outbox.send(Request::NetOpen { id, ok: false, message: reason }).await;
                 return;
@@ -198,7 +210,7 @@ impl Relay {
         if let Some(to) = to
             && to.try_send(B64.decode(data).unwrap_or_default()).is_err()
         {
-            tracing::warn!(chat = %self.chat_id, "a sandbox connection closed: the remote host reads too slowly");
+            tracing::warn!(chat = %self.chat(), "a sandbox connection closed: the remote host reads too slowly");
             self.cut(id);
         }
     }

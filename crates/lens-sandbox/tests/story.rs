@@ -310,3 +310,60 @@ async fn a_start_with_no_room_waits_in_line_and_is_refused_after_the_wait() {
     let (out, _, _) = run(&*d, "late", "echo in", T).await;
     assert_eq!(out, "in\n");
 }
+
+/// Waits until the driver's pool holds `n` sandboxes.
+async fn pool_reaches(d: &LocalDriver, n: usize) {
+    for _ in 0..400 {
+        if d.pooled() == n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the pool holds {} sandboxes, not {n}", d.pooled());
+}
+
+#[tokio::test]
+async fn a_new_conversation_gets_a_pre_started_sandbox_and_keeps_its_files() {
+    let (d, dir) = admitting(8, T);
+    d.set_pool_size(1);
+    d.keep_pool();
+    pool_reaches(&d, 1).await;
+    assert_eq!(d.admitted().0, 1, "the pool counts against admission");
+    let (out, _, _) = python(&*d, "pooled", "import os\nprint(os.getpid() > 1)").await;
+    assert_eq!(out, "True\n");
+    assert_eq!(d.status("pooled").await.unwrap().state, SandboxState::Running);
+    pool_reaches(&d, 1).await; // filled again for the next new conversation
+    run(&*d, "pooled", "echo mine > f", T).await;
+    d.stop("pooled").await.unwrap();
+    assert_eq!(d.status("pooled").await.unwrap().state, SandboxState::Stopped);
+    assert!(d.list().await.unwrap().iter().any(|s| s.chat_id == "pooled"), "listed under its own name");
+    let (out, _, _) = run(&*d, "pooled", "cat f", T).await;
+    assert_eq!(out, "mine\n", "its files came back under its own name");
+    // A conversation with files of its own never takes a pre-started sandbox.
+    d.stop("pooled").await.unwrap();
+    let before = d.pooled();
+    run(&*d, "pooled", "true", T).await;
+    assert_eq!(d.pooled(), before);
+    drop(d);
+    let left: Vec<String> = std::fs::read_dir(dir.path().join("sandboxes"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("lens-pool-"))
+        .collect();
+    assert!(left.is_empty(), "the pool leaves nothing behind: {left:?}");
+}
+
+#[tokio::test]
+async fn the_pool_gives_way_to_a_start_that_needs_its_room() {
+    let (d, _dir) = admitting(1, T);
+    run(&*d, "owner", "echo x > f", T).await;
+    d.stop("owner").await.unwrap();
+    d.set_pool_size(1);
+    d.keep_pool();
+    pool_reaches(&d, 1).await;
+    // A conversation with files of its own cannot use the pool: the pool makes room.
+    let (out, _, ending) = run(&*d, "owner", "cat f", T).await;
+    assert_eq!((out.as_str(), ending), ("x\n", RunEnding::Exited { code: 0 }));
+    assert_eq!((d.pooled(), d.admitted().0), (0, 1), "the pre-started sandbox gave its room");
+}
