@@ -20,6 +20,7 @@ const NUMBERS: &[(&str, &str, &str)] = &[
     ("max_running", "Sandboxes at once", "at most (0: four per CPU)"),
     ("max_memory_mb", "Memory of all sandboxes", "MiB together (0: three quarters of the host's)"),
     ("queue_wait_secs", "Wait for a free sandbox", "seconds, then the run is refused"),
+    ("pool_size", "Kept ready", "sandboxes started ahead for new conversations"),
 ];
 
 fn number(v: &SandboxSettingsView, field: &str) -> u64 {
@@ -34,6 +35,7 @@ fn number(v: &SandboxSettingsView, field: &str) -> u64 {
         "max_running" => v.max_running,
         "max_memory_mb" => v.max_memory_mb,
         "queue_wait_secs" => v.queue_wait_secs,
+        "pool_size" => v.pool_size,
         _ => v.unused_delete_days,
     }
 }
@@ -50,6 +52,7 @@ fn set_number(req: &mut UpdateSandboxSettingsRequest, field: &str, value: u64) {
         "max_running" => &mut req.max_running,
         "max_memory_mb" => &mut req.max_memory_mb,
         "queue_wait_secs" => &mut req.queue_wait_secs,
+        "pool_size" => &mut req.pool_size,
         _ => &mut req.unused_delete_days,
     };
     *slot = Some(value);

@@ -166,8 +166,9 @@ impl Admission {
                 make_room().await;
                 continue;
             }
-            // Idle sandboxes may have appeared since: look again now and then.
-            let again = tokio::time::Instant::now() + Duration::from_secs(2);
+            // Idle sandboxes may have appeared since (a pre-started one finishing its
+            // start, a run ending): look again soon.
+            let again = tokio::time::Instant::now() + Duration::from_millis(250);
             tokio::select! {
                 _ = freed => {}
                 _ = tokio::time::sleep_until(again.min(deadline)) => made_room = false,

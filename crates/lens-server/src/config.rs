@@ -161,6 +161,9 @@ pub struct Config {
     /// Seconds a run waits for a free sandbox before it is refused [default 120].
     #[arg(long, env = "LENS_SANDBOX_QUEUE_WAIT_SECS")]
     pub sandbox_queue_wait_secs: Option<u64>,
+    /// Sandboxes kept started for new conversations, so their first run does not wait [default 1].
+    #[arg(long, env = "LENS_SANDBOX_POOL_SIZE")]
+    pub sandbox_pool_size: Option<u64>,
     /// Days a login session lasts.
     #[arg(long, env = "LENS_SESSION_DAYS", default_value_t = 30)]
     pub session_days: i64,
@@ -206,6 +209,7 @@ impl Config {
             sandbox_max_running: None,
             sandbox_max_memory_mb: None,
             sandbox_queue_wait_secs: None,
+            sandbox_pool_size: None,
             ..w.config
         })
     }

@@ -143,6 +143,7 @@ impl SandboxHub {
         if let Some(driver) = self.local() {
             driver.set_limits(settings.limits());
             driver.set_admission(settings.admission());
+            driver.set_pool_size(settings.pool_size as usize);
             driver.set_network(network);
             if let Ok(mut a) = self.active.write()
                 && let Some(active) = a.as_mut()
@@ -157,10 +158,12 @@ impl SandboxHub {
                 check.items.iter().filter(|i| !i.ok).map(|i| format!("{}: {}", i.name, i.detail)).collect();
             return Err(format!("the code sandbox cannot be turned on here. {}", missing.join("; ")));
         }
-        let driver = LocalDriver::new(self.options(settings)).map_err(|e| e.to_string())?;
+        let driver = Arc::new(LocalDriver::new(self.options(settings)).map_err(|e| e.to_string())?);
         driver.set_network(network);
+        driver.set_pool_size(settings.pool_size as usize);
+        driver.keep_pool();
         if let Ok(mut a) = self.active.write() {
-            *a = Some(Active { driver: Arc::new(driver), run });
+            *a = Some(Active { driver, run });
         }
         Ok(())
     }

@@ -26,6 +26,7 @@ pub struct SandboxSettings {
     /// 0: from the host.
     pub max_memory_mb: u64,
     pub queue_wait_secs: u64,
+    pub pool_size: u64,
     pub locked: Vec<String>,
 }
 
@@ -42,6 +43,7 @@ const NUMBERS: &[(&str, u64, u64, u64)] = &[
     ("max_running", 0, 0, 10_000),
     ("max_memory_mb", 0, 0, 16_777_216),
     ("queue_wait_secs", 120, 1, 3600),
+    ("pool_size", 1, 0, 64),
 ];
 
 fn key(field: &str) -> String {
@@ -61,6 +63,7 @@ fn env_number(config: &Config, field: &str) -> Option<u64> {
         "max_running" => config.sandbox_max_running,
         "max_memory_mb" => config.sandbox_max_memory_mb,
         "queue_wait_secs" => config.sandbox_queue_wait_secs,
+        "pool_size" => config.sandbox_pool_size,
         _ => None,
     }
 }
@@ -120,6 +123,7 @@ impl SandboxSettings {
             max_running,
             max_memory_mb,
             queue_wait_secs,
+            pool_size,
         ] = numbers[..]
         else {
             return Err(AppError::internal("sandbox settings table"));
@@ -140,6 +144,7 @@ impl SandboxSettings {
             max_running,
             max_memory_mb,
             queue_wait_secs,
+            pool_size,
             locked,
         })
     }
@@ -162,6 +167,7 @@ impl SandboxSettings {
             max_running: self.max_running,
             max_memory_mb: self.max_memory_mb,
             queue_wait_secs: self.queue_wait_secs,
+            pool_size: self.pool_size,
             locked: self.locked.clone(),
             check: state.sandbox.last_check(),
             recent_egress: state.sandbox.egress_log(),
@@ -194,7 +200,7 @@ impl SandboxSettings {
     /// check first and refuses with its reasons).
     pub async fn update(state: &AppState, req: UpdateSandboxSettingsRequest) -> Result<Self, AppError> {
         let current = Self::load(state).await?;
-        let numbers: [(&str, Option<u64>); 11] = [
+        let numbers: [(&str, Option<u64>); 12] = [
             ("shown", req.shown),
             ("timeout_secs", req.timeout_secs),
             ("memory_mb", req.memory_mb),
@@ -206,6 +212,7 @@ impl SandboxSettings {
             ("max_running", req.max_running),
             ("max_memory_mb", req.max_memory_mb),
             ("queue_wait_secs", req.queue_wait_secs),
+            ("pool_size", req.pool_size),
         ];
         let touched = [
             ("enabled", req.enabled.is_some()),

@@ -354,6 +354,9 @@ pub struct SandboxSettingsView {
     /// How long a run waits for a free sandbox before it is refused.
     #[serde(default)]
     pub queue_wait_secs: u64,
+    /// Sandboxes kept started for new conversations (counted like running ones).
+    #[serde(default)]
+    pub pool_size: u64,
     /// Fields set by a `LENS_SANDBOX_*` variable or flag: shown, not editable.
     pub locked: Vec<String>,
     /// The last `sandbox check` on this machine.
@@ -396,6 +399,8 @@ pub struct UpdateSandboxSettingsRequest {
     pub max_memory_mb: Option<u64>,
     #[serde(default)]
     pub queue_wait_secs: Option<u64>,
+    #[serde(default)]
+    pub pool_size: Option<u64>,
 }
 
 /// The person shares a file from the conversation's workspace.

@@ -221,9 +221,12 @@ async fn a_run_waiting_for_a_free_sandbox_shows_its_place_then_runs() {
     let admin = app.admin().await;
     let busy = admin.new_chat().await;
     let busy_answer = admin.ask(&busy, "```bash\necho started; sleep 3\n```").await;
-    // The busy run is under way before the next asks.
-    let first = admin.events(&busy, &busy_answer, None, 2).await;
-    assert!(first.iter().any(|(_, e)| matches!(e, StreamEvent::Output { .. })), "{first:?}");
+    // The busy run is under way (it printed) before the next asks.
+    let mut seen = Vec::new();
+    while !seen.iter().any(|(_, e)| matches!(e, StreamEvent::Output { text, .. } if text.contains("started"))) {
+        let last = seen.last().map(|(id, _): &(String, StreamEvent)| id.clone());
+        seen.extend(admin.events(&busy, &busy_answer, last.as_deref(), 1).await);
+    }
     let next = admin.new_chat().await;
     let (events, message) = answer(&admin, &next, "```bash\necho mine\n```").await;
     let live: String = events
