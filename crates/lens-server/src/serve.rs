@@ -13,7 +13,15 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
     let app = router(state).into_make_service_with_connect_info::<SocketAddr>();
+    // Without Nagle's algorithm: a stream's small events go out at once, instead of each
+    // waiting for the client's delayed acknowledgement of the one before (40 ms here).
+    let listener = listener.tap_io(|stream| {
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY could not be set");
+        }
+    });
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await
 }
 
