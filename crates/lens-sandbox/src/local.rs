@@ -96,6 +96,9 @@ const ANSWER_DEADLINE: Duration = Duration::from_secs(30);
 /// (and with it the program that prints), so a flood never piles up in the server.
 const REPLY_QUEUE: usize = 64;
 
+/// How long the pool waits after a sandbox was taken before it starts the next.
+const REFILL_PAUSE: Duration = Duration::from_secs(1);
+
 /// The names of pre-started sandboxes, before a conversation has them.
 const POOL_PREFIX: &str = "lens-pool-";
 
@@ -276,7 +279,12 @@ impl LocalDriver {
                 // Not held while waiting: the driver may go away meanwhile.
                 drop(d);
                 // Now and then too: room may have been given back without a word.
-                let _ = tokio::time::timeout(Duration::from_secs(5), wake.notified()).await;
+                let woken = tokio::time::timeout(Duration::from_secs(5), wake.notified()).await.is_ok();
+                // A conversation just took one: its first runs have the CPU before the
+                // next one starts (starting a sandbox costs tens of milliseconds of it).
+                if woken {
+                    tokio::time::sleep(REFILL_PAUSE).await;
+                }
             }
         });
     }
