@@ -29,20 +29,8 @@ async fn flood(http: reqwest::Client, base: String, csrf: String) -> u64 {
     let text = format!("```bash\nyes | head -c {FLOOD}\n```");
     let asked = post(&http, format!("{base}/api/v1/chats/{cid}/messages"), &csrf, json!({"text": text})).await;
     let aid = asked["answer_id"].as_str().unwrap().to_owned();
-    // Follow the stream as a tab would (reconnecting if the server ends it); `done`
-    // carries the saved message.
-    loop {
-        let events = http.get(format!("{base}/api/v1/chats/{cid}/answers/{aid}/events")).send().await.unwrap();
-        let body = events.text().await.unwrap_or_default();
-        let done = body
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-            .find_map(|v| v.get("done").cloned());
-        if let Some(done) = done {
-            return done["message"]["steps"][0]["output"]["stdout_bytes"].as_u64().unwrap_or(0);
-        }
-    }
+    let message = common::saved_message(&http, &base, &cid, &aid).await;
+    message["steps"][0]["output"]["stdout_bytes"].as_u64().unwrap_or(0)
 }
 
 /// Peak RSS growth over `idle` while `runs` floods go at once; MiB, and seconds taken.

@@ -68,3 +68,20 @@ pub async fn peak_rss_while<T>(pid: u32, tasks: Vec<tokio::task::JoinHandle<T>>)
     }
     (peak, results)
 }
+
+/// Follows an answer's event stream as a tab would (reconnecting if the server ends it)
+/// until `done`, and returns the saved message it carries.
+pub async fn saved_message(http: &reqwest::Client, base: &str, cid: &str, aid: &str) -> serde_json::Value {
+    loop {
+        let events = http.get(format!("{base}/api/v1/chats/{cid}/answers/{aid}/events")).send().await.unwrap();
+        let body = events.text().await.unwrap_or_default();
+        let done = body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<serde_json::Value>(d.trim()).ok())
+            .find_map(|v| v.get("done").cloned());
+        if let Some(done) = done {
+            return done["message"].clone();
+        }
+    }
+}
