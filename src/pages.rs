@@ -8,3 +8,4 @@ pub mod namespace_page;
 pub mod sandbox_settings;
 pub mod settings_page;
 pub mod setup_page;
+pub mod storage_settings;

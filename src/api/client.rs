@@ -193,6 +193,10 @@ pub async fn update_sandbox_settings(req: &UpdateSandboxSettingsRequest) -> ApiR
     send_json(Request::put("/api/v1/admin/sandbox"), req).await
 }
 
+pub async fn storage() -> ApiResult<StorageView> {
+    get("/api/v1/admin/storage").await
+}
+
 pub async fn check_sandbox() -> ApiResult<SandboxSettingsView> {
     send_json(Request::post("/api/v1/admin/sandbox/check"), &serde_json::json!({})).await
 }

@@ -1,5 +1,5 @@
-//! Settings: the account and its API tokens; for the admin, the model, the code sandbox
-//! and accounts.
+//! Settings: the account and its API tokens; for the admin, the model, the code sandbox,
+//! storage and accounts.
 
 use lens_types::{
     CredentialsRequest, ModelProvider, ModelSettingsView, TokenView, UpdateModelSettingsRequest, UserView,
@@ -38,6 +38,7 @@ pub fn SettingsPage() -> impl IntoView {
             <Show when=is_admin>
                 <ModelSection />
                 <crate::pages::sandbox_settings::SandboxSection />
+                <crate::pages::storage_settings::StorageSection />
                 <UsersSection />
             </Show>
         </div>
