@@ -3,8 +3,10 @@
 
 pub mod approvals;
 pub mod deletion;
+pub mod endings;
 pub mod history;
 pub mod hub;
+pub mod live_run;
 pub mod machine;
 pub mod runner;
 

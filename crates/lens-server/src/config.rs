@@ -164,6 +164,14 @@ pub struct Config {
     /// Sandboxes kept started for new conversations, so their first run does not wait [default 1].
     #[arg(long, env = "LENS_SANDBOX_POOL_SIZE")]
     pub sandbox_pool_size: Option<u64>,
+    /// Under this much free space in the data directory (MiB) Lens warns, in its log
+    /// and in the admin's Settings.
+    #[arg(long, env = "LENS_DISK_WARN_MB", default_value_t = 1024)]
+    pub disk_warn_mb: u64,
+    /// Under this much free space (MiB) new uploads, shares and imports are refused, so
+    /// the database keeps room to record answers.
+    #[arg(long, env = "LENS_DISK_FLOOR_MB", default_value_t = 100)]
+    pub disk_floor_mb: u64,
     /// Days a login session lasts.
     #[arg(long, env = "LENS_SESSION_DAYS", default_value_t = 30)]
     pub session_days: i64,

@@ -49,9 +49,12 @@ pub enum AppError {
     /// 429: too many attempts.
     #[error("too many attempts; try again in {retry_after_secs} s")]
     RateLimited { retry_after_secs: u64 },
+    /// 507: the server's disk is full, so nothing new could be saved.
+    #[error("{}", crate::disk::DISK_FULL)]
+    DiskFull,
     /// 500: a database failure; logged, never described to the client.
     #[error("internal error")]
-    Database(#[from] sqlx::Error),
+    Database(sqlx::Error),
     /// 500: a stored file no longer matches what was written; it is not served.
     #[error("the stored file is damaged and cannot be served")]
     Damaged,
@@ -72,6 +75,7 @@ impl AppError {
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::DiskFull => StatusCode::INSUFFICIENT_STORAGE,
             Self::Database(_) | Self::Internal(_) | Self::Damaged => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -90,7 +94,18 @@ impl AppError {
             Self::PayloadTooLarge => ErrorCode::PayloadTooLarge,
             Self::UnsupportedMediaType(_) => ErrorCode::UnsupportedMediaType,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
+            Self::DiskFull => ErrorCode::DiskFull,
             Self::Database(_) | Self::Internal(_) | Self::Damaged => ErrorCode::Internal,
+        }
+    }
+
+    /// A failed file write: the disk-full sentence when that is why, else internal.
+    pub fn from_io(e: std::io::Error) -> Self {
+        if crate::disk::io_is_full(&e) {
+            tracing::warn!(error = %e, "a write failed: the disk is full");
+            Self::DiskFull
+        } else {
+            Self::internal(e)
         }
     }
 
@@ -102,6 +117,18 @@ impl AppError {
     /// The body a client sees.
     pub fn to_api(&self) -> ApiError {
         ApiError { code: self.code(), message: self.to_string() }
+    }
+}
+
+impl From<sqlx::Error> for AppError {
+    /// A database write that failed for space is the disk-full sentence, not a 500.
+    fn from(e: sqlx::Error) -> Self {
+        if crate::disk::db_is_full(&e) {
+            tracing::warn!(error = %e, "a database write failed: the disk is full");
+            Self::DiskFull
+        } else {
+            Self::Database(e)
+        }
     }
 }
 

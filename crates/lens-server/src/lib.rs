@@ -13,6 +13,7 @@
 pub mod auth;
 pub mod chat;
 pub mod config;
+pub mod disk;
 pub mod download;
 pub mod error;
 pub mod ids;

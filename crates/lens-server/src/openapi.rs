@@ -203,6 +203,14 @@ pub const ROUTES: &[RouteDoc] = &[
         None,
         Some("SandboxSettingsView")
     ),
+    r!(
+        "get",
+        "/api/v1/admin/storage",
+        "The data directory's free space, and where Lens warns and refuses new files",
+        "admin",
+        None,
+        Some("StorageView")
+    ),
 ];
 
 fn schema_ref(name: &str) -> Value {

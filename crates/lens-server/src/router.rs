@@ -16,7 +16,7 @@ use crate::{
     AppError, AppState,
     routes::{
         answers, approvals, chat_files, chats, health, library_documents, library_namespaces, messages, model_settings,
-        openapi, sandbox_settings, sessions, setup, tokens, uploads, users,
+        openapi, sandbox_settings, sessions, setup, storage, tokens, uploads, users,
     },
 };
 
@@ -69,6 +69,7 @@ pub fn router(state: AppState) -> Router {
             get(sandbox_settings::get_sandbox_settings).put(sandbox_settings::update_sandbox_settings),
         )
         .route("/admin/sandbox/check", post(sandbox_settings::check_sandbox))
+        .route("/admin/storage", get(storage::get_storage))
         .fallback(|| async { AppError::NoRoute })
         .method_not_allowed_fallback(|| async { AppError::BadRequest("this route does not take that method".into()) })
         .layer(SetResponseHeaderLayer::overriding(

@@ -13,6 +13,7 @@ pub mod openapi;
 pub mod sandbox_settings;
 pub mod sessions;
 pub mod setup;
+pub mod storage;
 pub mod tokens;
 pub mod uploads;
 pub mod users;

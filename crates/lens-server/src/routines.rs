@@ -1,5 +1,6 @@
-//! The server's routines, every `ROUTINES_EVERY`: the sandboxes' tidying, and uploads
-//! that no message carried forgotten after a day.
+//! The server's routines, every `ROUTINES_EVERY`: the sandboxes' tidying, uploads that
+//! no message carried forgotten after a day, and a look at the data directory's free
+//! space (logged when it falls under the thresholds).
 
 use std::time::Duration;
 
@@ -39,6 +40,7 @@ pub fn spawn(state: AppState, every: Duration) {
             tick.tick().await;
             crate::sandbox::tidy(&state).await;
             forget_unsent_uploads(&state, UNSENT_UPLOAD_KEEP).await;
+            state.disk.check();
         }
     });
 }

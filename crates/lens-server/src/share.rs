@@ -5,7 +5,7 @@
 use lens_sandbox::SandboxDriver;
 use lens_types::SharedFileRef;
 
-use crate::{AppState, store::FileKind, vault::Vault};
+use crate::{AppError, AppState, store::FileKind, vault::Vault};
 
 /// Content types by extension. Anything else is `application/octet-stream`; the
 /// download is an attachment either way, so the type only helps the person's system.
@@ -56,42 +56,42 @@ fn is_format(c: char) -> bool {
 
 /// Copies `path` out of conversation `chat_id`'s sandbox (at most the share size limit)
 /// into `vault` as `owner`'s file `id`, and returns its size. Errors are sentences fit
-/// for the person or the model.
+/// for the person or the model (`BadRequest`), or the disk-full one: under the data
+/// directory's floor nothing is copied, and a write that fails leaves nothing behind.
 pub async fn copy_out(
     state: &AppState,
     driver: &dyn SandboxDriver,
     chat_id: &str,
     path: &str,
     (vault, owner, id): (&Vault, &str, &str),
-) -> Result<u64, String> {
+) -> Result<u64, AppError> {
+    state.disk.room_for_new_file()?;
     let max_bytes = state.config.share_max_mb * 1024 * 1024;
     let bytes = driver.get_file(chat_id, path, max_bytes).await.map_err(|e| match e {
-        lens_sandbox::SandboxError::TooLarge(_) => {
-            format!("`{path}` is larger than the {} MB a file may be when shared", state.config.share_max_mb)
-        }
-        other => other.to_string(),
+        lens_sandbox::SandboxError::TooLarge(_) => AppError::BadRequest(format!(
+            "`{path}` is larger than the {} MB a file may be when shared",
+            state.config.share_max_mb
+        )),
+        other => AppError::BadRequest(other.to_string()),
     })?;
     let size = bytes.len() as u64;
     let (vault, owner, id) = (vault.clone(), owner.to_owned(), id.to_owned());
     tokio::task::spawn_blocking(move || vault.write_from(&owner, &id, bytes.as_slice()))
         .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| {
-            tracing::error!(error = %e, "writing a file out of a sandbox failed");
-            "the file could not be stored".to_string()
-        })?;
+        .map_err(AppError::internal)?
+        .map_err(AppError::from_io)?;
     Ok(size)
 }
 
 /// Errs with a sentence when the conversation keeps as many files (shared ones, run
 /// images and logs together) as it may.
-pub async fn room_for_one_more(state: &AppState, chat_id: &str) -> Result<(), String> {
-    let kept = state.store.count_kept_files(chat_id).await.map_err(|e| e.to_string())?;
+pub async fn room_for_one_more(state: &AppState, chat_id: &str) -> Result<(), AppError> {
+    let kept = state.store.count_kept_files(chat_id).await?;
     if kept >= state.config.shares_per_chat {
-        return Err(format!(
+        return Err(AppError::BadRequest(format!(
             "this conversation keeps {kept} files (shared files, run images and logs), the most allowed; nothing \
              more can be kept here"
-        ));
+        )));
     }
     Ok(())
 }
@@ -104,16 +104,17 @@ pub async fn share(
     path: &str,
     name: Option<&str>,
     kind: FileKind,
-) -> Result<SharedFileRef, String> {
+) -> Result<SharedFileRef, AppError> {
     room_for_one_more(state, chat_id).await?;
-    let name = clean_name(name.unwrap_or(path)).ok_or_else(|| format!("`{path}` does not name a file"))?;
+    let name = clean_name(name.unwrap_or(path))
+        .ok_or_else(|| AppError::BadRequest(format!("`{path}` does not name a file")))?;
     let id = crate::ids::random_id(16);
     let size = copy_out(state, driver, chat_id, path, (&state.vault, chat_id, &id)).await?;
     let file = SharedFileRef { id, mime: mime_for(&name).to_owned(), name, size };
     if let Err(e) = state.store.insert_chat_file(chat_id, &file, kind).await {
+        // No bytes without their row.
         let _ = state.vault.delete(chat_id, &file.id);
-        tracing::error!(error = %e, "recording a shared file failed");
-        return Err("the file could not be stored".into());
+        return Err(e.into());
     }
     Ok(file)
 }

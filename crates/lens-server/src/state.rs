@@ -29,6 +29,10 @@ pub struct AppState {
     pub library: crate::vault::Vault,
     /// The code sandbox's switch, driver and settings in force.
     pub sandbox: Arc<crate::sandbox::SandboxHub>,
+    /// The data directory's free space and the thresholds Lens keeps.
+    pub disk: Arc<crate::disk::DiskSpace>,
+    /// Answers that ended but could not be saved yet.
+    pub endings: Arc<crate::chat::endings::UnsavedEndings>,
 }
 
 impl AppState {
@@ -57,7 +61,11 @@ impl AppState {
         let vault = crate::vault::Vault::new(&config.data_dir, secret.clone());
         let uploads = crate::vault::Vault::uploads(&config.data_dir, secret.clone());
         let library = crate::vault::Vault::library(&config.data_dir, secret.clone());
+        let disk = Arc::new(crate::disk::DiskSpace::new(&config.data_dir, config.disk_warn_mb, config.disk_floor_mb));
+        disk.check();
         Ok(Self {
+            disk,
+            endings: Arc::default(),
             config: Arc::new(config),
             store,
             secret,

@@ -321,6 +321,33 @@ pub struct EgressDecision {
     pub reason: String,
 }
 
+/// How full the server's data directory is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StorageLevel {
+    /// Room enough.
+    Ok,
+    /// Under the warning threshold: free space soon.
+    Low,
+    /// Under the floor: new uploads, shares and imports are refused.
+    Refusing,
+}
+
+/// Admin Settings > Storage: the data directory's free space and Lens's thresholds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StorageView {
+    pub level: StorageLevel,
+    pub free_mb: u64,
+    pub total_mb: u64,
+    /// Lens warns under this much free space.
+    pub warn_below_mb: u64,
+    /// Lens refuses new files under this much free space.
+    pub floor_mb: u64,
+    /// What the admin should know, in a sentence; `None` when all is well.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
 /// Admin Settings > Code sandbox, as shown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SandboxSettingsView {

@@ -36,6 +36,8 @@ pub enum ErrorCode {
     ModelProtocol,
     /// The answer hit its step limit.
     StepLimit,
+    /// The server's disk is full, so nothing new could be saved (507).
+    DiskFull,
     /// Something failed inside the server; the log says what (500).
     Internal,
 }
@@ -59,6 +61,7 @@ impl ErrorCode {
             Self::ModelUnavailable => "model_unavailable",
             Self::ModelProtocol => "model_protocol",
             Self::StepLimit => "step_limit",
+            Self::DiskFull => "disk_full",
             Self::Internal => "internal",
         }
     }

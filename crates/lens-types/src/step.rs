@@ -91,6 +91,9 @@ pub enum RunEnding {
         signal: i32,
     },
     OutOfMemory,
+    /// The server stopped (or crashed) while the run went on; the output is what had
+    /// come until then.
+    ServerStopped,
 }
 
 impl RunEnding {
@@ -111,6 +114,7 @@ impl RunEnding {
             Self::CutShort => "stopped before it finished".to_string(),
             Self::Killed { signal } => format!("killed by signal {signal}"),
             Self::OutOfMemory => "ran out of memory".to_string(),
+            Self::ServerStopped => "the server stopped during this run".to_string(),
         }
     }
 

@@ -9,12 +9,14 @@ use std::{collections::VecDeque, sync::Arc, time::Duration};
 
 use futures_util::StreamExt;
 use lens_llm::{ChatModel, ModelStream};
-use lens_types::{ApiError, ErrorCode, MessageStatus, StreamEvent};
+use lens_types::{ApiError, ErrorCode, MessageStatus, StreamEvent, ToolStep};
 use tokio::{sync::mpsc, time::Instant};
 
 use super::{
     AnswerLog,
+    endings::Ending,
     history::{SYSTEM_PROMPT, model_history},
+    live_run::{LiveCapture, LiveRun},
     machine::{Action, AnswerMachine, Input},
 };
 use crate::{
@@ -43,17 +45,54 @@ pub fn spawn_answer(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) 
             let saved = state.store.message(&target.chat_id, &target.answer_id).await.ok().flatten();
             let text = saved.as_ref().map(|m| m.text.clone()).unwrap_or_default();
             let steps = saved.as_ref().map(|m| m.steps.clone()).unwrap_or_default();
-            let _ =
-                state.store.save_answer(&target.answer_id, &text, &steps, MessageStatus::Failed, Some(&error)).await;
-            finish_log(&state, &target, &log, Some(error)).await;
+            let error = end(&state, &target, (&text, &steps), MessageStatus::Failed, Some(error)).await;
+            finish_log(&state, &target, &log, error).await;
         }
     });
+}
+
+/// Saves the answer's ending. When the store will not take it (the disk is full), the
+/// answer still ends: failed with a sentence, kept in memory and shown so, and saved as
+/// soon as the store takes it. The error the answer ended with.
+async fn end(
+    state: &AppState,
+    target: &AnswerTarget,
+    (text, steps): (&str, &[ToolStep]),
+    status: MessageStatus,
+    error: Option<ApiError>,
+) -> Option<ApiError> {
+    let Err(e) = state.store.save_answer(&target.answer_id, text, steps, status, error.as_ref(), None).await else {
+        return error;
+    };
+    tracing::error!(answer = %target.answer_id, error = %e, "saving an answer's ending failed; it is kept until it can be");
+    let error = if crate::disk::db_is_full(&e) {
+        ApiError {
+            code: ErrorCode::DiskFull,
+            message: "The server's disk was full when this answer ended, so it was saved only later; what it had is \
+                      kept."
+                .into(),
+        }
+    } else {
+        ApiError { code: ErrorCode::Internal, message: "This answer could not be saved when it ended.".into() }
+    };
+    let ending = Ending {
+        chat_id: target.chat_id.clone(),
+        text: text.to_owned(),
+        steps: steps.to_vec(),
+        status: MessageStatus::Failed,
+        error: Some(error.clone()),
+    };
+    state.endings.keep(state.store.clone(), &target.answer_id, ending);
+    Some(error)
 }
 
 /// Pushes the final `Done` (with the saved message) and retires the log.
 async fn finish_log(state: &AppState, target: &AnswerTarget, log: &AnswerLog, error: Option<ApiError>) {
     match state.store.message(&target.chat_id, &target.answer_id).await {
-        Ok(Some(message)) => log.push(StreamEvent::Done { message }),
+        Ok(Some(mut message)) => {
+            state.endings.overlay(&mut message);
+            log.push(StreamEvent::Done { message })
+        }
         // The chat was deleted meanwhile: there is nothing to show, but followers must end.
         _ => log.push(StreamEvent::Error {
             error: error
@@ -76,9 +115,9 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
     let (model, history) = match prepare(&state, &target).await {
         Ok(v) => v,
         Err(error) => {
-            let _ = state.store.save_answer(&target.answer_id, "", &[], MessageStatus::Failed, Some(&error)).await;
             log.push(StreamEvent::Error { error: error.clone() });
-            finish_log(&state, &target, &log, Some(error)).await;
+            let error = end(&state, &target, ("", &[]), MessageStatus::Failed, Some(error)).await;
+            finish_log(&state, &target, &log, error).await;
             return;
         }
     };
@@ -96,12 +135,12 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
                     let is_token = matches!(event, StreamEvent::Token { .. });
                     log.push(event);
                     if is_token && last_save.elapsed() >= SAVE_EVERY {
-                        save(&state, &target, &machine, MessageStatus::Streaming, None).await;
+                        save(&state, &target, &machine, None).await;
                         last_save = Instant::now();
                     }
                 }
                 Action::Save => {
-                    save(&state, &target, &machine, MessageStatus::Streaming, None).await;
+                    save(&state, &target, &machine, None).await;
                     last_save = Instant::now();
                 }
                 Action::CallModel(request) => {
@@ -128,7 +167,8 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
                             continue;
                         }
                     }
-                    let (input, stopped) = run_tool(&tools, &target, &log, &mut stop, step_id, call).await;
+                    let running = Running { state: &state, target: &target, log: &log, machine: &machine };
+                    let (input, stopped) = run_tool(running, &tools, &mut stop, step_id, call).await;
                     let actions = machine.on(input);
                     if stopped {
                         // The run's step (cut short, with its output) is shown and saved;
@@ -140,8 +180,7 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
                     }
                 }
                 Action::Finish { status, error } => {
-                    save(&state, &target, &machine, status, error.as_ref()).await;
-                    break error;
+                    break end(&state, &target, (machine.text(), machine.steps()), status, error).await;
                 }
             }
             continue;
@@ -207,7 +246,7 @@ async fn apply_now(
     for action in actions {
         match action {
             Action::Emit(event) => log.push(event),
-            Action::Save => save(state, target, machine, MessageStatus::Streaming, None).await,
+            Action::Save => save(state, target, machine, None).await,
             _ => {}
         }
     }
@@ -276,12 +315,20 @@ async fn ask_first(
 /// How long a stopped tool may take to hand back what it has.
 const STOP_GRACE: Duration = Duration::from_secs(3);
 
-/// Runs one tool call, streaming its live output, until it ends or the answer stops;
-/// `true` when the answer was stopped meanwhile.
+/// What a running tool's loop reads while it saves the run's progress.
+struct Running<'a> {
+    state: &'a AppState,
+    target: &'a AnswerTarget,
+    log: &'a AnswerLog,
+    machine: &'a AnswerMachine,
+}
+
+/// Runs one tool call, streaming its live output (and, for a sandbox run, saving its
+/// output so far every [`SAVE_EVERY`]), until it ends or the answer stops; `true` when
+/// the answer was stopped meanwhile.
 async fn run_tool(
+    at: Running<'_>,
     tools: &crate::tools::ToolRegistry,
-    target: &AnswerTarget,
-    log: &AnswerLog,
     stop: &mut tokio::sync::watch::Receiver<bool>,
     step_id: String,
     call: lens_llm::ToolCall,
@@ -290,6 +337,13 @@ async fn run_tool(
         let outcome = ToolOutcome::failed(format!("there is no tool named `{}`", call.name));
         return (Input::ToolDone { step_id, outcome: Box::new(outcome) }, false);
     };
+    let (state, target, log, machine) = (at.state, at.target, at.log, at.machine);
+    let mut capture = LiveCapture::for_call(&step_id, &call);
+    if let Some(c) = capture.as_mut() {
+        save(state, target, machine, Some(&c.snapshot())).await;
+    }
+    let mut tick = tokio::time::interval_at(Instant::now() + SAVE_EVERY, SAVE_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let ctx = ToolContext {
         user_id: target.user_id,
@@ -306,6 +360,8 @@ async fn run_tool(
                 None => std::future::pending().await,
             }
         };
+        let unsaved = capture.as_ref().is_some_and(LiveCapture::changed);
+        let mut save_now = false;
         tokio::select! {
             outcome = &mut work => {
                 // Output sent just before the end still reaches the followers, in order.
@@ -315,23 +371,29 @@ async fn run_tool(
                 return (Input::ToolDone { step_id, outcome: Box::new(outcome) }, deadline.is_some());
             }
             Some((stream, text)) = rx.recv() => {
+                if let Some(c) = capture.as_mut() {
+                    c.push(stream, &text);
+                }
                 log.push(StreamEvent::Output { step_id: step_id.clone(), stream, text });
             }
+            _ = tick.tick(), if unsaved => save_now = true,
             // A stopped tool gets a moment to end cut short and hand back its output.
             _ = stop.wait_for(|s| *s), if deadline.is_none() => deadline = Some(Instant::now() + STOP_GRACE),
             _ = grace => return (Input::Stop, false),
         }
+        // Saved outside the select: the stop switch's borrow must not live across it.
+        if save_now && let Some(c) = capture.as_mut() {
+            save(state, target, machine, Some(&c.snapshot())).await;
+        }
     }
 }
 
-async fn save(
-    state: &AppState,
-    target: &AnswerTarget,
-    machine: &AnswerMachine,
-    status: MessageStatus,
-    error: Option<&ApiError>,
-) {
-    if let Err(e) = state.store.save_answer(&target.answer_id, machine.text(), machine.steps(), status, error).await {
+/// Saves the answer's progress while it runs; a failure (a full disk) is logged and the
+/// answer goes on: its ending is saved, or kept, by [`end`].
+async fn save(state: &AppState, target: &AnswerTarget, machine: &AnswerMachine, live: Option<&LiveRun>) {
+    let (text, steps) = (machine.text(), machine.steps());
+    if let Err(e) = state.store.save_answer(&target.answer_id, text, steps, MessageStatus::Streaming, None, live).await
+    {
         tracing::error!(answer = %target.answer_id, error = %e, "saving the answer failed");
     }
 }

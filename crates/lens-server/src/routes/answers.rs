@@ -15,7 +15,8 @@ use crate::{AppError, AppState, Result, auth::CurrentUser, chat::AnswerLog};
 /// The answer must be in the chat, and the chat the person's.
 async fn owned_answer(state: &AppState, user: &CurrentUser, cid: &str, aid: &str) -> Result<MessageView> {
     state.store.chat(user.id(), cid).await?.ok_or(AppError::NotFound)?;
-    let message = state.store.message(cid, aid).await?.ok_or(AppError::NotFound)?;
+    let mut message = state.store.message(cid, aid).await?.ok_or(AppError::NotFound)?;
+    state.endings.overlay(&mut message);
     if message.role != lens_types::Role::Assistant {
         return Err(AppError::NotFound);
     }

@@ -43,9 +43,7 @@ pub async fn share_chat_file(
         .driver()
         .ok_or_else(|| AppError::Conflict("the code sandbox is off, so there is no file to share".into()))?;
     let name = req.name.as_deref().filter(|n| !n.trim().is_empty());
-    let file = crate::share::share(&state, &*driver, &cid, &req.path, name, FileKind::Shared)
-        .await
-        .map_err(AppError::BadRequest)?;
+    let file = crate::share::share(&state, &*driver, &cid, &req.path, name, FileKind::Shared).await?;
     if let (Some(message_id), Some(step_id)) = (&req.message_id, &req.step_id) {
         state.store.mark_made_file_shared(&cid, message_id, step_id, &req.path, &file).await?;
     }

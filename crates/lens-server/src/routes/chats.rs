@@ -62,7 +62,9 @@ pub async fn get_chat(
     Path(cid): Path<String>,
 ) -> Result<Json<ChatDetail>> {
     let chat = state.store.chat(user.id(), &cid).await?.ok_or(AppError::NotFound)?;
-    let messages = state.store.messages(&cid).await?;
+    let mut messages = state.store.messages(&cid).await?;
+    // An answer that ended while the disk was full shows as ended before it is saved.
+    messages.iter_mut().for_each(|m| state.endings.overlay(m));
     Ok(Json(ChatDetail { chat, messages }))
 }
 

@@ -47,6 +47,9 @@ pub async fn create_message(
         return Err(AppError::BadRequest(format!("a message carries at most {MAX_ATTACHMENTS} attachments")));
     }
     let page = req.page.map(clean_page).transpose()?;
+    // An answer that ended while the disk was full is saved first, so it does not hold
+    // the conversation busy; while the disk is still full this is the 507.
+    state.endings.save_chat(&state.store, &cid).await?;
     let ids = NewAnswer { message_id: message_id(), answer_id: message_id() };
     match state.store.add_question(&cid, user.id(), &ids, text, &req.attachments).await? {
         Asked::Added => {

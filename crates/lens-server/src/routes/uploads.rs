@@ -36,6 +36,8 @@ pub async fn create_upload(
             None => return Err(AppError::BadRequest("the form has no `file` field".into())),
         }
     };
+    // Under the floor the database's room is kept for answers.
+    state.disk.room_for_new_file()?;
     let name = field
         .file_name()
         .and_then(clean_name)
@@ -71,7 +73,8 @@ pub async fn create_upload(
         }
     }
     let _ = tx.send(Chunk::Finish);
-    let written = writer.await.map_err(AppError::internal)?.map_err(AppError::internal)?;
+    // A write that failed removed its partial file; a full disk says so.
+    let written = writer.await.map_err(AppError::internal)?.map_err(AppError::from_io)?;
     let file = SharedFileRef { id, mime: mime_for(&name).to_owned(), name, size: written };
     if let Err(e) = state.store.insert_upload(user.id(), &file).await {
         let _ = state.uploads.delete(&owner, &file.id);

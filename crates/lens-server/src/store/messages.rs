@@ -1,10 +1,10 @@
 //! Messages: the person's, and the answers with their steps.
 
-use lens_types::{ApiError, MessageStatus, MessageView, Role, ToolStep};
+use lens_types::{ApiError, MessageStatus, MessageView, Role, StepStatus, ToolStep};
 use sqlx::Row;
 
 use super::{Store, chats::DEFAULT_TITLE};
-use crate::now_ms;
+use crate::{chat::live_run::LiveRun, now_ms};
 
 fn parse_status(s: &str) -> MessageStatus {
     match s {
@@ -192,7 +192,8 @@ impl Store {
         Ok(Asked::Added)
     }
 
-    /// Saves an answer's progress (text and steps) while it runs or when it ends.
+    /// Saves an answer's progress (text and steps, and the running step's output so far)
+    /// while it runs or when it ends.
     pub async fn save_answer(
         &self,
         answer_id: &str,
@@ -200,29 +201,96 @@ impl Store {
         steps: &[ToolStep],
         status: MessageStatus,
         error: Option<&ApiError>,
+        live: Option<&LiveRun>,
     ) -> Result<(), sqlx::Error> {
         let steps = serde_json::to_string(steps).unwrap_or_else(|_| "[]".into());
         let error = error.and_then(|e| serde_json::to_string(e).ok());
+        let live = live.and_then(|l| serde_json::to_string(l).ok());
         // Only a streaming answer changes: once ended (or marked interrupted by a newer
         // server on the same data), it stays as it is.
         sqlx::query(
-            "UPDATE messages SET text = ?2, steps = ?3, status = ?4, error = ?5 WHERE id = ?1 AND status = 'streaming'",
+            "UPDATE messages SET text = ?2, steps = ?3, status = ?4, error = ?5, live_run = ?6 \
+             WHERE id = ?1 AND status = 'streaming'",
         )
         .bind(answer_id)
         .bind(text)
         .bind(steps)
         .bind(status.as_str())
         .bind(error)
+        .bind(live)
         .execute(&self.pool)
         .await?;
         Ok(())
     }
 
-    /// At start: answers that were streaming when the server went down are interrupted.
+    /// At start: answers that were streaming when the server went down are interrupted,
+    /// and their unfinished steps failed; a run in progress keeps the output it had
+    /// saved, with an ending that says the server stopped.
     pub async fn mark_interrupted(&self) -> Result<u64, sqlx::Error> {
-        let res = sqlx::query("UPDATE messages SET status = 'interrupted' WHERE status = 'streaming'")
-            .execute(&self.pool)
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let rows = sqlx::query("SELECT id, steps, live_run FROM messages WHERE status = 'streaming'")
+            .fetch_all(&mut *tx)
             .await?;
-        Ok(res.rows_affected())
+        for row in &rows {
+            let steps: String = row.get("steps");
+            let live: Option<String> = row.get("live_run");
+            let mut steps: Vec<ToolStep> = serde_json::from_str(&steps).unwrap_or_default();
+            let live: Option<LiveRun> = live.and_then(|l| serde_json::from_str(&l).ok());
+            interrupt_steps(&mut steps, live);
+            sqlx::query("UPDATE messages SET status = 'interrupted', steps = ?2, live_run = NULL WHERE id = ?1")
+                .bind(row.get::<String, _>("id"))
+                .bind(serde_json::to_string(&steps).unwrap_or_else(|_| "[]".into()))
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(rows.len() as u64)
+    }
+}
+
+/// What a server stop leaves of unfinished steps: failed, the running run with its
+/// output so far, any other step saying the server stopped.
+fn interrupt_steps(steps: &mut [ToolStep], mut live: Option<LiveRun>) {
+    for step in steps.iter_mut().filter(|s| matches!(s.status, StepStatus::Running | StepStatus::Pending)) {
+        step.status = StepStatus::Failed;
+        match live.take_if(|l| l.step_id == step.id) {
+            Some(run) if step.output.is_none() => step.output = Some(run.output),
+            _ if step.output.is_none() && step.result.is_none() => {
+                step.result = Some("The server stopped before this step ended.".into());
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interrupted_run_keeps_its_output_and_says_the_server_stopped() {
+        let step = |id: &str, status| ToolStep {
+            id: id.into(),
+            tool: "run_bash".into(),
+            args: serde_json::json!({"code": "echo hi; sleep 60"}),
+            summary: "echo hi".into(),
+            status,
+            result: None,
+            output: None,
+            file: None,
+            approval: None,
+        };
+        let mut steps = vec![step("s1", StepStatus::Succeeded), step("s2", StepStatus::Running)];
+        let call = lens_llm::ToolCall { id: "c".into(), name: "run_bash".into(), arguments: steps[1].args.clone() };
+        let mut capture = crate::chat::live_run::LiveCapture::for_call("s2", &call).unwrap();
+        capture.push(lens_types::OutputStream::Stdout, "hi\n");
+        interrupt_steps(&mut steps, Some(capture.snapshot()));
+        assert_eq!(steps[0].status, StepStatus::Succeeded, "a finished step stays as it was");
+        let output = steps[1].output.as_ref().unwrap();
+        assert_eq!((steps[1].status, output.stdout.as_str()), (StepStatus::Failed, "hi\n"));
+        assert_eq!(output.ending.describe(), "the server stopped during this run");
+        let mut other = vec![step("s3", StepStatus::Pending)];
+        interrupt_steps(&mut other, None);
+        assert_eq!(other[0].result.as_deref(), Some("The server stopped before this step ended."));
     }
 }

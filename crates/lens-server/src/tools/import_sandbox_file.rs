@@ -86,7 +86,9 @@ impl ImportSandboxFile {
     async fn import(&self, ctx: &ToolContext, path: &str, namespace: &str, name: &str) -> Result<DocumentView, String> {
         let (owner, id) = (ctx.user_id.to_string(), crate::ids::random_id(16));
         let place = (&self.state.library, owner.as_str(), id.as_str());
-        let size = crate::share::copy_out(&self.state, &*self.driver, &ctx.chat_id, path, place).await?;
+        let size = crate::share::copy_out(&self.state, &*self.driver, &ctx.chat_id, path, place)
+            .await
+            .map_err(|e| e.to_string())?;
         let recorded = self.record(ctx, id.clone(), namespace, name, size).await;
         if recorded.is_err() {
             let _ = self.state.library.delete(&owner, &id);

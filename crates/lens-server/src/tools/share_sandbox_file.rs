@@ -55,7 +55,7 @@ impl Tool for ShareSandboxFile {
                 output: None,
                 file: Some(file),
             },
-            Err(message) => ToolOutcome::failed(message),
+            Err(e) => ToolOutcome::failed(e.to_string()),
         }
     }
 }

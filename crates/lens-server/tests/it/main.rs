@@ -8,6 +8,7 @@ mod bad_input;
 mod chats;
 mod cli;
 mod files;
+mod host_faults;
 mod library;
 mod openapi;
 mod page_assistant;

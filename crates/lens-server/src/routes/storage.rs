@@ -1,0 +1,11 @@
+//! `GET /api/v1/admin/storage`: Admin Settings > Storage, the data directory's free
+//! space against the thresholds where Lens warns and where it refuses new files.
+
+use axum::{Json, extract::State};
+use lens_types::StorageView;
+
+use crate::{AppState, Result, auth::AdminUser};
+
+pub async fn get_storage(State(state): State<AppState>, _admin: AdminUser) -> Result<Json<StorageView>> {
+    Ok(Json(state.disk.view()))
+}
