@@ -168,6 +168,7 @@ test('Settings > Code sandbox shows the check; a shorter time limit ends a long 
   await expect(section.getByTestId('check-item')).toHaveCount(6);
   await expect(section.getByTestId('check-item').filter({ hasText: 'Python' })).toContainText('numpy');
   await expect(section.locator('.check-list li.failed')).toHaveCount(0);
+  await expect(page.getByTestId('storage').getByTestId('storage-free')).toContainText(/\d+ MiB free of \d+ MiB/);
   // Turned on by the server's --sandbox option: shown, locked.
   await expect(section.getByTestId('sandbox-enabled')).toBeChecked();
   await expect(section.getByTestId('sandbox-enabled')).toBeDisabled();
@@ -238,6 +239,7 @@ test('the admin makes an account in Settings; it cannot see the admin\'s chat', 
   await expect(bobPage.getByTestId('settings-link')).toBeVisible();
   await bobPage.getByTestId('settings-link').click();
   await expect(bobPage.getByTestId('model-form')).toHaveCount(0);
+  await expect(bobPage.getByTestId('storage')).toHaveCount(0);
   await bobContext.close();
 });
 

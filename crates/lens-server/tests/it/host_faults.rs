@@ -273,3 +273,24 @@ async fn a_server_killed_mid_run_keeps_the_step_and_its_output_and_the_next_run_
     let message = lens_process::saved_message(&http, &base, &cid, &next).await;
     assert_eq!(message["steps"][0]["output"]["stdout"], "after-the-restart\n", "{message}");
 }
+
+#[tokio::test]
+async fn under_the_floor_uploads_and_shares_are_refused_and_answers_still_recorded() {
+    // A floor above any disk's free space: the data directory is "nearly full".
+    let app = TestApp::builder().sandbox().config(|c| c.disk_floor_mb = 1 << 40).settings_model().await;
+    let admin = app.admin().await;
+    let (status, body) = admin.upload("notes.txt", b"some notes".to_vec()).await;
+    assert_disk_full(status, &body);
+    let cid = admin.new_chat().await;
+    let aid = admin.ask(&cid, "```bash\necho made > made.txt && cat made.txt\n```").await;
+    let done = admin.done_after(&cid, &aid, "0").await;
+    assert_eq!(done.steps[0].output.as_ref().unwrap().stdout, "made\n", "runs and answers go on: {done:?}");
+    let (status, body) = admin.post(&format!("/api/v1/chats/{cid}/files"), json!({"path": "made.txt"})).await;
+    assert_disk_full(status, &body);
+    let kept = std::fs::read_dir(app.dir.path().join("chat-files")).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(kept, 0, "nothing was copied out of the sandbox");
+    let (_, storage) = admin.get("/api/v1/admin/storage").await;
+    assert_eq!(storage["level"], "refusing", "{storage}");
+    let (status, _) = app.user(&admin, "bea").await.get("/api/v1/admin/storage").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "the storage figures are the admin's");
+}
