@@ -1,13 +1,13 @@
-//! How fast answers render: Lens's own Markdown renderer against pulldown-cmark (which
-//! it replaced to fit the web app's size budget), on the same answer, in the same run.
-//! An answer is rendered again at every streamed token, so the whole stream's cost
-//! matters as much as one render.
+//! How fast answers render: pulldown-cmark under Lens's safety rules against
+//! pulldown-cmark alone, on the same answer, in the same run (an answer is rendered again
+//! at every streamed token, so the whole stream's cost matters as much as one render);
+//! and the cost per KB of hostile Markdown from 10 KB to 1 MB beside ordinary text's.
 //!
 //! cargo bench -p lens-web --no-default-features --features ssr --bench markdown
 
 use std::time::{Duration, Instant};
 
-use pulldown_cmark::{Event, Options, Parser, html};
+use pulldown_cmark::{Options, Parser, html};
 
 /// A long answer of the kind models write: headings, emphasis, code, lists, a table.
 fn answer() -> String {
@@ -21,15 +21,28 @@ fn answer() -> String {
     part.repeat(12)
 }
 
-fn pulldown(src: &str) -> String {
-    // As Lens used it: tables on, raw HTML shown as text.
-    let parser = Parser::new_ext(src, Options::ENABLE_TABLES).map(|event| match event {
-        Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
-        other => other,
-    });
+/// pulldown-cmark with no safety rules: the baseline the rules' cost is measured on.
+fn plain(src: &str) -> String {
     let mut out = String::new();
-    html::push_html(&mut out, parser);
+    html::push_html(&mut out, Parser::new_ext(src, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH));
     out
+}
+
+/// About `bytes` of hostile Markdown: deep quotes, unmatched `*` and `[`, deep lists.
+fn hostile(bytes: usize) -> String {
+    let part = format!(
+        "{}\n\n{}{}x\n\n{}",
+        ">".repeat(500),
+        "*".repeat(1000),
+        "[".repeat(1000),
+        (0..40).map(|i| format!("{}- item\n", "  ".repeat(i))).collect::<String>()
+    );
+    part.repeat(bytes / part.len() + 1)[..bytes].to_owned()
+}
+
+/// About `bytes` of ordinary answer text.
+fn prose(bytes: usize) -> String {
+    answer().repeat(bytes / answer().len() + 1)[..bytes].to_owned()
 }
 
 /// The median of `rounds` timings of `f`.
@@ -62,11 +75,12 @@ fn main() {
         std::hint::black_box(lens_web::markdown::to_html(std::hint::black_box(&src)));
     });
     let base = p50(201, || {
-        std::hint::black_box(pulldown(std::hint::black_box(&src)));
+        std::hint::black_box(plain(std::hint::black_box(&src)));
     });
-    println!("lens markdown figures (p50; a {} KB answer; 2-core machine)", src.len() / 1000);
+    println!("lens markdown figures (p50; pulldown-cmark under Lens's safety rules; 2-core machine)");
     println!(
-        "  one render              {:8.3} ms   pulldown-cmark {:8.3} ms  ({:.2}x)",
+        "  one render of a {} KB answer {:8.3} ms   pulldown-cmark alone {:8.3} ms  ({:.2}x)",
+        src.len() / 1000,
         ms(own),
         ms(base),
         own.as_secs_f64() / base.as_secs_f64()
@@ -75,12 +89,32 @@ fn main() {
         std::hint::black_box(stream(&src, lens_web::markdown::to_html));
     });
     let base = p50(5, || {
-        std::hint::black_box(stream(&src, pulldown));
+        std::hint::black_box(stream(&src, plain));
     });
     println!(
-        "  whole stream ({words} renders) {:8.1} ms   pulldown-cmark {:8.1} ms  ({:.2}x)",
+        "  whole stream ({words} renders) {:8.1} ms   pulldown-cmark alone {:8.1} ms  ({:.2}x)",
         ms(own),
         ms(base),
         own.as_secs_f64() / base.as_secs_f64()
+    );
+    // Linear time: the cost per KB of hostile input stays flat from 10 KB to 1 MB, as
+    // ordinary text's does.
+    let per_kb = |text: &str| {
+        let rounds = (2_000_000 / text.len()).clamp(3, 101);
+        let t = p50(rounds, || {
+            std::hint::black_box(lens_web::markdown::to_html(std::hint::black_box(text)));
+        });
+        t.as_secs_f64() * 1e6 / (text.len() as f64 / 1000.0)
+    };
+    let sizes = [10_000, 100_000, 1_000_000];
+    let hostile_us: Vec<f64> = sizes.iter().map(|&n| per_kb(&hostile(n))).collect();
+    let prose_us: Vec<f64> = sizes.iter().map(|&n| per_kb(&prose(n))).collect();
+    for (i, n) in sizes.iter().enumerate() {
+        println!("  hostile {:>5} KB {:8.2} us/KB   ordinary text {:8.2} us/KB", n / 1000, hostile_us[i], prose_us[i]);
+    }
+    println!(
+        "  per-KB cost, 1 MB over 10 KB: hostile {:.2}x, ordinary {:.2}x (1.00x is linear)",
+        hostile_us[2] / hostile_us[0],
+        prose_us[2] / prose_us[0]
     );
 }

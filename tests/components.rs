@@ -101,3 +101,25 @@ async fn streaming_answer_updates_in_place() {
     assert_eq!(text(&el, "[data-testid=answer-ending]"), "Stopped.");
     assert_eq!(text(&el, ".glyph"), "✓");
 }
+
+#[wasm_bindgen_test]
+fn markdown_in_the_page_makes_no_script_image_or_script_link() {
+    use lens_web::components::markdown::Markdown;
+    let el = container();
+    let src = "# Hi\n\n<script>window.hit = 1</script> <img src=x onerror=\"window.hit = 2\">\n\n\
+               [x](javascript:window.hit=3) ![chart](https://example.org/c.png) see https://example.org/p.\n\n\
+               | a | b |\n|:--|--:|\n| 1 | 2 |\n\n```python\nprint('<b>')\n```";
+    let _h = leptos::mount::mount_to(el.clone().unchecked_into(), move || view! { <Markdown src=src.to_owned() /> });
+    assert_eq!(text(&el, "h1"), "Hi");
+    for selector in ["script", "img", "[onerror]", "[style]", "a[href^=javascript]"] {
+        assert!(el.query_selector(selector).unwrap().is_none(), "no {selector} in the page");
+    }
+    assert!(el.text_content().unwrap().contains("<script>window.hit = 1</script>"), "raw HTML shows as text");
+    for href in ["https://example.org/c.png", "https://example.org/p"] {
+        let link = el.query_selector(&format!("a[href=\"{href}\"]")).unwrap();
+        assert!(link.is_some(), "the image and the bare address are links: {href}");
+    }
+    assert_eq!(el.inner_html().matches("<a ").count(), 2, "and nothing else is: {}", el.inner_html());
+    assert!(el.query_selector("td.align-right").unwrap().is_some(), "alignment is a class");
+    assert_eq!(text(&el, "code.language-python"), "print('<b>')\n");
+}
