@@ -1,123 +1,71 @@
-//! The app shell: the session context, the router, and the login gate.
-//!
-//! Routing is a small hand-made router ([`Nav`]) rather than `leptos_router`: Lens has
-//! a handful of pages, and the router crate cost about a tenth of the gzipped WebAssembly
-//! (measured; see docs/decisions.md). Links are plain `<a href>`; clicks on same-site
-//! links are turned into history pushes, and Back/Forward work through `popstate`.
+//! The app shell: it wires each page to its route (`leptos_router`) and gates the pages
+//! that need a login. What pages share lives in [`crate::context`].
 
-use lens_types::SessionResponse;
 use leptos::prelude::*;
-use wasm_bindgen::{JsCast, closure::Closure};
-
-use crate::pages::{
-    chat_page::ChatPage, document_page::DocumentPage, library_page::LibraryPage, login_page::LoginPage,
-    namespace_page::NamespacePage, settings_page::SettingsPage, setup_page::SetupPage,
+use leptos_router::{
+    components::{Route, Router, Routes},
+    hooks::use_params_map,
+    path,
 };
 
-/// Who is logged in (`None` until known or when logged out).
-#[derive(Clone, Copy)]
-pub struct Session(pub RwSignal<Option<SessionResponse>>);
-
-/// The current path, and the way to change it.
-#[derive(Clone, Copy)]
-pub struct Nav {
-    path: RwSignal<String>,
-}
-
-impl Nav {
-    fn current_path() -> String {
-        web_sys::window().and_then(|w| w.location().pathname().ok()).unwrap_or_else(|| "/".into())
-    }
-
-    /// Goes to `to` (a path on this site), adding a history entry.
-    pub fn go(&self, to: &str) {
-        if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
-            let _ = history.push_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(to));
-        }
-        self.path.set(to.to_owned());
-    }
-
-    /// The path now (tracked).
-    pub fn path(&self) -> String {
-        self.path.get()
-    }
-
-    /// The chat id in `/chat/{cid}`, if any.
-    pub fn chat_id(&self) -> Option<String> {
-        self.path.with(|p| p.strip_prefix("/chat/").filter(|c| !c.is_empty() && !c.contains('/')).map(str::to_owned))
-    }
-
-    /// Follows Back/Forward, and keeps same-site link clicks inside the app.
-    fn listen(self) {
-        let Some(window) = web_sys::window() else {
-            return;
-        };
-        let on_pop = Closure::<dyn FnMut()>::new(move || self.path.set(Self::current_path()));
-        let _ = window.add_event_listener_with_callback("popstate", on_pop.as_ref().unchecked_ref());
-        on_pop.forget();
-        let on_click = Closure::<dyn FnMut(web_sys::MouseEvent)>::new(move |ev: web_sys::MouseEvent| {
-            if ev.default_prevented()
-                || ev.button() != 0
-                || ev.ctrl_key()
-                || ev.meta_key()
-                || ev.shift_key()
-                || ev.alt_key()
-            {
-                return;
-            }
-            let anchor = ev
-                .target()
-                .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-                .and_then(|e| e.closest("a[href]").ok().flatten());
-            let Some(anchor) = anchor else { return };
-            let href = anchor.get_attribute("href").unwrap_or_default();
-            // Only plain same-site paths; leave downloads, new tabs and other sites alone.
-            if href.starts_with('/')
-                && !href.starts_with("//")
-                && !anchor.has_attribute("download")
-                && !anchor.has_attribute("target")
-            {
-                ev.prevent_default();
-                self.go(&href);
-            }
-        });
-        if let Some(document) = window.document() {
-            let _ = document.add_event_listener_with_callback("click", on_click.as_ref().unchecked_ref());
-        }
-        on_click.forget();
-    }
-}
+use crate::{
+    context::{Nav, Session, provide_nav},
+    pages::{
+        chat_page::ChatPage, document_page::DocumentPage, library_page::LibraryPage, login_page::LoginPage,
+        namespace_page::NamespacePage, not_found_page::NotFoundPage, settings_page::SettingsPage,
+        setup_page::SetupPage,
+    },
+};
 
 #[component]
 pub fn App() -> impl IntoView {
-    let session = Session(RwSignal::new(None));
-    let nav = Nav { path: RwSignal::new(Nav::current_path()) };
-    nav.listen();
-    provide_context(session);
-    provide_context(nav);
-    let page = move || {
-        let path = nav.path();
-        match path.as_str() {
-            "/setup" => view! { <SetupPage /> }.into_any(),
-            "/login" => view! { <LoginPage /> }.into_any(),
-            "/" | "/chat" => view! { <RequireLogin><ChatPage /></RequireLogin> }.into_any(),
-            "/settings" => view! { <RequireLogin><SettingsPage /></RequireLogin> }.into_any(),
-            "/library" => view! { <RequireLogin><LibraryPage /></RequireLogin> }.into_any(),
-            _ if path.starts_with("/library/") => {
-                let rest = path["/library/".len()..].to_owned();
-                match rest.strip_prefix("documents/") {
-                    Some(id) => {
-                        let id = id.to_owned();
-                        view! { <RequireLogin><DocumentPage id=id.clone() /></RequireLogin> }.into_any()
-                    }
-                    None => view! { <RequireLogin><NamespacePage id=rest.clone() /></RequireLogin> }.into_any(),
-                }
-            }
-            _ if nav.chat_id().is_some() => view! { <RequireLogin><ChatPage /></RequireLogin> }.into_any(),
-            _ => view! { <p class="page-message">"This page does not exist."</p> }.into_any(),
-        }
-    };
-    view! { <main class="app">{page}</main> }
+    provide_context(Session(RwSignal::new(None)));
+    view! {
+        <Router>
+            <Pages />
+        </Router>
+    }
+}
+
+/// The routes; inside the router, so navigation can be provided.
+#[component]
+fn Pages() -> impl IntoView {
+    provide_nav();
+    view! {
+        <main class="app">
+            <Routes fallback=NotFoundPage>
+                <Route path=path!("/setup") view=SetupPage />
+                <Route path=path!("/login") view=LoginPage />
+                <Route path=path!("/") view=|| view! { <RequireLogin><ChatPage /></RequireLogin> } />
+                <Route path=path!("/chat") view=|| view! { <RequireLogin><ChatPage /></RequireLogin> } />
+                <Route path=path!("/chat/:id") view=|| view! { <RequireLogin><ChatPage /></RequireLogin> } />
+                <Route path=path!("/settings") view=|| view! { <RequireLogin><SettingsPage /></RequireLogin> } />
+                <Route path=path!("/library") view=|| view! { <RequireLogin><LibraryPage /></RequireLogin> } />
+                <Route path=path!("/library/documents/:id") view=|| view! { <RequireLogin><Document /></RequireLogin> } />
+                <Route path=path!("/library/:id") view=|| view! { <RequireLogin><Namespace /></RequireLogin> } />
+            </Routes>
+        </main>
+    }
+}
+
+/// The `:id` of the route, tracked.
+fn id_param() -> Memo<String> {
+    let params = use_params_map();
+    Memo::new(move |_| params.read().get("id").unwrap_or_default())
+}
+
+/// A document page, made anew when the address names another document.
+#[component]
+fn Document() -> impl IntoView {
+    let id = id_param();
+    move || view! { <DocumentPage id=id.get() /> }
+}
+
+/// A namespace page, made anew when the address names another namespace.
+#[component]
+fn Namespace() -> impl IntoView {
+    let id = id_param();
+    move || view! { <NamespacePage id=id.get() /> }
 }
 
 /// Shows its children once someone is logged in; sends others to setup or login.
@@ -135,7 +83,7 @@ fn RequireLogin(children: ChildrenFn) -> impl IntoView {
                 }
                 Err(_) => {
                     let needed = crate::api::setup_status().await.map(|s| s.needed).unwrap_or(false);
-                    nav.go(if needed { "/setup" } else { "/login" });
+                    nav.replace(if needed { "/setup" } else { "/login" });
                 }
             }
         });

@@ -11,6 +11,7 @@
 pub mod api;
 pub mod app;
 pub mod components;
+pub mod context;
 pub mod dialogs;
 pub mod markdown;
 pub mod pages;

@@ -123,3 +123,53 @@ fn markdown_in_the_page_makes_no_script_image_or_script_link() {
     assert!(el.query_selector("td.align-right").unwrap().is_some(), "alignment is a class");
     assert_eq!(text(&el, "code.language-python"), "print('<b>')\n");
 }
+
+/// Waits (up to 10 s: the machine is busy) until `done` holds, yielding to the page.
+async fn until(what: &str, done: impl Fn() -> bool) {
+    for _ in 0..200 {
+        if done() {
+            return;
+        }
+        sleep(50).await;
+    }
+    panic!("waited 10 s for {what}");
+}
+
+async fn sleep(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        web_sys::window().unwrap().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms).unwrap();
+    });
+    wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
+}
+
+fn path() -> String {
+    web_sys::window().unwrap().location().pathname().unwrap()
+}
+
+/// The app's routes in the page: an unknown address, a link, a page that needs a login
+/// (no server here, so nobody is), Back and Forward, all without reloading the page.
+#[wasm_bindgen_test]
+async fn routes_walk_by_address_link_back_and_forward() {
+    let window = web_sys::window().unwrap();
+    let history = window.history().unwrap();
+    history.push_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some("/no/such/page")).unwrap();
+    // A reload would lose this mark, and the test with it.
+    js_sys::Reflect::set(&window, &"lensNoReload".into(), &true.into()).unwrap();
+    let el = container();
+    let _h = leptos::mount::mount_to(el.clone().unchecked_into(), lens_web::app::App);
+    let found = |sel: &str| el.query_selector(sel).unwrap().is_some();
+    until("the not-found page", || found("[data-testid=not-found]")).await;
+    let link: web_sys::HtmlElement = el.query_selector("[data-testid=not-found] a").unwrap().unwrap().unchecked_into();
+    assert_eq!(link.get_attribute("href").as_deref(), Some("/chat"));
+    link.click();
+    // The chat page needs a login; with no session the stranger lands on the login page,
+    // which replaced the chat page in the history.
+    until("the login page", || path() == "/login" && found(".auth-page")).await;
+    assert!(!found("[data-testid=not-found]"));
+    history.back().unwrap();
+    until("back at the unknown address", || path() == "/no/such/page" && found("[data-testid=not-found]")).await;
+    history.forward().unwrap();
+    until("forward to the login page", || path() == "/login" && found(".auth-page")).await;
+    let mark = js_sys::Reflect::get(&window, &"lensNoReload".into()).unwrap();
+    assert_eq!(mark.as_bool(), Some(true), "the page never reloaded");
+}

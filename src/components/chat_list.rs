@@ -2,40 +2,30 @@
 
 use lens_types::ChatView;
 use leptos::prelude::*;
+use leptos_router::components::A;
 
 #[component]
 pub fn ChatList(
     /// The person's chats, most recent first.
     #[prop(into)]
     chats: Signal<Vec<ChatView>>,
-    /// The open chat's id.
-    #[prop(into)]
-    current: Signal<Option<String>>,
 ) -> impl IntoView {
     view! {
         <nav class="chat-list" aria-label="Conversations">
-            <a class="button primary new-chat" href="/chat" data-testid="new-chat">"New chat"</a>
+            <A href="/chat" exact=true attr:class="button primary new-chat" attr:data-testid="new-chat">"New chat"</A>
             <ul>
                 <For each=move || chats.get() key=|c| (c.id.clone(), c.title.clone()) let:chat>
-                    {
-                        let id = chat.id.clone();
-                        let is_current = move || current.get().as_deref() == Some(id.as_str());
-                        view! {
-                            <li>
-                                <a href=format!("/chat/{}", chat.id) data-testid="chat-link"
-                                    aria-current=move || if is_current() { Some("page") } else { None }>
-                                    {chat.title.clone()}
-                                </a>
-                            </li>
-                        }
-                    }
+                    // `A` marks the open conversation's link `aria-current="page"`.
+                    <li>
+                        <A href=format!("/chat/{}", chat.id) attr:data-testid="chat-link">{chat.title.clone()}</A>
+                    </li>
                 </For>
             </ul>
             <Show when=move || chats.with(|c| c.is_empty())>
                 <p class="muted">"No conversations yet."</p>
             </Show>
-            <a class="settings-link" href="/library" data-testid="library-link">"Library"</a>
-            <a class="settings-link" href="/settings" data-testid="settings-link">"Settings"</a>
+            <A href="/library" attr:class="settings-link" attr:data-testid="library-link">"Library"</A>
+            <A href="/settings" attr:class="settings-link" attr:data-testid="settings-link">"Settings"</A>
         </nav>
     }
 }

@@ -4,7 +4,7 @@
 use lens_types::CredentialsRequest;
 use leptos::prelude::*;
 
-use crate::app::{Nav, Session};
+use crate::context::{Nav, Session};
 
 /// What the form does with the credentials.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

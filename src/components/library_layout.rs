@@ -3,6 +3,7 @@
 
 use lens_types::PageContext;
 use leptos::prelude::*;
+use leptos_router::components::A;
 
 use crate::components::page_assistant::PageAssistant;
 
@@ -19,9 +20,9 @@ pub fn LibraryLayout(
         <div class="library-layout">
             <section class="library-main" aria-labelledby=labelled_by>
                 <nav class="top-nav" aria-label="Sections">
-                    <a href="/chat">"Chats"</a>
-                    <a href="/library" data-testid="library-link">"Library"</a>
-                    <a href="/settings">"Settings"</a>
+                    <A href="/chat">"Chats"</A>
+                    <A href="/library" attr:data-testid="library-link">"Library"</A>
+                    <A href="/settings">"Settings"</A>
                 </nav>
                 {children()}
             </section>

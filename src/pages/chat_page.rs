@@ -6,15 +6,16 @@ use leptos::prelude::*;
 
 use crate::{
     api,
-    app::Nav,
     components::{chat_list::ChatList, conversation::Conversation},
+    context::Nav,
     dialogs,
 };
 
 #[component]
 pub fn ChatPage() -> impl IntoView {
     let nav = expect_context::<Nav>();
-    let cid = Memo::new(move |_| nav.chat_id());
+    let params = leptos_router::hooks::use_params_map();
+    let cid = Memo::new(move |_| params.read().get("id").filter(|id| !id.is_empty()));
     let chats = RwSignal::new(Vec::<ChatView>::new());
     let error = RwSignal::new(None::<String>);
     let missing = RwSignal::new(false);
@@ -65,10 +66,9 @@ pub fn ChatPage() -> impl IntoView {
         });
     };
 
-    let current = Signal::derive(move || cid.get());
     view! {
         <div class="chat-layout">
-            <ChatList chats current />
+            <ChatList chats />
             <section class="conversation" aria-label="Conversation">
                 <header class="chat-header">
                     <h1 data-testid="chat-title">{title}</h1>
@@ -81,7 +81,7 @@ pub fn ChatPage() -> impl IntoView {
                     <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
                 </Show>
                 <Conversation
-                    chat_id=current
+                    chat_id=Signal::derive(move || cid.get())
                     missing
                     on_created=Callback::new(move |id: String| nav.go(&format!("/chat/{id}")))
                     on_changed=Callback::new(move |()| refresh())

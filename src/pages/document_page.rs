@@ -3,11 +3,12 @@
 
 use lens_types::{DocumentView, PageContext};
 use leptos::prelude::*;
+use leptos_router::components::A;
 
 use crate::{
     api,
-    app::Nav,
-    components::{library_layout::LibraryLayout, shared_files::size_words},
+    components::{file_chip::size_words, library_layout::LibraryLayout},
+    context::Nav,
     dialogs,
 };
 
@@ -83,7 +84,6 @@ pub fn DocumentPage(
             },
         }
     });
-    let content = move |d: &DocumentView| format!("/api/v1/library/documents/{}/content", d.id);
     view! {
         <LibraryLayout labelled_by="document-h" page>
             <Show
@@ -95,17 +95,17 @@ pub fn DocumentPage(
                 }
             >
                 {move || doc.get().map(|d| view! {
-                    <p><a href=format!("/library/{}", d.namespace_id)>"← Back to the namespace"</a></p>
+                    <p><A href=format!("/library/{}", d.namespace_id)>"← Back to the namespace"</A></p>
                     <h1 id="document-h" data-testid="document-title">{d.name.clone()}</h1>
                     <p class="muted">{format!("{} · {}", size_words(d.size), d.mime)}</p>
                     <p class="actions">
-                        <a class="button" href=content(&d) download=d.name.clone() data-testid="document-download">
+                        <a class="button" href=api::document_content_url(&d.id) download=d.name.clone() data-testid="document-download">
                             "Download"
                         </a>
                         <button type="button" class="danger" data-testid="document-delete" on:click=on_delete>"Delete"</button>
                     </p>
                     <Show when={let d = d.clone(); move || is_image(&d)}>
-                        <img class="document-image" src=format!("{}?inline=true", content(&d)) alt=d.name.clone() />
+                        <img class="document-image" src=api::document_image_url(&d.id) alt=d.name.clone() />
                     </Show>
                 })}
                 <Show when=move || text.get().is_some()>

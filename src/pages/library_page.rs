@@ -3,6 +3,7 @@
 
 use lens_types::{NamespaceView, PageContext};
 use leptos::prelude::*;
+use leptos_router::components::A;
 
 use crate::{api, components::library_layout::LibraryLayout, dialogs};
 
@@ -93,9 +94,10 @@ pub fn LibraryPage() -> impl IntoView {
                 <For each=move || namespaces.get() key=|n| (n.id.clone(), n.name.clone(), n.documents) let:ns>
                     {
                         let (for_rename, for_delete) = (ns.clone(), ns.clone());
+                        let label = ns.name.clone();
                         view! {
                             <li data-testid="namespace">
-                                <a href=format!("/library/{}", ns.id)>{ns.name.clone()}</a>
+                                <A href=format!("/library/{}", ns.id)>{label}</A>
                                 <span class="muted">{documents_words(ns.documents)}</span>
                                 <button type="button" aria-label=format!("Rename {}", ns.name)
                                     on:click=move |_| rename(for_rename.clone())>"Rename"</button>

@@ -3,10 +3,11 @@
 
 use lens_types::{DocumentView, PageContext};
 use leptos::prelude::*;
+use leptos_router::components::A;
 
 use crate::{
     api,
-    components::{library_layout::LibraryLayout, shared_files::size_words},
+    components::{file_chip::size_words, library_layout::LibraryLayout},
     dialogs,
 };
 
@@ -75,11 +76,12 @@ pub fn NamespacePage(
                     <For each=move || documents.get() key=|d| d.id.clone() let:doc>
                         {
                             let for_delete = doc.clone();
+                            let label = doc.name.clone();
                             view! {
                                 <li data-testid="document">
-                                    <a href=format!("/library/documents/{}", doc.id)>{doc.name.clone()}</a>
+                                    <A href=format!("/library/documents/{}", doc.id)>{label}</A>
                                     <span class="muted">{size_words(doc.size)}</span>
-                                    <a href=format!("/api/v1/library/documents/{}/content", doc.id) download=doc.name.clone()
+                                    <a href=crate::api::document_content_url(&doc.id) download=doc.name.clone()
                                         aria-label=format!("Download {}", doc.name)>"Download"</a>
                                     <button type="button" class="danger" aria-label=format!("Delete {}", doc.name)
                                         on:click=move |_| delete(for_delete.clone())>"Delete"</button>

@@ -5,7 +5,10 @@
 use lens_types::{NetworkMode, SandboxSettingsView, UpdateSandboxSettingsRequest};
 use leptos::prelude::*;
 
-use crate::api;
+use crate::{
+    api,
+    pages::{egress_log::EgressLog, sandbox_check_list::CheckList},
+};
 
 /// The numeric settings: (field, label, unit).
 const NUMBERS: &[(&str, &str, &str)] = &[
@@ -209,47 +212,5 @@ pub fn SandboxSection() -> impl IntoView {
             </form>
             <EgressLog view_sig=view_sig />
         </section>
-    }
-}
-
-/// The machine's check, a line per piece.
-#[component]
-fn CheckList(view_sig: RwSignal<Option<SandboxSettingsView>>) -> impl IntoView {
-    let items =
-        move || view_sig.with(|v| v.as_ref().and_then(|v| v.check.clone()).map(|c| c.items).unwrap_or_default());
-    view! {
-        <h3>"This machine"</h3>
-        <ul class="check-list" data-testid="sandbox-check">
-            <For each=items key=|i| (i.name.clone(), i.ok, i.detail.clone()) let:item>
-                <li class=if item.ok { "ok" } else { "failed" } data-testid="check-item">
-                    <span aria-hidden="true">{if item.ok { "✓ " } else { "✕ " }}</span>
-                    <span class="sr-only">{if item.ok { "working: " } else { "missing: " }}</span>
-                    <strong>{item.name.clone()}</strong>": "{item.detail.clone()}
-                </li>
-            </For>
-        </ul>
-    }
-}
-
-/// The egress proxy's latest decisions, newest first.
-#[component]
-fn EgressLog(view_sig: RwSignal<Option<SandboxSettingsView>>) -> impl IntoView {
-    let decisions = move || {
-        view_sig.with(|v| v.as_ref().map(|v| v.recent_egress.iter().rev().take(20).cloned().collect::<Vec<_>>()))
-    };
-    view! {
-        <h3>"Recent network requests"</h3>
-        {move || match decisions() {
-            Some(d) if !d.is_empty() => view! {
-                <ul class="egress-log" data-testid="egress-log">
-                    {d.into_iter().map(|e| view! {
-                        <li class=if e.allowed { "ok" } else { "failed" }>
-                            {if e.allowed { "allowed " } else { "refused " }}<code>{e.target}</code>" — "{e.reason}
-                        </li>
-                    }).collect_view()}
-                </ul>
-            }.into_any(),
-            _ => view! { <p class="muted">"None yet."</p> }.into_any(),
-        }}
     }
 }
