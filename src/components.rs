@@ -1,12 +1,19 @@
 //! One component per file.
 
+pub mod approval_card;
 pub mod chat_list;
 pub mod composer;
 pub mod conversation;
+pub mod copy_button;
 pub mod credentials_form;
+pub mod file_chip;
 pub mod library_layout;
+pub mod live_tail;
+pub mod made_files;
 pub mod markdown;
 pub mod message_view;
 pub mod page_assistant;
+pub mod run_detail;
+pub mod run_images;
 pub mod shared_files;
 pub mod tool_step;

@@ -60,6 +60,46 @@ test('a Direct answer streams, and a reload shows the same saved answer', async 
   expect(await chat.lastAnswer().innerText()).toBe(before);
 });
 
+test('every page is a route: by link, by address, back and forward, and an unknown address', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const link = page.getByTestId('chat-link').first();
+  await link.click();
+  await expect(page).toHaveURL(new RegExp(`/chat/${adminChat}$`));
+  await expect(page.getByTestId('chat-title')).toHaveText('Hello <b>there</b>');
+  await expect(link).toHaveAttribute('aria-current', 'page');
+  await page.getByTestId('settings-link').click();
+  await expect(page).toHaveURL(/\/settings$/);
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Settings');
+  await page.getByTestId('back-to-chat').click();
+  await expect(page).toHaveURL(/\/chat$/);
+  await page.getByTestId('library-link').click();
+  await expect(page).toHaveURL(/\/library$/);
+  await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
+
+  await page.goBack();
+  await expect(page).toHaveURL(/\/chat$/);
+  await page.goBack();
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Settings');
+  await page.goBack();
+  await expect(page.getByTestId('chat-title')).toHaveText('Hello <b>there</b>');
+  await page.goForward();
+  await expect(page).toHaveURL(/\/settings$/);
+
+  for (const [address, shown] of [
+    [`/chat/${adminChat}`, page.getByTestId('chat-title')],
+    ['/settings', page.getByTestId('account-name')],
+    ['/library', page.getByTestId('library-link')],
+  ] as const) {
+    await page.goto(address);
+    await expect(shown.first()).toBeVisible();
+  }
+  await page.goto('/no/such/page');
+  await expect(page.getByTestId('not-found')).toContainText('This page does not exist.');
+  await page.getByRole('link', { name: 'Go to your chats' }).click();
+  await expect(page).toHaveURL(/\/chat$/);
+  await expect(page.getByTestId('composer-input')).toBeVisible();
+});
+
 test('Stop ends a running answer and keeps what was written', async ({ page }) => {
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
   const chat = new ChatPage(page);
@@ -161,6 +201,32 @@ test('Direct mode runs code blocks: folded runs with output, errors in red, name
   await expect(page.getByTestId('tool-step').nth(1)).toHaveAttribute('data-status', 'failed');
 });
 
+test('Copy puts a step\'s code, its output and the answer\'s text on the clipboard', async ({ page }) => {
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  await page.goto('/chat');
+  await chat.send('```python\nfor w in ["copy", "me"]:\n    print(w)\n```');
+  const answer = chat.lastAnswer();
+  await expect(answer).toHaveAttribute('data-status', 'complete');
+  const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
+  const step = answer.getByTestId('tool-step');
+  await step.locator('summary').click();
+  await step.getByRole('button', { name: 'Copy the code' }).click();
+  await expect(step.getByTestId('copy-code')).toHaveText('Copied');
+  expect(await clipboard()).toBe('for w in ["copy", "me"]:\n    print(w)');
+  await step.getByRole('button', { name: 'Copy the output' }).click();
+  await expect(step.getByTestId('copy-output')).toHaveText('Copied');
+  expect(await clipboard()).toBe('copy\nme\n');
+  await answer.getByRole('button', { name: "Copy the answer's text" }).click();
+  await expect(answer.getByTestId('copy-answer')).toHaveText('Copied');
+  // The answer's own text, as the server keeps it (Markdown, not the page's markup).
+  const saved = await (await chat.api('GET', `/api/v1/chats/${chat.chatId()}`)).json();
+  const text: string = saved.messages[saved.messages.length - 1].text;
+  expect(text.length).toBeGreaterThan(0);
+  expect(await clipboard()).toBe(text);
+});
+
 test('Settings > Code sandbox shows the check; a shorter time limit ends a long run', async ({ page }) => {
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
   await page.goto('/settings');
@@ -202,8 +268,22 @@ test('Stop during a long run ends the run and keeps its output', async ({ page }
   await chat.send('```python\nimport time\nfor i in range(300):\n    print("tick", i, flush=True)\n    time.sleep(0.1)\n```');
   const step = chat.lastAnswer().getByTestId('tool-step');
   await expect(step).toHaveAttribute('data-status', 'running');
+  // Folded, the step shows its last lines; so does a second tab on the same chat.
+  await expect(step.getByTestId('live-tail-stdout')).toContainText(/tick \d+/);
+  await expect(step.getByTestId('live-stdout')).toBeHidden();
+  const second = await page.context().newPage();
+  await second.goto(page.url());
+  const far = new ChatPage(second).lastAnswer().getByTestId('tool-step');
+  await expect(far).toHaveAttribute('data-status', 'running');
+  await expect(far.getByTestId('live-tail-stdout')).toContainText(/tick \d+/);
+  const seen = Number((await far.getByTestId('live-tail-stdout').innerText()).match(/tick (\d+)\s*$/)![1]);
+  await expect.poll(async () => Number((await far.getByTestId('live-tail-stdout').innerText()).match(/tick (\d+)\s*$/)![1]))
+    .toBeGreaterThan(seen);
+  expect((await far.getByTestId('live-tail-stdout').innerText()).split('\n').length).toBeLessThanOrEqual(3);
+  await second.close();
   await step.locator('summary').click();
   await expect(step.getByTestId('live-stdout')).toContainText('tick 3');
+  await expect(step.getByTestId('live-tail')).toBeHidden();
   await page.getByTestId('stop').click();
   await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'stopped');
   await expect(step).not.toHaveAttribute('data-status', 'running');
@@ -258,10 +338,14 @@ test('a run\'s chart shows inline; Share makes a chip that downloads exactly the
   await chat.send(code);
   const step = chat.lastAnswer().getByTestId('tool-step');
   await expect(step).toHaveAttribute('data-status', 'succeeded');
-  await step.locator('summary').click();
+  // The chart shows beneath the folded run, without opening it.
   const image = step.getByTestId('run-image');
   await expect(image).toBeVisible();
-  expect(await image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 100)).toBe(true);
+  await expect(step.locator('details')).not.toHaveAttribute('open', '');
+  await expect.poll(() => image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 100)).toBe(true);
+  await expect(step.getByTestId('run-stdout')).toBeHidden();
+  await step.locator('summary').click();
+  await expect(step.getByTestId('tool-step-input')).toContainText('plt.savefig');
   await expect(step.getByTestId('made-file')).toHaveCount(2);
 
   const row = step.getByTestId('made-file').filter({ hasText: 'table.csv' });
@@ -386,6 +470,20 @@ test('an import asks first: decline keeps the library empty, approve puts the fi
     await expect(page.getByTestId('namespace-title')).toHaveText('Reports');
     await page.getByTestId('document').getByRole('link', { name: 'report.txt', exact: true }).click();
     await expect(page.getByTestId('document-title')).toHaveText('report.txt');
+    await expect(page.getByTestId('document-text')).toContainText('Quarterly revenue grew 12 percent.');
+    // The namespace and the document are routes too: back, forward and by address.
+    const documentUrl = page.url();
+    await page.goBack();
+    await expect(page.getByTestId('namespace-title')).toHaveText('Reports');
+    const namespaceUrl = page.url();
+    expect(namespaceUrl).toMatch(/\/library\/[a-z0-9]+$/);
+    await page.goForward();
+    await expect(page.getByTestId('document-title')).toHaveText('report.txt');
+    await page.goto(namespaceUrl);
+    await expect(page.getByTestId('document')).toHaveCount(1);
+    await page.goto('/library/documents/no-such-document');
+    await expect(page.getByTestId('document-not-found')).toBeVisible();
+    await page.goto(documentUrl);
     await expect(page.getByTestId('document-text')).toContainText('Quarterly revenue grew 12 percent.');
 
     // The page assistant reads the document, and keeps its conversation with the page.

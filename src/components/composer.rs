@@ -5,7 +5,7 @@ use lens_types::SharedFileRef;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::components::shared_files::size_words;
+use crate::components::file_chip::size_words;
 
 #[component]
 pub fn Composer(

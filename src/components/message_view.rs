@@ -6,9 +6,8 @@ use lens_types::{MessageStatus, MessageView as Message, Role};
 use leptos::prelude::*;
 
 use crate::components::{
-    markdown::Markdown,
-    shared_files::SharedFiles,
-    tool_step::{ApprovalCard, ToolStep},
+    approval_card::ApprovalCard, copy_button::CopyButton, markdown::Markdown, shared_files::SharedFiles,
+    tool_step::ToolStep,
 };
 
 /// The line under an answer that did not end normally.
@@ -61,7 +60,7 @@ pub fn MessageView(
                 <ul class="attached">
                     {move || message.with(|m| m.attachments.iter().map(|a| view! {
                         <li class="file-chip" data-testid="message-attachment">
-                            {format!("{} ({})", a.name, crate::components::shared_files::size_words(a.size))}
+                            {format!("{} ({})", a.name, crate::components::file_chip::size_words(a.size))}
                         </li>
                     }).collect_view())}
                 </ul>
@@ -80,6 +79,11 @@ pub fn MessageView(
                 </For>
             </div>
             <SharedFiles chat_id files=shared />
+            <Show when=move || !is_user() && !streaming() && text.with(|t| !t.trim().is_empty())>
+                <div class="answer-actions">
+                    <CopyButton text what="the answer's text" testid="copy-answer" />
+                </div>
+            </Show>
             <Show when=streaming>
                 <p class="typing" data-testid="answer-streaming" aria-live="polite">"Writing…"</p>
             </Show>

@@ -1,0 +1,99 @@
+//! `RunDetail`: what an unfolded step shows: its input, its output with the ending and
+//! the time it took, the files it made and the download of its whole output, or its
+//! live output while it runs; code and output each with a Copy button.
+
+use lens_types::{RunOutput, ToolStep as Step};
+use leptos::prelude::*;
+
+use crate::{
+    api::chat_file_url,
+    components::{copy_button::CopyButton, file_chip::size_words, made_files::MadeFiles, tool_step::input_text},
+};
+
+/// The output as a person would paste it: stdout, then stderr when there is any.
+fn output_text(o: &RunOutput) -> String {
+    match (o.stdout.is_empty(), o.stderr.is_empty()) {
+        (_, true) => o.stdout.clone(),
+        (true, false) => o.stderr.clone(),
+        (false, false) => format!("{}\n{}", o.stdout.trim_end_matches('\n'), o.stderr),
+    }
+}
+
+#[component]
+pub fn RunDetail(
+    /// The step as last streamed or saved.
+    step: Signal<Step>,
+    /// Output streamed while the step runs: (stdout, stderr).
+    live: Signal<Option<(String, String)>>,
+    /// (chat id, message id): where the run's files download from and are shared to.
+    place: Signal<(String, String)>,
+) -> impl IntoView {
+    let input = Signal::derive(move || step.with(input_text));
+    let output = Signal::derive(move || step.with(|s| s.output.as_ref().map(output_text).unwrap_or_default()));
+    view! {
+        <div class="step-body">
+            <div class="step-heading">
+                <h4>"Input"</h4>
+                <CopyButton text=input what="the code" testid="copy-code" />
+            </div>
+            <pre class="code" data-testid="tool-step-input">{move || input.get()}</pre>
+            {move || {
+                step.with(|s| s.output.clone())
+                    .map(|o| {
+                        view! {
+                            <div class="step-heading">
+                                <h4>"Output"</h4>
+                                <CopyButton text=output what="the output" testid="copy-output" />
+                            </div>
+                            <pre class="stdout" data-testid="run-stdout">{o.stdout.clone()}</pre>
+                            {o.stdout_cut.then(|| view! {
+                                <p class="cut-note" data-testid="stdout-cut">
+                                    {format!("Showing the start of stdout: {} bytes in all.", o.stdout_bytes)}
+                                </p>
+                            })}
+                            {(!o.stderr.is_empty()).then(|| view! {
+                                <pre class="stderr" data-testid="run-stderr">{o.stderr.clone()}</pre>
+                            })}
+                            {o.stderr_cut.then(|| view! {
+                                <p class="cut-note" data-testid="stderr-cut">
+                                    {format!("Showing the end of stderr: {} bytes in all.", o.stderr_bytes)}
+                                </p>
+                            })}
+                            <p class="ending" data-testid="run-ending">{o.ending.describe()}</p>
+                            <p class="duration muted">{format!("{} · {} ms", o.language, o.duration_ms)}</p>
+                            {
+                                let (chat_id, message_id) = place.get_untracked();
+                                let step_id = step.with_untracked(|s| s.id.clone());
+                                view! {
+                                    <MadeFiles chat_id=chat_id.clone() message_id step_id files=o.files.clone() />
+                                    {o.log.clone().map(|log| view! {
+                                        <p class="run-log">
+                                            <a data-testid="run-log" href=chat_file_url(&chat_id, &log.id) download=log.name.clone()>
+                                                {format!("Download the whole output ({})", size_words(log.size))}
+                                            </a>
+                                        </p>
+                                    })}
+                                }
+                            }
+                        }
+                    })
+            }}
+            {move || {
+                let finished = step.with(|s| s.output.is_some());
+                live.get()
+                    .filter(|_| !finished)
+                    .map(|(out, err)| {
+                        view! {
+                            <h4>"Live output"</h4>
+                            <pre class="stdout" data-testid="live-stdout">{out}</pre>
+                            <pre class="stderr" data-testid="live-stderr">{err}</pre>
+                        }
+                    })
+            }}
+            {move || {
+                step.with(|s| if s.output.is_none() { s.result.clone() } else { None })
+                    .map(|r| view! { <h4>"Result"</h4><pre class="result" data-testid="tool-step-result">{r}</pre> })
+            }}
+        </div>
+    }
+}
