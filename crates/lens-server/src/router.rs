@@ -7,6 +7,7 @@ use axum::{
     routing::{get, post},
 };
 use tower_http::{
+    compression::CompressionLayer,
     services::{ServeDir, ServeFile},
     set_header::SetResponseHeaderLayer,
 };
@@ -80,8 +81,12 @@ pub fn router(state: AppState) -> Router {
     let dist = state.config.web_dist.clone();
     let csp = crate::web_shell::content_security_policy(&dist);
     let csp = HeaderValue::from_str(&csp).unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'"));
-    let web = SetResponseHeaderLayer::overriding(HeaderName::from_static("content-security-policy"), csp)
-        .layer(ServeDir::new(&dist).fallback(ServeFile::new(dist.join("index.html"))));
+    // The app's files go out gzipped to browsers that take it (the `.wasm` is a quarter of
+    // its size); the API is left alone, so answer events are never held in a compressor.
+    let web = CompressionLayer::new().gzip(true).layer(
+        SetResponseHeaderLayer::overriding(HeaderName::from_static("content-security-policy"), csp)
+            .layer(ServeDir::new(&dist).fallback(ServeFile::new(dist.join("index.html")))),
+    );
 
     Router::new()
         .route("/healthz", get(health::get_health))

@@ -109,3 +109,28 @@ async fn the_app_shell_runs_only_its_own_script_by_hash() {
         assert!(csp.contains("style-src 'self';") && !csp.contains("unsafe-inline"), "{csp}");
     }
 }
+
+#[tokio::test]
+async fn the_apps_files_go_out_gzipped_and_the_api_does_not() {
+    let dist = tempfile::tempdir().unwrap();
+    std::fs::write(dist.path().join("index.html"), "<!doctype html><body></body>").unwrap();
+    // Bytes that compress, the size of a small app.
+    let wasm: Vec<u8> = (0..400_000u32).map(|i| (i % 251) as u8 / 8).collect();
+    std::fs::write(dist.path().join("lens-web_bg.wasm"), &wasm).unwrap();
+    let web = dist.path().to_owned();
+    let app = TestApp::builder().config(move |c| c.web_dist = web).build().await;
+    let client = reqwest::Client::builder().no_gzip().build().unwrap();
+    let get = |path: &str| client.get(format!("{}{path}", app.base)).header("accept-encoding", "gzip").send();
+    let resp = get("/lens-web_bg.wasm").await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(resp.headers()["content-encoding"], "gzip");
+    assert_eq!(resp.headers()["content-type"], "application/wasm");
+    let sent = resp.bytes().await.unwrap();
+    assert!(sent.len() < wasm.len() / 4, "{} bytes sent for {}", sent.len(), wasm.len());
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&sent[..]), &mut plain).unwrap();
+    assert!(plain == wasm, "the same bytes once unzipped");
+    let api = get("/api/v1/setup").await.unwrap();
+    assert_eq!(api.status(), StatusCode::OK);
+    assert!(api.headers().get("content-encoding").is_none(), "the API is sent as it is");
+}
