@@ -81,11 +81,14 @@ pub fn router(state: AppState) -> Router {
     let dist = state.config.web_dist.clone();
     let csp = crate::web_shell::content_security_policy(&dist);
     let csp = HeaderValue::from_str(&csp).unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'"));
-    // The app's files go out gzipped to browsers that take it (the `.wasm` is a quarter of
-    // its size); the API is left alone, so answer events are never held in a compressor.
+    // The app's files go out gzipped to browsers that take it (the `.wasm` is a third of
+    // its size): the `.gz` the build put beside a file as it is, else compressed here. The
+    // API is left alone, so answer events are never held in a compressor.
+    let files = ServeDir::new(&dist)
+        .precompressed_gzip()
+        .fallback(ServeFile::new(dist.join("index.html")).precompressed_gzip());
     let web = CompressionLayer::new().gzip(true).layer(
-        SetResponseHeaderLayer::overriding(HeaderName::from_static("content-security-policy"), csp)
-            .layer(ServeDir::new(&dist).fallback(ServeFile::new(dist.join("index.html")))),
+        SetResponseHeaderLayer::overriding(HeaderName::from_static("content-security-policy"), csp).layer(files),
     );
 
     Router::new()

@@ -130,6 +130,15 @@ async fn the_apps_files_go_out_gzipped_and_the_api_does_not() {
     let mut plain = Vec::new();
     std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&sent[..]), &mut plain).unwrap();
     assert!(plain == wasm, "the same bytes once unzipped");
+    // A .gz the build put beside a file is sent as it is.
+    std::fs::write(dist.path().join("app.js"), "console.log(1)").unwrap();
+    std::fs::write(dist.path().join("app.js.gz"), b"built by the build").unwrap();
+    let resp = get("/app.js").await.unwrap();
+    assert_eq!(resp.headers()["content-encoding"], "gzip");
+    assert_eq!(resp.bytes().await.unwrap(), &b"built by the build"[..]);
+    let plain = client.get(format!("{}/app.js", app.base)).send().await.unwrap();
+    assert!(plain.headers().get("content-encoding").is_none());
+    assert_eq!(plain.text().await.unwrap(), "console.log(1)", "and the plain file to a browser that takes no gzip");
     let api = get("/api/v1/setup").await.unwrap();
     assert_eq!(api.status(), StatusCode::OK);
     assert!(api.headers().get("content-encoding").is_none(), "the API is sent as it is");
