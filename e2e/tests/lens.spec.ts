@@ -302,6 +302,16 @@ test('the admin makes an account in Settings; it cannot see the admin\'s chat', 
   await page.getByTestId('settings-link').click();
   await expect(page.getByTestId('account-name')).toHaveText(ADMIN.name);
   await expect(page.getByTestId('model-provider')).toHaveValue('direct');
+  // The model's context window: a setting, checked by the server, kept.
+  await expect(page.getByTestId('model-context-tokens')).toHaveValue('32768');
+  await page.getByTestId('model-context-tokens').fill('100');
+  await page.getByTestId('save-model').click();
+  await expect(page.getByTestId('model-status')).toContainText('between 1024 and');
+  await page.getByTestId('model-context-tokens').fill('65536');
+  await page.getByTestId('save-model').click();
+  await expect(page.getByTestId('model-status')).toHaveText('Saved.');
+  await page.reload();
+  await expect(page.getByTestId('model-context-tokens')).toHaveValue('65536');
   await page.getByTestId('new-username').fill(BOB.name);
   await page.getByTestId('new-password').fill(BOB.password);
   await page.getByTestId('create-user').click();

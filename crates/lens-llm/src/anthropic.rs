@@ -42,7 +42,23 @@ impl Anthropic {
         let mut messages: Vec<Value> = Vec::new();
         for m in &req.messages {
             match m {
-                ChatMessage::User { text } => messages.push(json!({"role": "user", "content": text})),
+                ChatMessage::User { text } => {
+                    // After tool results (an earlier answer that ended on a run) the
+                    // question joins that user turn: the roles must alternate.
+                    let block = json!({"type": "text", "text": text});
+                    match messages.last_mut() {
+                        Some(last) if last["role"] == "user" => {
+                            if let Some(earlier) = last["content"].as_str() {
+                                last["content"] = json!([{"type": "text", "text": earlier}]);
+                            }
+                            if let Some(a) = last["content"].as_array_mut() {
+                                a.push(block);
+                            }
+                        }
+                        _ => messages.push(json!({"role": "user", "content": text})),
+                    }
+                }
+                ChatMessage::Assistant { text, tool_calls } if text.is_empty() && tool_calls.is_empty() => {}
                 ChatMessage::Assistant { text, tool_calls } => {
                     let mut content = Vec::new();
                     if !text.is_empty() {

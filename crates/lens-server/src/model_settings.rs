@@ -12,6 +12,9 @@ const PROVIDER: &str = "model.provider";
 const BASE_URL: &str = "model.base_url";
 const NAME: &str = "model.name";
 const API_KEY: &str = "model.api_key";
+const CONTEXT_TOKENS: &str = "model.context_tokens";
+/// The context windows an admin may set, in tokens.
+const CONTEXT_RANGE: std::ops::RangeInclusive<u32> = 1_024..=4_000_000;
 
 /// The settings in force, with the key in clear (never shown to anyone).
 #[derive(Clone)]
@@ -20,6 +23,8 @@ pub struct ModelSettings {
     pub base_url: String,
     pub model: String,
     pub api_key: Option<String>,
+    /// The model's context window in tokens: earlier messages are fitted into it.
+    pub context_tokens: u32,
     pub locked: Vec<String>,
 }
 
@@ -62,11 +67,18 @@ impl ModelSettings {
         };
         let api_key = pick("api_key", &c.model_api_key, stored_key);
         let provider = provider.as_deref().and_then(ModelProvider::parse).unwrap_or(ModelProvider::Direct);
+        let context_tokens = store
+            .setting(CONTEXT_TOKENS)
+            .await?
+            .and_then(|t| t.parse().ok())
+            .filter(|t| CONTEXT_RANGE.contains(t))
+            .unwrap_or(crate::chat::history::DEFAULT_CONTEXT_TOKENS);
         Ok(Self {
             provider,
             base_url: base_url.filter(|u| !u.is_empty()).unwrap_or_else(|| default_base_url(provider).to_owned()),
             model: model.unwrap_or_default(),
             api_key,
+            context_tokens,
             locked,
         })
     }
@@ -77,6 +89,7 @@ impl ModelSettings {
             base_url: self.base_url.clone(),
             model: self.model.clone(),
             api_key_set: self.api_key.as_deref().is_some_and(|k| !k.is_empty()),
+            context_tokens: self.context_tokens,
             locked: self.locked.clone(),
         }
     }
@@ -118,6 +131,13 @@ impl ModelSettings {
         if req.model.as_ref().is_some_and(|m| m.len() > 200) {
             return Err(AppError::BadRequest("the model name is too long".into()));
         }
+        if req.context_tokens.is_some_and(|t| !CONTEXT_RANGE.contains(&t)) {
+            return Err(AppError::BadRequest(format!(
+                "the context window must be between {} and {} tokens",
+                CONTEXT_RANGE.start(),
+                CONTEXT_RANGE.end()
+            )));
+        }
         let mut pairs: Vec<(&str, Option<String>)> = Vec::new();
         if let Some(p) = req.provider {
             pairs.push((PROVIDER, Some(p.as_str().to_owned())));
@@ -132,17 +152,23 @@ impl ModelSettings {
             let sealed = if k.is_empty() { None } else { Some(state.secret.seal(API_KEY, k.as_bytes())?) };
             pairs.push((API_KEY, sealed));
         }
+        if let Some(t) = req.context_tokens {
+            pairs.push((CONTEXT_TOKENS, Some(t.to_string())));
+        }
         state.store.set_settings(&pairs).await?;
         Self::load(state).await
     }
 }
 
 impl ModelSource {
-    /// The model for a new answer.
-    pub async fn current(&self, state: &AppState) -> Result<Arc<dyn ChatModel>, AppError> {
-        match self {
-            Self::Fixed(m) => Ok(m.clone()),
-            Self::Settings => Ok(ModelSettings::load(state).await?.model(&state.http)),
-        }
+    /// The model for a new answer, and its context window in tokens (from the settings,
+    /// for a fixed model too).
+    pub async fn current(&self, state: &AppState) -> Result<(Arc<dyn ChatModel>, u32), AppError> {
+        let settings = ModelSettings::load(state).await?;
+        let model = match self {
+            Self::Fixed(m) => m.clone(),
+            Self::Settings => settings.model(&state.http),
+        };
+        Ok((model, settings.context_tokens))
     }
 }

@@ -21,7 +21,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 pub use approvals::Decided;
 pub use chat_files::FileKind;
 pub use chats::DEFAULT_TITLE;
-pub use messages::{Asked, NewAnswer};
+pub use messages::{AnswerProgress, Asked, NewAnswer};
 pub use users::UserRow;
 
 /// The database handle. Cheap to clone.

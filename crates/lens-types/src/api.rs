@@ -236,6 +236,8 @@ pub struct ModelSettingsView {
     pub base_url: String,
     pub model: String,
     pub api_key_set: bool,
+    /// The model's context window in tokens; earlier messages are fitted into it.
+    pub context_tokens: u32,
     /// Fields set by a `LENS_*` environment variable: shown, not editable.
     pub locked: Vec<String>,
 }
@@ -252,6 +254,8 @@ pub struct UpdateModelSettingsRequest {
     pub model: Option<String>,
     #[serde(default)]
     pub api_key: Option<String>,
+    #[serde(default)]
+    pub context_tokens: Option<u32>,
 }
 
 /// `GET /healthz`.

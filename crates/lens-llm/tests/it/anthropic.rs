@@ -152,3 +152,27 @@ async fn malformed_event_and_cut_stream() {
 async fn endpoint_that_is_down_is_unreachable() {
     assert!(matches!(run(&dead_url().await).await.1, Some(LlmError::Unreachable(_))));
 }
+
+#[tokio::test]
+async fn an_earlier_answer_that_ended_on_a_run_keeps_the_roles_alternating() {
+    let (base, script) = serve(200, full_stream()).await;
+    let mut req = request();
+    // The earlier answer ended on its run (stopped); the next question follows it.
+    req.messages.push(ChatMessage::User { text: "and now?".into() });
+    // An answer with nothing in it is not sent as an empty assistant turn.
+    req.messages.push(ChatMessage::Assistant { text: String::new(), tool_calls: vec![] });
+    let model = Anthropic::new(lens_llm::http_client(), &base, "claude-test", None);
+    let (_, err) = collect(&model, req).await;
+    assert_eq!(err, None);
+    let seen = script.seen.lock().unwrap();
+    let messages = seen[0].1["messages"].as_array().unwrap().clone();
+    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "user"]);
+    assert_eq!(
+        messages[2]["content"],
+        json!([
+            {"type": "tool_result", "tool_use_id": "t0", "content": "a.txt"},
+            {"type": "text", "text": "and now?"},
+        ])
+    );
+}

@@ -8,9 +8,10 @@ use std::{
     time::Duration,
 };
 
+use lens_llm::ChatMessage;
 use lens_types::{ApiError, MessageStatus, MessageView, ToolStep};
 
-use crate::store::Store;
+use crate::store::{AnswerProgress, Store};
 
 /// The longest wait between two tries to save a kept ending.
 const RETRY_AT_MOST: Duration = Duration::from_secs(30);
@@ -21,6 +22,7 @@ pub struct Ending {
     pub chat_id: String,
     pub text: String,
     pub steps: Vec<ToolStep>,
+    pub turns: Vec<ChatMessage>,
     pub status: MessageStatus,
     pub error: Option<ApiError>,
 }
@@ -58,7 +60,8 @@ impl UnsavedEndings {
     /// Saves one kept ending; it is forgotten once saved (or when the answer is gone).
     async fn save(&self, store: &Store, answer_id: &str) -> Result<(), sqlx::Error> {
         let Some(e) = self.get(answer_id) else { return Ok(()) };
-        store.save_answer(answer_id, &e.text, &e.steps, e.status, e.error.as_ref(), None).await?;
+        let progress = AnswerProgress { text: &e.text, steps: &e.steps, turns: &e.turns };
+        store.save_answer(answer_id, progress, e.status, e.error.as_ref(), None).await?;
         if let Ok(mut pending) = self.pending.lock() {
             pending.remove(answer_id);
         }

@@ -66,6 +66,8 @@ pub struct AnswerMachine {
     system: Option<String>,
     tools: Vec<ToolSpec>,
     history: Vec<ChatMessage>,
+    /// Where this answer's own rounds start in `history`.
+    own_from: usize,
     text: String,
     steps: Vec<ToolStep>,
     turn_text: String,
@@ -82,6 +84,7 @@ impl AnswerMachine {
             rounds: 0,
             system,
             tools,
+            own_from: history.len(),
             history,
             text: String::new(),
             steps: Vec::new(),
@@ -99,6 +102,16 @@ impl AnswerMachine {
 
     pub fn steps(&self) -> &[ToolStep] {
         &self.steps
+    }
+
+    /// This answer as the model saw it: each round's text and tool calls and the results
+    /// given back, then the text of the round in progress (the last, or the final answer).
+    pub fn turns(&self) -> Vec<ChatMessage> {
+        let mut turns = self.history[self.own_from..].to_vec();
+        if !self.turn_text.is_empty() || !self.turn_calls.is_empty() {
+            turns.push(ChatMessage::Assistant { text: self.turn_text.clone(), tool_calls: self.turn_calls.clone() });
+        }
+        turns
     }
 
     pub fn is_finished(&self) -> bool {

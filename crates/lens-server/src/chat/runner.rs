@@ -9,7 +9,7 @@ use std::{collections::VecDeque, sync::Arc, time::Duration};
 
 use futures_util::StreamExt;
 use lens_llm::{ChatModel, ModelStream};
-use lens_types::{ApiError, ErrorCode, MessageStatus, StreamEvent, ToolStep};
+use lens_types::{ApiError, ErrorCode, MessageStatus, StreamEvent};
 use tokio::{sync::mpsc, time::Instant};
 
 use super::{
@@ -21,6 +21,7 @@ use super::{
 };
 use crate::{
     AppState,
+    store::AnswerProgress,
     tools::{ToolContext, ToolOutcome},
 };
 
@@ -45,7 +46,9 @@ pub fn spawn_answer(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) 
             let saved = state.store.message(&target.chat_id, &target.answer_id).await.ok().flatten();
             let text = saved.as_ref().map(|m| m.text.clone()).unwrap_or_default();
             let steps = saved.as_ref().map(|m| m.steps.clone()).unwrap_or_default();
-            let error = end(&state, &target, (&text, &steps), MessageStatus::Failed, Some(error)).await;
+            // The turns are lost with the task; the next question rebuilds them from the steps.
+            let progress = AnswerProgress { text: &text, steps: &steps, turns: &[] };
+            let error = end(&state, &target, progress, MessageStatus::Failed, Some(error)).await;
             finish_log(&state, &target, &log, error).await;
         }
     });
@@ -57,11 +60,11 @@ pub fn spawn_answer(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) 
 async fn end(
     state: &AppState,
     target: &AnswerTarget,
-    (text, steps): (&str, &[ToolStep]),
+    progress: AnswerProgress<'_>,
     status: MessageStatus,
     error: Option<ApiError>,
 ) -> Option<ApiError> {
-    let Err(e) = state.store.save_answer(&target.answer_id, text, steps, status, error.as_ref(), None).await else {
+    let Err(e) = state.store.save_answer(&target.answer_id, progress, status, error.as_ref(), None).await else {
         return error;
     };
     tracing::error!(answer = %target.answer_id, error = %e, "saving an answer's ending failed; it is kept until it can be");
@@ -77,8 +80,9 @@ async fn end(
     };
     let ending = Ending {
         chat_id: target.chat_id.clone(),
-        text: text.to_owned(),
-        steps: steps.to_vec(),
+        text: progress.text.to_owned(),
+        steps: progress.steps.to_vec(),
+        turns: progress.turns.to_vec(),
         status: MessageStatus::Failed,
         error: Some(error.clone()),
     };
@@ -116,7 +120,8 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
         Ok(v) => v,
         Err(error) => {
             log.push(StreamEvent::Error { error: error.clone() });
-            let error = end(&state, &target, ("", &[]), MessageStatus::Failed, Some(error)).await;
+            let progress = AnswerProgress { text: "", steps: &[], turns: &[] };
+            let error = end(&state, &target, progress, MessageStatus::Failed, Some(error)).await;
             finish_log(&state, &target, &log, error).await;
             return;
         }
@@ -180,7 +185,9 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
                     }
                 }
                 Action::Finish { status, error } => {
-                    break end(&state, &target, (machine.text(), machine.steps()), status, error).await;
+                    let turns = machine.turns();
+                    let progress = AnswerProgress { text: machine.text(), steps: machine.steps(), turns: &turns };
+                    break end(&state, &target, progress, status, error).await;
                 }
             }
             continue;
@@ -218,11 +225,11 @@ async fn prepare(
     state: &AppState,
     target: &AnswerTarget,
 ) -> Result<(Arc<dyn ChatModel>, Vec<lens_llm::ChatMessage>), ApiError> {
-    let model = state.models.current(state).await.map_err(|e| e.to_api())?;
+    let (model, context_tokens) = state.models.current(state).await.map_err(|e| e.to_api())?;
     let failed = |e: sqlx::Error| crate::AppError::from(e).to_api();
-    let messages = state.store.messages(&target.chat_id).await.map_err(failed)?;
+    let messages = state.store.messages_with_turns(&target.chat_id).await.map_err(failed)?;
     let page = state.store.page_context(&target.chat_id).await.map_err(failed)?;
-    Ok((model, model_history(&messages, &target.answer_id, page.as_ref())))
+    Ok((model, model_history(&messages, &target.answer_id, page.as_ref(), context_tokens)))
 }
 
 /// Where an approval left the step.
@@ -391,9 +398,9 @@ async fn run_tool(
 /// Saves the answer's progress while it runs; a failure (a full disk) is logged and the
 /// answer goes on: its ending is saved, or kept, by [`end`].
 async fn save(state: &AppState, target: &AnswerTarget, machine: &AnswerMachine, live: Option<&LiveRun>) {
-    let (text, steps) = (machine.text(), machine.steps());
-    if let Err(e) = state.store.save_answer(&target.answer_id, text, steps, MessageStatus::Streaming, None, live).await
-    {
+    let turns = machine.turns();
+    let progress = AnswerProgress { text: machine.text(), steps: machine.steps(), turns: &turns };
+    if let Err(e) = state.store.save_answer(&target.answer_id, progress, MessageStatus::Streaming, None, live).await {
         tracing::error!(answer = %target.answer_id, error = %e, "saving the answer failed");
     }
 }

@@ -1,5 +1,6 @@
 //! Messages: the person's, and the answers with their steps.
 
+use lens_llm::ChatMessage;
 use lens_types::{ApiError, MessageStatus, MessageView, Role, StepStatus, ToolStep};
 use sqlx::Row;
 
@@ -33,6 +34,16 @@ fn row_to_message(r: &sqlx::sqlite::SqliteRow) -> MessageView {
     }
 }
 
+/// What an answer has so far, as it is saved.
+#[derive(Debug, Clone, Copy)]
+pub struct AnswerProgress<'a> {
+    pub text: &'a str,
+    pub steps: &'a [ToolStep],
+    /// The answer as the model saw it: its rounds of text and tool calls and each result
+    /// it was given.
+    pub turns: &'a [ChatMessage],
+}
+
 /// What became of a question.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Asked {
@@ -58,6 +69,27 @@ impl Store {
             .fetch_all(&self.pool)
             .await?;
         Ok(rows.iter().map(row_to_message).collect())
+    }
+
+    /// The chat's messages, oldest first, each with the turns the model saw (empty for
+    /// the person's and for answers saved before turns were kept).
+    pub async fn messages_with_turns(
+        &self,
+        chat_id: &str,
+    ) -> Result<Vec<(MessageView, Vec<ChatMessage>)>, sqlx::Error> {
+        let rows = sqlx::query("SELECT * FROM messages WHERE chat_id = ?1 ORDER BY seq")
+            .bind(chat_id)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let turns: Option<String> = r.get("turns");
+                // Turns Lens cannot read any more fall back to the text and steps.
+                let turns = turns.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+                (row_to_message(r), turns)
+            })
+            .collect())
     }
 
     pub async fn message(&self, chat_id: &str, id: &str) -> Result<Option<MessageView>, sqlx::Error> {
@@ -192,32 +224,33 @@ impl Store {
         Ok(Asked::Added)
     }
 
-    /// Saves an answer's progress (text and steps, and the running step's output so far)
-    /// while it runs or when it ends.
+    /// Saves an answer's progress (text, steps and turns, and the running step's output
+    /// so far) while it runs or when it ends.
     pub async fn save_answer(
         &self,
         answer_id: &str,
-        text: &str,
-        steps: &[ToolStep],
+        progress: AnswerProgress<'_>,
         status: MessageStatus,
         error: Option<&ApiError>,
         live: Option<&LiveRun>,
     ) -> Result<(), sqlx::Error> {
-        let steps = serde_json::to_string(steps).unwrap_or_else(|_| "[]".into());
+        let steps = serde_json::to_string(progress.steps).unwrap_or_else(|_| "[]".into());
+        let turns = serde_json::to_string(progress.turns).ok();
         let error = error.and_then(|e| serde_json::to_string(e).ok());
         let live = live.and_then(|l| serde_json::to_string(l).ok());
         // Only a streaming answer changes: once ended (or marked interrupted by a newer
         // server on the same data), it stays as it is.
         sqlx::query(
-            "UPDATE messages SET text = ?2, steps = ?3, status = ?4, error = ?5, live_run = ?6 \
+            "UPDATE messages SET text = ?2, steps = ?3, status = ?4, error = ?5, live_run = ?6, turns = ?7 \
              WHERE id = ?1 AND status = 'streaming'",
         )
         .bind(answer_id)
-        .bind(text)
+        .bind(progress.text)
         .bind(steps)
         .bind(status.as_str())
         .bind(error)
         .bind(live)
+        .bind(turns)
         .execute(&self.pool)
         .await?;
         Ok(())

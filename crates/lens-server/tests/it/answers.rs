@@ -301,3 +301,57 @@ async fn long_answers_span_several_responses_without_losing_or_repeating_events(
     assert_eq!(streamed_text(&all), words);
     assert_eq!(done(&all).text, words);
 }
+
+#[tokio::test]
+async fn the_next_question_reaches_the_model_with_the_earlier_calls_and_results() {
+    let call =
+        ModelEvent::ToolCall(ToolCall { id: "call_0".into(), name: "echo".into(), arguments: json!({"text": "a,b"}) });
+    let turns = vec![
+        ScriptedTurn::events(vec![ModelEvent::TextDelta("Looking.".into()), call]),
+        ScriptedTurn::text("The columns are a and b."),
+        ScriptedTurn::text("Plotting b."),
+    ];
+    let model = Arc::new(lens_llm::Scripted::new(turns));
+    let app = TestApp::builder().model(model.clone()).tools(ToolRegistry::default().with(Arc::new(Echo))).build().await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    let aid = admin.ask(&cid, "show the columns").await;
+    done(&admin.events(&cid, &aid, None, 1000).await);
+    let aid = admin.ask(&cid, "now plot the second one").await;
+    done(&admin.events(&cid, &aid, None, 1000).await);
+    use lens_llm::ChatMessage as M;
+    let third = &model.requests()[2];
+    assert_eq!(
+        third.messages,
+        vec![
+            M::User { text: "show the columns".into() },
+            M::Assistant {
+                text: "Looking.".into(),
+                tool_calls: vec![ToolCall {
+                    id: "h1_call_0".into(),
+                    name: "echo".into(),
+                    arguments: json!({"text": "a,b"})
+                }],
+            },
+            M::ToolResult { call_id: "h1_call_0".into(), name: "echo".into(), content: "echoed a,b".into() },
+            M::Assistant { text: "The columns are a and b.".into(), tool_calls: vec![] },
+            M::User { text: "now plot the second one".into() },
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_context_window_is_a_model_setting_checked_for_range() {
+    let app = TestApp::new().await;
+    let admin = app.admin().await;
+    let (status, body) = admin.get("/api/v1/settings/model").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["context_tokens"], 32_768);
+    let (status, body) = admin.put("/api/v1/settings/model", json!({"context_tokens": 100})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("between 1024 and"), "{body}");
+    let (status, body) = admin.put("/api/v1/settings/model", json!({"context_tokens": 131_072})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["context_tokens"], 131_072);
+    assert_eq!(admin.get("/api/v1/settings/model").await.1["context_tokens"], 131_072);
+}

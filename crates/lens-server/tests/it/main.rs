@@ -10,6 +10,7 @@ mod cli;
 mod files;
 mod host_faults;
 mod library;
+mod llama_cpp;
 mod openapi;
 mod page_assistant;
 mod sandbox;
