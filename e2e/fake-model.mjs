@@ -5,12 +5,17 @@
 //   and import_sandbox_file putting it into the "Reports" namespace;
 // - a question carrying a page (the page assistant): "The page says: <its first line>";
 // - anything else: "word1 word2 …", one word every 150 ms, for 200 words.
+// When asked for usage (stream_options.include_usage), the last chunk reports it as
+// OpenAI does: prompt tokens a quarter of the request's characters, a token per chunk.
 // Usage: node fake-model.mjs PORT
 import http from 'node:http';
 
 const port = Number(process.argv[2] ?? 8182);
 
+let usageFor = null; // set per request: the usage chunk for a turn of n chunks
+
 function send(res, chunks, everyMs) {
+  if (usageFor) chunks = [...chunks, usageFor(chunks.length - 1)];
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   let n = 0;
   const timer = setInterval(() => {
@@ -77,6 +82,10 @@ const server = http.createServer((req, res) => {
   req.on('end', () => {
     let request = {};
     try { request = JSON.parse(body); } catch { /* an empty request gets the default answer */ }
+    const prompt = Math.ceil(JSON.stringify(request.messages ?? []).length / 4);
+    usageFor = request.stream_options?.include_usage
+      ? (n) => ({ choices: [], usage: { prompt_tokens: prompt, completion_tokens: n, total_tokens: prompt + n } })
+      : null;
     answer(res, request);
   });
 });

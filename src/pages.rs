@@ -14,4 +14,5 @@ pub mod settings_page;
 pub mod setup_page;
 pub mod storage_settings;
 pub mod tokens_settings;
+pub mod usage_settings;
 pub mod users_settings;

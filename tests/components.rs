@@ -82,6 +82,8 @@ async fn streaming_answer_updates_in_place() {
         error: None,
         created_at: 0,
         attachments: Vec::new(),
+        model: None,
+        usage: None,
     });
     let _h = leptos::mount::mount_to(el.clone().unchecked_into(), move || view! { <MessageView message /> });
     assert!(el.query_selector("[data-testid=answer-streaming]").unwrap().is_some());

@@ -304,9 +304,11 @@ test('the admin makes an account in Settings; it cannot see the admin\'s chat', 
   await expect(page.getByTestId('model-provider')).toHaveValue('direct');
   // The model's context window: a setting, checked by the server, kept.
   await expect(page.getByTestId('model-context-tokens')).toHaveValue('32768');
+  // Too small: the browser refuses the form (and the server would, with a sentence).
   await page.getByTestId('model-context-tokens').fill('100');
   await page.getByTestId('save-model').click();
-  await expect(page.getByTestId('model-status')).toContainText('between 1024 and');
+  expect(await page.getByTestId('model-context-tokens').evaluate((el: HTMLInputElement) => el.validity.rangeUnderflow)).toBe(true);
+  await expect(page.getByTestId('model-status')).toHaveText('');
   await page.getByTestId('model-context-tokens').fill('65536');
   await page.getByTestId('save-model').click();
   await expect(page.getByTestId('model-status')).toHaveText('Saved.');
@@ -501,6 +503,8 @@ test('an import asks first: decline keeps the library empty, approve puts the fi
     const reply = panel.getByTestId('assistant-message').last();
     await expect(reply).toHaveAttribute('data-status', 'complete');
     await expect(reply.locator('.markdown')).toHaveText('The page says: Quarterly revenue grew 12 percent.');
+    // Quietly under the answer: the model and what it cost, as the provider reported.
+    await expect(reply.getByTestId('answer-usage')).toHaveText(/^scripted · \d+ tokens in, 2 out$/);
     await page.screenshot({ path: 'test-results/document-assistant.png' });
     await page.reload();
     await page.getByTestId('assistant-toggle').click();
@@ -527,6 +531,12 @@ test('an import asks first: decline keeps the library empty, approve puts the fi
     page.once('dialog', (d) => d.accept());
     await library.namespace('Reports').getByRole('button', { name: 'Delete Reports' }).click();
     await expect(page.getByTestId('library-empty')).toBeVisible();
+
+    // The admin sees each person's tokens for the last 30 days.
+    await page.goto('/settings');
+    const row = page.getByTestId('usage').getByTestId('usage-row').filter({ hasText: ADMIN.name });
+    await expect(row).toBeVisible();
+    expect(Number(await row.locator('td').nth(1).innerText())).toBeGreaterThan(0);
   });
 });
 

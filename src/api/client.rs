@@ -197,6 +197,10 @@ pub async fn storage() -> ApiResult<StorageView> {
     get("/api/v1/admin/storage").await
 }
 
+pub async fn usage() -> ApiResult<UsageReport> {
+    get("/api/v1/admin/usage").await
+}
+
 pub async fn check_sandbox() -> ApiResult<SandboxSettingsView> {
     send_json(Request::post("/api/v1/admin/sandbox/check"), &serde_json::json!({})).await
 }

@@ -251,5 +251,7 @@ fn empty_message(id: &str) -> Message {
         error: None,
         created_at: 0,
         attachments: Vec::new(),
+        model: None,
+        usage: None,
     }
 }

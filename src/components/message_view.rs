@@ -23,6 +23,19 @@ fn ending_note(m: &Message) -> Option<String> {
     }
 }
 
+/// The quiet line under an answer: the model that wrote it and what it cost, when known.
+fn usage_line(m: &Message) -> Option<String> {
+    // "openai_compatible:gpt-4o" reads as "gpt-4o"; Direct is not a model.
+    let model = m.model.as_deref().filter(|n| *n != "direct").map(|n| n.split_once(':').map_or(n, |(_, name)| name));
+    match (model, m.usage) {
+        (_, None) if m.status == MessageStatus::Streaming => None,
+        (Some(model), Some(u)) => Some(format!("{model} · {} tokens in, {} out", u.prompt_tokens, u.completion_tokens)),
+        (None, Some(u)) => Some(format!("{} tokens in, {} out", u.prompt_tokens, u.completion_tokens)),
+        (Some(model), None) => Some(model.to_owned()),
+        (None, None) => None,
+    }
+}
+
 #[component]
 pub fn MessageView(
     /// The message, live while it streams.
@@ -88,6 +101,7 @@ pub fn MessageView(
                 <p class="typing" data-testid="answer-streaming" aria-live="polite">"Writing…"</p>
             </Show>
             {move || message.with(ending_note).map(|n| view! { <p class="ending-note" role="status" data-testid="answer-ending">{n}</p> })}
+            {move || message.with(usage_line).map(|u| view! { <p class="answer-usage muted" data-testid="answer-usage">{u}</p> })}
         </article>
     }
 }
@@ -104,5 +118,34 @@ fn placeholder(id: &str) -> lens_types::ToolStep {
         output: None,
         file: None,
         approval: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use lens_types::TokenUsage;
+
+    use super::*;
+
+    #[test]
+    fn the_usage_line_names_the_model_and_the_tokens_when_known() {
+        let mut m = Message {
+            id: "a".into(),
+            chat_id: "c".into(),
+            role: Role::Assistant,
+            text: "Hi".into(),
+            steps: vec![],
+            status: MessageStatus::Complete,
+            error: None,
+            created_at: 0,
+            attachments: vec![],
+            model: Some("openai_compatible:gpt-4o".into()),
+            usage: Some(TokenUsage { prompt_tokens: 280, completion_tokens: 19 }),
+        };
+        assert_eq!(usage_line(&m).as_deref(), Some("gpt-4o · 280 tokens in, 19 out"));
+        m.usage = None;
+        assert_eq!(usage_line(&m).as_deref(), Some("gpt-4o"), "a provider that sends no usage");
+        m.model = Some("direct".into());
+        assert_eq!(usage_line(&m), None, "Direct is not a model");
     }
 }

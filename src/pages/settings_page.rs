@@ -9,7 +9,7 @@ use crate::{
     context::{Nav, Session},
     pages::{
         model_settings::ModelSection, sandbox_settings::SandboxSection, storage_settings::StorageSection,
-        tokens_settings::TokensSection, users_settings::UsersSection,
+        tokens_settings::TokensSection, usage_settings::UsageSection, users_settings::UsersSection,
     },
 };
 
@@ -41,6 +41,7 @@ pub fn SettingsPage() -> impl IntoView {
                 <ModelSection />
                 <SandboxSection />
                 <StorageSection />
+                <UsageSection />
                 <UsersSection />
             </Show>
         </div>

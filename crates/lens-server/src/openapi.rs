@@ -211,6 +211,14 @@ pub const ROUTES: &[RouteDoc] = &[
         None,
         Some("StorageView")
     ),
+    r!(
+        "get",
+        "/api/v1/admin/usage",
+        "Each person's model tokens in the last 30 days",
+        "admin",
+        None,
+        Some("UsageReport")
+    ),
 ];
 
 fn schema_ref(name: &str) -> Value {

@@ -17,7 +17,7 @@ use crate::{
     AppError, AppState,
     routes::{
         answers, approvals, chat_files, chats, health, library_documents, library_namespaces, messages, model_settings,
-        openapi, sandbox_settings, sessions, setup, storage, tokens, uploads, users,
+        openapi, sandbox_settings, sessions, setup, storage, tokens, uploads, usage, users,
     },
 };
 
@@ -71,6 +71,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/admin/sandbox/check", post(sandbox_settings::check_sandbox))
         .route("/admin/storage", get(storage::get_storage))
+        .route("/admin/usage", get(usage::get_usage))
         .fallback(|| async { AppError::NoRoute })
         .method_not_allowed_fallback(|| async { AppError::BadRequest("this route does not take that method".into()) })
         .layer(SetResponseHeaderLayer::overriding(

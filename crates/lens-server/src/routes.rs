@@ -16,4 +16,5 @@ pub mod setup;
 pub mod storage;
 pub mod tokens;
 pub mod uploads;
+pub mod usage;
 pub mod users;

@@ -12,6 +12,7 @@ mod sessions;
 mod settings;
 mod tokens;
 mod uploads;
+mod usage;
 mod users;
 
 use std::{path::Path, str::FromStr, time::Duration};

@@ -152,6 +152,35 @@ pub struct MessageView {
     /// The uploads a person's message carried.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<crate::SharedFileRef>,
+    /// The model that wrote an answer, as Lens named it ("openai_compatible:gpt-4o").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The tokens an answer cost, as the provider reported them (absent when it sent none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
+}
+
+/// Tokens a provider reported for an answer, summed over its rounds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// One person's use of the model over a period (`GET /api/v1/admin/usage`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageRow {
+    pub username: String,
+    pub answers: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// Each person's use of the model in the last `days` days, most first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageReport {
+    pub days: u32,
+    pub people: Vec<UsageRow>,
 }
 
 /// The page the person is looking at, for the page assistant.

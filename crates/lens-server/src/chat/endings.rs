@@ -23,6 +23,8 @@ pub struct Ending {
     pub text: String,
     pub steps: Vec<ToolStep>,
     pub turns: Vec<ChatMessage>,
+    pub model: Option<String>,
+    pub usage: Option<lens_types::TokenUsage>,
     pub status: MessageStatus,
     pub error: Option<ApiError>,
 }
@@ -60,7 +62,13 @@ impl UnsavedEndings {
     /// Saves one kept ending; it is forgotten once saved (or when the answer is gone).
     async fn save(&self, store: &Store, answer_id: &str) -> Result<(), sqlx::Error> {
         let Some(e) = self.get(answer_id) else { return Ok(()) };
-        let progress = AnswerProgress { text: &e.text, steps: &e.steps, turns: &e.turns };
+        let progress = AnswerProgress {
+            text: &e.text,
+            steps: &e.steps,
+            turns: &e.turns,
+            model: e.model.as_deref(),
+            usage: e.usage,
+        };
         store.save_answer(answer_id, progress, e.status, e.error.as_ref(), None).await?;
         if let Ok(mut pending) = self.pending.lock() {
             pending.remove(answer_id);

@@ -283,6 +283,8 @@ mod tests {
             error: None,
             created_at: 0,
             attachments: vec![],
+            model: None,
+            usage: None,
         }
     }
 

@@ -74,6 +74,8 @@ pub struct AnswerMachine {
     turn_calls: Vec<ToolCall>,
     queue: VecDeque<(String, ToolCall)>,
     call_ids: HashMap<String, String>,
+    /// Tokens the provider reported, summed over the rounds (`None` if it never said).
+    usage: Option<lens_types::TokenUsage>,
     finished: bool,
 }
 
@@ -92,6 +94,7 @@ impl AnswerMachine {
             turn_calls: Vec::new(),
             queue: VecDeque::new(),
             call_ids: HashMap::new(),
+            usage: None,
             finished: false,
         }
     }
@@ -114,6 +117,11 @@ impl AnswerMachine {
         turns
     }
 
+    /// The tokens the answer cost so far, if the provider said.
+    pub fn usage(&self) -> Option<lens_types::TokenUsage> {
+        self.usage
+    }
+
     pub fn is_finished(&self) -> bool {
         self.finished
     }
@@ -134,7 +142,12 @@ impl AnswerMachine {
         match input {
             Input::Model(ModelEvent::TextDelta(t), _) => self.text_delta(t),
             Input::Model(ModelEvent::ToolCall(call), summary) => self.tool_call(call, summary),
-            Input::Model(ModelEvent::Usage(_), _) => Vec::new(),
+            Input::Model(ModelEvent::Usage(u), _) => {
+                let sum = self.usage.get_or_insert_default();
+                sum.prompt_tokens += u.input_tokens;
+                sum.completion_tokens += u.output_tokens;
+                Vec::new()
+            }
             Input::ModelDone => self.model_done(),
             Input::ModelFailed(e) => {
                 let code = if e.is_unavailable() { ErrorCode::ModelUnavailable } else { ErrorCode::ModelProtocol };

@@ -47,7 +47,7 @@ pub fn spawn_answer(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) 
             let text = saved.as_ref().map(|m| m.text.clone()).unwrap_or_default();
             let steps = saved.as_ref().map(|m| m.steps.clone()).unwrap_or_default();
             // The turns are lost with the task; the next question rebuilds them from the steps.
-            let progress = AnswerProgress { text: &text, steps: &steps, turns: &[] };
+            let progress = AnswerProgress { text: &text, steps: &steps, turns: &[], model: None, usage: None };
             let error = end(&state, &target, progress, MessageStatus::Failed, Some(error)).await;
             finish_log(&state, &target, &log, error).await;
         }
@@ -83,6 +83,8 @@ async fn end(
         text: progress.text.to_owned(),
         steps: progress.steps.to_vec(),
         turns: progress.turns.to_vec(),
+        model: progress.model.map(str::to_owned),
+        usage: progress.usage,
         status: MessageStatus::Failed,
         error: Some(error.clone()),
     };
@@ -120,7 +122,7 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
         Ok(v) => v,
         Err(error) => {
             log.push(StreamEvent::Error { error: error.clone() });
-            let progress = AnswerProgress { text: "", steps: &[], turns: &[] };
+            let progress = AnswerProgress { text: "", steps: &[], turns: &[], model: None, usage: None };
             let error = end(&state, &target, progress, MessageStatus::Failed, Some(error)).await;
             finish_log(&state, &target, &log, error).await;
             return;
@@ -128,6 +130,7 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
     };
     // The tools on offer when the answer starts stay the same until it ends.
     let tools = state.tools_now();
+    let model_name = model.name();
     let mut machine = AnswerMachine::new(state.config.max_steps, Some(SYSTEM_PROMPT.into()), tools.specs(), history);
     let mut pending: VecDeque<Action> = machine.start().into();
     let mut waiting = Waiting::Nothing;
@@ -186,7 +189,13 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
                 }
                 Action::Finish { status, error } => {
                     let turns = machine.turns();
-                    let progress = AnswerProgress { text: machine.text(), steps: machine.steps(), turns: &turns };
+                    let progress = AnswerProgress {
+                        text: machine.text(),
+                        steps: machine.steps(),
+                        turns: &turns,
+                        model: Some(&model_name),
+                        usage: machine.usage(),
+                    };
                     break end(&state, &target, progress, status, error).await;
                 }
             }
@@ -399,7 +408,13 @@ async fn run_tool(
 /// answer goes on: its ending is saved, or kept, by [`end`].
 async fn save(state: &AppState, target: &AnswerTarget, machine: &AnswerMachine, live: Option<&LiveRun>) {
     let turns = machine.turns();
-    let progress = AnswerProgress { text: machine.text(), steps: machine.steps(), turns: &turns };
+    let progress = AnswerProgress {
+        text: machine.text(),
+        steps: machine.steps(),
+        turns: &turns,
+        model: None,
+        usage: machine.usage(),
+    };
     if let Err(e) = state.store.save_answer(&target.answer_id, progress, MessageStatus::Streaming, None, live).await {
         tracing::error!(answer = %target.answer_id, error = %e, "saving the answer failed");
     }

@@ -1,7 +1,7 @@
 //! Messages: the person's, and the answers with their steps.
 
 use lens_llm::ChatMessage;
-use lens_types::{ApiError, MessageStatus, MessageView, Role, StepStatus, ToolStep};
+use lens_types::{ApiError, MessageStatus, MessageView, Role, StepStatus, TokenUsage, ToolStep};
 use sqlx::Row;
 
 use super::{Store, chats::DEFAULT_TITLE};
@@ -31,6 +31,8 @@ fn row_to_message(r: &sqlx::sqlite::SqliteRow) -> MessageView {
         error: error.and_then(|e| serde_json::from_str(&e).ok()),
         created_at: r.get("created_at"),
         attachments: serde_json::from_str(&r.get::<String, _>("attachments")).unwrap_or_default(),
+        model: r.get("model"),
+        usage: r.get::<Option<String>, _>("usage").and_then(|u| serde_json::from_str(&u).ok()),
     }
 }
 
@@ -42,6 +44,9 @@ pub struct AnswerProgress<'a> {
     /// The answer as the model saw it: its rounds of text and tool calls and each result
     /// it was given.
     pub turns: &'a [ChatMessage],
+    /// The model that writes it, and the tokens it cost so far.
+    pub model: Option<&'a str>,
+    pub usage: Option<TokenUsage>,
 }
 
 /// What became of a question.
@@ -236,13 +241,14 @@ impl Store {
     ) -> Result<(), sqlx::Error> {
         let steps = serde_json::to_string(progress.steps).unwrap_or_else(|_| "[]".into());
         let turns = serde_json::to_string(progress.turns).ok();
+        let usage = progress.usage.and_then(|u| serde_json::to_string(&u).ok());
         let error = error.and_then(|e| serde_json::to_string(e).ok());
         let live = live.and_then(|l| serde_json::to_string(l).ok());
         // Only a streaming answer changes: once ended (or marked interrupted by a newer
         // server on the same data), it stays as it is.
         sqlx::query(
-            "UPDATE messages SET text = ?2, steps = ?3, status = ?4, error = ?5, live_run = ?6, turns = ?7 \
-             WHERE id = ?1 AND status = 'streaming'",
+            "UPDATE messages SET text = ?2, steps = ?3, status = ?4, error = ?5, live_run = ?6, turns = ?7, \
+             model = COALESCE(?8, model), usage = COALESCE(?9, usage) WHERE id = ?1 AND status = 'streaming'",
         )
         .bind(answer_id)
         .bind(progress.text)
@@ -251,6 +257,8 @@ impl Store {
         .bind(error)
         .bind(live)
         .bind(turns)
+        .bind(progress.model)
+        .bind(usage)
         .execute(&self.pool)
         .await?;
         Ok(())

@@ -355,3 +355,38 @@ async fn the_context_window_is_a_model_setting_checked_for_range() {
     assert_eq!(body["context_tokens"], 131_072);
     assert_eq!(admin.get("/api/v1/settings/model").await.1["context_tokens"], 131_072);
 }
+
+#[tokio::test]
+async fn an_answer_keeps_its_model_and_the_tokens_of_all_its_rounds() {
+    let call = ModelEvent::ToolCall(ToolCall { id: "c1".into(), name: "echo".into(), arguments: json!({"text": "x"}) });
+    let usage = |i, o| ModelEvent::Usage(lens_llm::Usage { input_tokens: i, output_tokens: o });
+    let turns = vec![
+        ScriptedTurn::events(vec![call, usage(120, 15)]),
+        ScriptedTurn::events(vec![ModelEvent::TextDelta("Done.".into()), usage(160, 4)]),
+        ScriptedTurn::text("No usage from this provider."),
+    ];
+    let model = Arc::new(lens_llm::Scripted::new(turns));
+    let app = TestApp::builder().model(model).tools(ToolRegistry::default().with(Arc::new(Echo))).build().await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    let aid = admin.ask(&cid, "count").await;
+    let message = done(&admin.events(&cid, &aid, None, 1000).await);
+    assert_eq!(message.usage, Some(lens_types::TokenUsage { prompt_tokens: 280, completion_tokens: 19 }));
+    assert_eq!(message.model.as_deref(), Some("scripted"));
+    let aid = admin.ask(&cid, "again").await;
+    let message = done(&admin.events(&cid, &aid, None, 1000).await);
+    assert_eq!(message.usage, None, "absent when the provider sends none");
+    let (_, chat) = admin.get(&format!("/api/v1/chats/{cid}")).await;
+    assert_eq!(chat["messages"][1]["usage"], json!({"prompt_tokens": 280, "completion_tokens": 19}));
+    assert!(chat["messages"][3].get("usage").is_none(), "{chat}");
+    // The admin sees each person's totals for the last 30 days; others may not.
+    let (status, report) = admin.get("/api/v1/admin/usage").await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(report["days"], 30);
+    assert_eq!(
+        report["people"],
+        json!([{"username": "admin", "answers": 1, "prompt_tokens": 280, "completion_tokens": 19}])
+    );
+    let bob = app.user(&admin, "bob").await;
+    assert_eq!(bob.get("/api/v1/admin/usage").await.0, StatusCode::FORBIDDEN);
+}
