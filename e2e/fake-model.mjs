@@ -72,6 +72,10 @@ const server = http.createServer((req, res) => {
     res.writeHead(200).end('ok');
     return;
   }
+  if (req.method === 'GET' && req.url.endsWith('/models')) {
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[{"id":"scripted","object":"model"}]}');
+    return;
+  }
   if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no such route"}}');
     return;

@@ -455,6 +455,13 @@ test('an import asks first: decline keeps the library empty, approve puts the fi
   const chat = new ChatPage(page);
   const library = new LibraryPage(page);
   await chat.withScriptedModel(MODEL_PORT, async () => {
+    // Settings > Model: the endpoint's models, and Test.
+    await page.goto('/settings');
+    await page.getByTestId('list-models').click();
+    await expect(page.getByTestId('model-list-status')).toHaveText('The endpoint offers 1 model: pick it in Model name.');
+    await expect(page.locator('#model-names option')).toHaveAttribute('value', 'scripted');
+    await page.getByTestId('test-model').click();
+    await expect(page.getByTestId('model-test-result')).toContainText(/^It answered, first word after \d+ ms: “word1 word2/);
     await page.goto('/chat');
     await chat.send('Import the report, please');
     let card = chat.lastAnswer().getByTestId('approval-card');

@@ -197,6 +197,14 @@ pub async fn storage() -> ApiResult<StorageView> {
     get("/api/v1/admin/storage").await
 }
 
+pub async fn test_model() -> ApiResult<ModelTestResult> {
+    send_json(Request::post("/api/v1/settings/model/test"), &serde_json::json!({})).await
+}
+
+pub async fn model_list() -> ApiResult<ModelList> {
+    get("/api/v1/settings/model/models").await
+}
+
 pub async fn usage() -> ApiResult<UsageReport> {
     get("/api/v1/admin/usage").await
 }

@@ -37,6 +37,12 @@ impl Anthropic {
         }
     }
 
+    /// The most tokens an answer's turn may write (`max_tokens`; 4096 unless set).
+    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+
     fn body(&self, req: &ChatRequest) -> Value {
         // Anthropic wants tool results as user turns, and consecutive results in one.
         let mut messages: Vec<Value> = Vec::new();
@@ -230,5 +236,13 @@ impl ChatModel for Anthropic {
             return Err(LlmError::from_status(status, &body));
         }
         Ok(turn::drive(resp.bytes_stream(), Turn::default()))
+    }
+
+    async fn models(&self) -> Result<Vec<String>, LlmError> {
+        let mut http = self.client.get(format!("{}/v1/models", self.base_url)).header("anthropic-version", API_VERSION);
+        if let Some(key) = &self.api_key {
+            http = http.header("x-api-key", key);
+        }
+        crate::model::read_models(http.send().await?).await
     }
 }

@@ -66,4 +66,40 @@ pub trait ChatModel: Send + Sync {
     /// Starts one turn. Errors before the first byte come back here; later ones as
     /// the stream's last item.
     async fn stream(&self, request: ChatRequest) -> Result<ModelStream, LlmError>;
+
+    /// The models the endpoint offers (`GET …/models`), for the admin to pick from;
+    /// none for a model that is not an endpoint.
+    async fn models(&self) -> Result<Vec<String>, LlmError> {
+        Ok(Vec::new())
+    }
+}
+
+/// The model names in a `/models` answer: OpenAI, vLLM, llama.cpp, Ollama and
+/// Anthropic all list `data[].id`; llama.cpp and Ollama also `models[].model`.
+pub(crate) fn model_names(body: &serde_json::Value) -> Vec<String> {
+    let pick = |list: &str, field: &str| -> Vec<String> {
+        body[list]
+            .as_array()
+            .map(|a| a.iter().filter_map(|m| m[field].as_str().map(str::to_owned)).collect())
+            .unwrap_or_default()
+    };
+    let mut names = pick("data", "id");
+    if names.is_empty() {
+        names = pick("models", "model");
+    }
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Reads a `/models` answer, or says why not.
+pub(crate) async fn read_models(resp: reqwest::Response) -> Result<Vec<String>, LlmError> {
+    let status = resp.status().as_u16();
+    let body = resp.text().await.unwrap_or_default();
+    if !(200..300).contains(&status) {
+        return Err(LlmError::from_status(status, &body));
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&body).map_err(|_| LlmError::Protocol("the list of models is not JSON".into()))?;
+    Ok(model_names(&json))
 }

@@ -212,4 +212,12 @@ impl ChatModel for OpenAiCompatible {
         }
         Ok(turn::drive(resp.bytes_stream(), Turn::default()))
     }
+
+    async fn models(&self) -> Result<Vec<String>, LlmError> {
+        let mut http = self.client.get(format!("{}/models", self.base_url));
+        if let Some(key) = &self.api_key {
+            http = http.bearer_auth(key);
+        }
+        crate::model::read_models(http.send().await?).await
+    }
 }

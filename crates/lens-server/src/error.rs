@@ -49,6 +49,9 @@ pub enum AppError {
     /// 429: too many attempts.
     #[error("too many attempts; try again in {retry_after_secs} s")]
     RateLimited { retry_after_secs: u64 },
+    /// 502: the model endpoint did not do what was asked; the message says what it said.
+    #[error("{0}")]
+    ModelUnavailable(String),
     /// 507: the server's disk is full, so nothing new could be saved.
     #[error("{}", crate::disk::DISK_FULL)]
     DiskFull,
@@ -75,6 +78,7 @@ impl AppError {
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::ModelUnavailable(_) => StatusCode::BAD_GATEWAY,
             Self::DiskFull => StatusCode::INSUFFICIENT_STORAGE,
             Self::Database(_) | Self::Internal(_) | Self::Damaged => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -94,6 +98,7 @@ impl AppError {
             Self::PayloadTooLarge => ErrorCode::PayloadTooLarge,
             Self::UnsupportedMediaType(_) => ErrorCode::UnsupportedMediaType,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
+            Self::ModelUnavailable(_) => ErrorCode::ModelUnavailable,
             Self::DiskFull => ErrorCode::DiskFull,
             Self::Database(_) | Self::Internal(_) | Self::Damaged => ErrorCode::Internal,
         }

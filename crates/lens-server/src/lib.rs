@@ -18,6 +18,7 @@ pub mod download;
 pub mod error;
 pub mod ids;
 pub mod json;
+pub mod model_probe;
 pub mod model_settings;
 pub mod openapi;
 pub mod router;

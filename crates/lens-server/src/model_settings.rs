@@ -13,6 +13,10 @@ const BASE_URL: &str = "model.base_url";
 const NAME: &str = "model.name";
 const API_KEY: &str = "model.api_key";
 const CONTEXT_TOKENS: &str = "model.context_tokens";
+const MAX_OUTPUT: &str = "model.max_output_tokens";
+/// Anthropic's answer length when none is set, and what may be set.
+const DEFAULT_MAX_OUTPUT: u32 = 4096;
+const MAX_OUTPUT_RANGE: std::ops::RangeInclusive<u32> = 256..=128_000;
 /// The context windows an admin may set, in tokens.
 const CONTEXT_RANGE: std::ops::RangeInclusive<u32> = 1_024..=4_000_000;
 
@@ -25,6 +29,8 @@ pub struct ModelSettings {
     pub api_key: Option<String>,
     /// The model's context window in tokens: earlier messages are fitted into it.
     pub context_tokens: u32,
+    /// The longest turn an Anthropic model may write, in tokens (its API requires one).
+    pub max_output_tokens: u32,
     pub locked: Vec<String>,
 }
 
@@ -73,12 +79,19 @@ impl ModelSettings {
             .and_then(|t| t.parse().ok())
             .filter(|t| CONTEXT_RANGE.contains(t))
             .unwrap_or(crate::chat::history::DEFAULT_CONTEXT_TOKENS);
+        let max_output_tokens = store
+            .setting(MAX_OUTPUT)
+            .await?
+            .and_then(|t| t.parse().ok())
+            .filter(|t| MAX_OUTPUT_RANGE.contains(t))
+            .unwrap_or(DEFAULT_MAX_OUTPUT);
         Ok(Self {
             provider,
             base_url: base_url.filter(|u| !u.is_empty()).unwrap_or_else(|| default_base_url(provider).to_owned()),
             model: model.unwrap_or_default(),
             api_key,
             context_tokens,
+            max_output_tokens,
             locked,
         })
     }
@@ -90,6 +103,7 @@ impl ModelSettings {
             model: self.model.clone(),
             api_key_set: self.api_key.as_deref().is_some_and(|k| !k.is_empty()),
             context_tokens: self.context_tokens,
+            max_output_tokens: self.max_output_tokens,
             locked: self.locked.clone(),
         }
     }
@@ -102,7 +116,8 @@ impl ModelSettings {
                 Arc::new(OpenAiCompatible::new(client.clone(), &self.base_url, &self.model, self.api_key.clone()))
             }
             ModelProvider::Anthropic => {
-                Arc::new(Anthropic::new(client.clone(), &self.base_url, &self.model, self.api_key.clone()))
+                let model = Anthropic::new(client.clone(), &self.base_url, &self.model, self.api_key.clone());
+                Arc::new(model.with_max_tokens(self.max_output_tokens))
             }
         }
     }
@@ -138,6 +153,13 @@ impl ModelSettings {
                 CONTEXT_RANGE.end()
             )));
         }
+        if req.max_output_tokens.is_some_and(|t| !MAX_OUTPUT_RANGE.contains(&t)) {
+            return Err(AppError::BadRequest(format!(
+                "the longest answer must be between {} and {} tokens",
+                MAX_OUTPUT_RANGE.start(),
+                MAX_OUTPUT_RANGE.end()
+            )));
+        }
         let mut pairs: Vec<(&str, Option<String>)> = Vec::new();
         if let Some(p) = req.provider {
             pairs.push((PROVIDER, Some(p.as_str().to_owned())));
@@ -154,6 +176,9 @@ impl ModelSettings {
         }
         if let Some(t) = req.context_tokens {
             pairs.push((CONTEXT_TOKENS, Some(t.to_string())));
+        }
+        if let Some(t) = req.max_output_tokens {
+            pairs.push((MAX_OUTPUT, Some(t.to_string())));
         }
         state.store.set_settings(&pairs).await?;
         Self::load(state).await

@@ -16,8 +16,8 @@ use tower_layer::Layer;
 use crate::{
     AppError, AppState,
     routes::{
-        answers, approvals, chat_files, chats, health, library_documents, library_namespaces, messages, model_settings,
-        openapi, sandbox_settings, sessions, setup, storage, tokens, uploads, usage, users,
+        answers, approvals, chat_files, chats, health, library_documents, library_namespaces, messages, model_list,
+        model_settings, model_test, openapi, sandbox_settings, sessions, setup, storage, tokens, uploads, usage, users,
     },
 };
 
@@ -65,6 +65,8 @@ pub fn router(state: AppState) -> Router {
         .route("/chats/{cid}/answers/{aid}/events", get(answers::get_answer_events))
         .route("/chats/{cid}/answers/{aid}/stop", post(answers::stop_answer))
         .route("/settings/model", get(model_settings::get_model_settings).put(model_settings::update_model_settings))
+        .route("/settings/model/models", get(model_list::list_models))
+        .route("/settings/model/test", post(model_test::test_model))
         .route(
             "/admin/sandbox",
             get(sandbox_settings::get_sandbox_settings).put(sandbox_settings::update_sandbox_settings),

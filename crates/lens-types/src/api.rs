@@ -267,8 +267,31 @@ pub struct ModelSettingsView {
     pub api_key_set: bool,
     /// The model's context window in tokens; earlier messages are fitted into it.
     pub context_tokens: u32,
+    /// The longest turn an Anthropic model may write, in tokens (4096 unless set).
+    pub max_output_tokens: u32,
     /// Fields set by a `LENS_*` environment variable: shown, not editable.
     pub locked: Vec<String>,
+}
+
+/// `POST /api/v1/settings/model/test`: a one-line prompt to the model as set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelTestResult {
+    pub ok: bool,
+    /// The model's reply (its first 200 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<String>,
+    /// From sending the prompt to the first word of the reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_token_ms: Option<u64>,
+    /// Why it failed, in words (the provider's error as it gave it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// `GET /api/v1/settings/model/models`: the models the endpoint offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelList {
+    pub models: Vec<String>,
 }
 
 /// A change to the model settings; `None` leaves a field as it is, and an empty
@@ -285,6 +308,8 @@ pub struct UpdateModelSettingsRequest {
     pub api_key: Option<String>,
     #[serde(default)]
     pub context_tokens: Option<u32>,
+    #[serde(default)]
+    pub max_output_tokens: Option<u32>,
 }
 
 /// `GET /healthz`.

@@ -161,10 +161,11 @@ async fn an_earlier_answer_that_ended_on_a_run_keeps_the_roles_alternating() {
     req.messages.push(ChatMessage::User { text: "and now?".into() });
     // An answer with nothing in it is not sent as an empty assistant turn.
     req.messages.push(ChatMessage::Assistant { text: String::new(), tool_calls: vec![] });
-    let model = Anthropic::new(lens_llm::http_client(), &base, "claude-test", None);
+    let model = Anthropic::new(lens_llm::http_client(), &base, "claude-test", None).with_max_tokens(8192);
     let (_, err) = collect(&model, req).await;
     assert_eq!(err, None);
     let seen = script.seen.lock().unwrap();
+    assert_eq!(seen[0].1["max_tokens"], 8192, "the longest answer as set");
     let messages = seen[0].1["messages"].as_array().unwrap().clone();
     let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(roles, ["user", "assistant", "user"]);

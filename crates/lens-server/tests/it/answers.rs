@@ -354,6 +354,12 @@ async fn the_context_window_is_a_model_setting_checked_for_range() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["context_tokens"], 131_072);
     assert_eq!(admin.get("/api/v1/settings/model").await.1["context_tokens"], 131_072);
+    // Anthropic's longest answer, 4096 unless set.
+    assert_eq!(body["max_output_tokens"], 4096);
+    let (status, _) = admin.put("/api/v1/settings/model", json!({"max_output_tokens": 10})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, body) = admin.put("/api/v1/settings/model", json!({"max_output_tokens": 8192})).await;
+    assert_eq!((status, &body["max_output_tokens"]), (StatusCode::OK, &json!(8192)), "{body}");
 }
 
 #[tokio::test]

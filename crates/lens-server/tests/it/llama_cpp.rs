@@ -22,6 +22,14 @@ async fn a_two_turn_conversation_streams_from_llama_cpp() {
     let set = json!({"provider": "openai_compatible", "base_url": url, "model": "smollm2"});
     let (status, body) = admin.put("/api/v1/settings/model", set).await;
     assert_eq!(status, StatusCode::OK, "{body}");
+    // Settings > Model: the endpoint's models to pick from, and Test.
+    let (status, list) = admin.get("/api/v1/settings/model/models").await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    assert!(list["models"].as_array().is_some_and(|m| !m.is_empty()), "{list}");
+    let (status, test) = admin.post("/api/v1/settings/model/test", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{test}");
+    assert_eq!(test["ok"], true, "{test}");
+    assert!(test["reply"].as_str().is_some_and(|r| !r.trim().is_empty()) && test["first_token_ms"].is_u64(), "{test}");
     let cid = admin.new_chat().await;
     let mut texts = Vec::new();
     for question in ["Name one colour.", "Now name another one."] {

@@ -64,3 +64,32 @@ async fn environment_values_win_and_are_locked() {
     let (status, view) = admin.put("/api/v1/settings/model", json!({"model": "claude-x"})).await;
     assert_eq!((status, view["model"].as_str()), (StatusCode::OK, Some("claude-x")));
 }
+
+#[tokio::test]
+async fn test_and_the_model_list_say_in_words_what_is_wrong() {
+    let app = TestApp::builder().settings_model().await;
+    let admin = app.admin().await;
+    // Direct is not a model: Test says so.
+    let (status, test) = admin.post("/api/v1/settings/model/test", json!({})).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(test["ok"], false);
+    assert!(test["error"].as_str().unwrap().contains("No model is set"), "{test}");
+    // An endpoint where nothing listens: the test fails with the reason, the list is a 502.
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/v1", l.local_addr().unwrap())
+    };
+    let set = json!({"provider": "openai_compatible", "base_url": dead, "model": "m"});
+    assert_eq!(admin.put("/api/v1/settings/model", set).await.0, StatusCode::OK);
+    let (_, test) = admin.post("/api/v1/settings/model/test", json!({})).await;
+    assert_eq!(test["ok"], false, "{test}");
+    assert!(test["error"].as_str().is_some_and(|e| !e.is_empty()), "{test}");
+    let (status, body) = admin.get("/api/v1/settings/model/models").await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    assert_eq!(body["error"]["code"], "model_unavailable");
+    assert!(body["error"]["message"].as_str().unwrap().starts_with("the model endpoint did not list its models"));
+    // Only the admin.
+    let bob = app.user(&admin, "bob").await;
+    assert_eq!(bob.post("/api/v1/settings/model/test", json!({})).await.0, StatusCode::FORBIDDEN);
+    assert_eq!(bob.get("/api/v1/settings/model/models").await.0, StatusCode::FORBIDDEN);
+}

@@ -1,0 +1,16 @@
+//! `GET /api/v1/settings/model/models`: the models the configured endpoint offers, for
+//! Admin Settings > Model to pick from. A provider that cannot list them is a 502 with
+//! its error in words.
+
+use axum::{Json, extract::State};
+use lens_types::ModelList;
+
+use crate::{AppError, AppState, Result, auth::AdminUser, model_settings::ModelSettings};
+
+pub async fn list_models(State(state): State<AppState>, _admin: AdminUser) -> Result<Json<ModelList>> {
+    let model = ModelSettings::load(&state).await?.model(&state.http);
+    match model.models().await {
+        Ok(models) => Ok(Json(ModelList { models })),
+        Err(e) => Err(AppError::ModelUnavailable(format!("the model endpoint did not list its models: {e}"))),
+    }
+}
