@@ -16,6 +16,7 @@ pub mod config;
 pub mod disk;
 pub mod download;
 pub mod error;
+pub mod error_envelope;
 pub mod ids;
 pub mod json;
 pub mod model_probe;

@@ -76,6 +76,7 @@ pub fn router(state: AppState) -> Router {
         .route("/admin/usage", get(usage::get_usage))
         .fallback(|| async { AppError::NoRoute })
         .method_not_allowed_fallback(|| async { AppError::BadRequest("this route does not take that method".into()) })
+        .layer(axum::middleware::map_response(crate::error_envelope::to_envelope))
         .layer(SetResponseHeaderLayer::overriding(
             HeaderName::from_static("cache-control"),
             HeaderValue::from_static("no-store"),

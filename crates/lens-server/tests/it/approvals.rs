@@ -20,6 +20,9 @@ async fn networked_runs_after_outside_text_ask_first() {
         .settings_model()
         .await;
     let admin = app.admin().await;
+    // Made first: making an account hashes passwords, slow on busy cores, and the
+    // approval below waits only 3 s.
+    let bob = app.user(&admin, "bob").await;
     let cid = admin.new_chat().await;
     // No outside text yet: the run does not ask.
     let aid = admin.ask(&cid, "```bash\necho plain\n```").await;
@@ -38,7 +41,6 @@ async fn networked_runs_after_outside_text_ask_first() {
     assert!(step["approval"]["question"].as_str().unwrap().contains("Text you did not write"));
 
     // Only the owner decides.
-    let bob = app.user(&admin, "bob").await;
     let url = format!("/api/v1/approvals/{approval}");
     assert_eq!(bob.post(&url, json!({"approve": true})).await.0, StatusCode::NOT_FOUND);
     let (status, body) = admin.post(&url, json!({"approve": true})).await;

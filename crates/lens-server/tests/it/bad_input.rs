@@ -143,3 +143,27 @@ async fn the_apps_files_go_out_gzipped_and_the_api_does_not() {
     assert_eq!(api.status(), StatusCode::OK);
     assert!(api.headers().get("content-encoding").is_none(), "the API is sent as it is");
 }
+
+#[tokio::test]
+async fn rejections_before_a_handler_speak_the_error_envelope_too() {
+    let app = TestApp::new().await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    // Not a multipart body; a query that is not a boolean; a path that is not UTF-8.
+    let plain = admin
+        .request(reqwest::Method::POST, "/api/v1/uploads")
+        .header("content-type", "text/plain")
+        .body("just text")
+        .send()
+        .await
+        .unwrap();
+    let bad_query = admin.request(reqwest::Method::GET, &format!("/api/v1/chats/{cid}/files/x?inline=maybe")).send();
+    let bad_path = admin.request(reqwest::Method::GET, "/api/v1/chats/%FF%FE").send();
+    for resp in [plain, bad_query.await.unwrap(), bad_path.await.unwrap()] {
+        let status = resp.status();
+        assert!(status.is_client_error(), "{status}");
+        assert_eq!(resp.headers()["content-type"], "application/json", "{status}");
+        let body: serde_json::Value = resp.json().await.unwrap();
+        assert!(body["error"]["code"].is_string() && body["error"]["message"].is_string(), "{body}");
+    }
+}
