@@ -2,6 +2,11 @@
 //!
 //! Queries are checked at run time (no `DATABASE_URL` at build time); each table's
 //! queries live in one file under `store/`, as `impl Store` blocks.
+//!
+//! A write with `RETURNING` is read with `fetch_all`, never `fetch_one`/`fetch_optional`:
+//! SQLite commits such a statement when it is stepped to its end, and one stopped at its
+//! first row commits on reset, whose error (a full disk) sqlx drops: the caller would get
+//! a row that was never saved.
 
 mod approvals;
 mod chat_files;

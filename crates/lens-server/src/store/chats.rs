@@ -38,8 +38,11 @@ impl Store {
         .bind(title)
         .bind(now)
         .bind(page_url)
-        .fetch_one(&self.pool)
-        .await?;
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .next()
+        .ok_or(sqlx::Error::RowNotFound)?;
         Ok(row_to_chat(&row))
     }
 
@@ -90,8 +93,10 @@ impl Store {
             .bind(id)
             .bind(user_id)
             .bind(title)
-            .fetch_optional(&self.pool)
-            .await?;
+            .fetch_all(&self.pool)
+            .await?
+            .into_iter()
+            .next();
         Ok(row.as_ref().map(row_to_chat))
     }
 

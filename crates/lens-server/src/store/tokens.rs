@@ -25,8 +25,11 @@ impl Store {
         .bind(name)
         .bind(token_hash)
         .bind(now_ms())
-        .fetch_one(&self.pool)
-        .await?;
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .next()
+        .ok_or(sqlx::Error::RowNotFound)?;
         Ok(row_to_token(&row))
     }
 
@@ -55,8 +58,10 @@ impl Store {
         let row = sqlx::query("UPDATE api_tokens SET last_used_at = ?2 WHERE token_hash = ?1 RETURNING user_id")
             .bind(token_hash)
             .bind(now_ms())
-            .fetch_optional(&self.pool)
-            .await?;
+            .fetch_all(&self.pool)
+            .await?
+            .into_iter()
+            .next();
         match row {
             Some(r) => {
                 let user_id: i64 = r.get("user_id");

@@ -58,8 +58,10 @@ impl Store {
         .bind(password_hash)
         .bind(admin)
         .bind(now_ms())
-        .fetch_optional(&self.pool)
-        .await?;
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .next();
         Ok(res.as_ref().map(row_to_user))
     }
 
@@ -72,8 +74,10 @@ impl Store {
         .bind(username)
         .bind(password_hash)
         .bind(now_ms())
-        .fetch_optional(&self.pool)
-        .await?;
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .next();
         Ok(res.as_ref().map(row_to_user))
     }
 
