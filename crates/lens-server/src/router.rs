@@ -1,10 +1,10 @@
-//! The only place routes are registered.
+//! The only place routes are registered: each from its handler's `#[utoipa::path]`, so
+//! the OpenAPI document (`openapi.rs`) lists exactly what is served.
 
 use axum::{
     Router,
     extract::DefaultBodyLimit,
     http::{HeaderName, HeaderValue},
-    routing::{get, post},
 };
 use tower_http::{
     compression::CompressionLayer,
@@ -12,68 +12,79 @@ use tower_http::{
     set_header::SetResponseHeaderLayer,
 };
 use tower_layer::Layer;
+use utoipa::OpenApi;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     AppError, AppState,
+    openapi::ApiDoc,
     routes::{
         answers, approvals, chat_files, chats, health, library_documents, library_namespaces, messages, model_list,
         model_settings, model_test, openapi, sandbox_settings, sessions, setup, storage, tokens, uploads, usage, users,
     },
 };
 
+/// The routes and their OpenAPI document, made from the same handler annotations.
+pub struct DocumentedRoutes {
+    /// Routes at the server's root (`/healthz`).
+    pub root: Router<AppState>,
+    /// Routes under `/api/v1`.
+    pub api: Router<AppState>,
+    /// The document of both, `/api/v1` prefixed.
+    pub doc: utoipa::openapi::OpenApi,
+}
+
+/// Every route the server has, each registered from its handler's `#[utoipa::path]`.
+/// `upload_max_bytes` bounds the upload route's body (the file's limit plus room for the
+/// form around it).
+pub fn documented_routes(upload_max_bytes: usize) -> DocumentedRoutes {
+    let (root, root_doc) =
+        OpenApiRouter::with_openapi(ApiDoc::openapi()).routes(routes!(health::get_health)).split_for_parts();
+    let (upload_schemas, upload_paths, upload_route) = routes!(uploads::create_upload);
+    let (api, api_doc) = OpenApiRouter::new()
+        .routes(routes!(openapi::get_openapi))
+        .routes(routes!(setup::get_setup, setup::create_setup))
+        .routes(routes!(sessions::create_session))
+        .routes(routes!(sessions::delete_session))
+        .routes(routes!(sessions::get_me))
+        .routes(routes!(users::list_users, users::create_user))
+        .routes(routes!(users::delete_user))
+        .routes(routes!(tokens::list_tokens, tokens::create_token))
+        .routes(routes!(tokens::delete_token))
+        .routes((upload_schemas, upload_paths, upload_route.layer(DefaultBodyLimit::max(upload_max_bytes))))
+        .routes(routes!(approvals::decide_approval))
+        .routes(routes!(library_namespaces::list_namespaces, library_namespaces::create_namespace))
+        .routes(routes!(
+            library_namespaces::get_namespace,
+            library_namespaces::rename_namespace,
+            library_namespaces::delete_namespace
+        ))
+        .routes(routes!(library_namespaces::list_documents))
+        .routes(routes!(library_documents::get_document, library_documents::delete_document))
+        .routes(routes!(library_documents::get_document_content))
+        .routes(routes!(chats::list_chats, chats::create_chat))
+        .routes(routes!(chats::get_chat, chats::rename_chat, chats::delete_chat))
+        .routes(routes!(messages::create_message))
+        .routes(routes!(chat_files::share_chat_file))
+        .routes(routes!(chat_files::get_chat_file))
+        .routes(routes!(answers::get_answer_events))
+        .routes(routes!(answers::stop_answer))
+        .routes(routes!(model_settings::get_model_settings, model_settings::update_model_settings))
+        .routes(routes!(model_list::list_models))
+        .routes(routes!(model_test::test_model))
+        .routes(routes!(sandbox_settings::get_sandbox_settings, sandbox_settings::update_sandbox_settings))
+        .routes(routes!(sandbox_settings::check_sandbox))
+        .routes(routes!(storage::get_storage))
+        .routes(routes!(usage::get_usage))
+        .split_for_parts();
+    DocumentedRoutes { root, api, doc: root_doc.nest("/api/v1", api_doc) }
+}
+
 /// The whole app: the API under `/api/v1`, `/healthz`, and the web app with an SPA
 /// fallback to its `index.html`.
 pub fn router(state: AppState) -> Router {
-    let api = Router::new()
-        .route("/openapi.json", get(openapi::get_openapi))
-        .route("/setup", get(setup::get_setup).post(setup::create_setup))
-        .route("/auth/login", post(sessions::create_session))
-        .route("/auth/logout", post(sessions::delete_session))
-        .route("/me", get(sessions::get_me))
-        .route("/users", get(users::list_users).post(users::create_user))
-        .route("/users/{id}", axum::routing::delete(users::delete_user))
-        .route("/tokens", get(tokens::list_tokens).post(tokens::create_token))
-        .route("/tokens/{id}", axum::routing::delete(tokens::delete_token))
-        .route(
-            "/uploads",
-            // The file's limit plus room for the form around it.
-            post(uploads::create_upload)
-                .layer(DefaultBodyLimit::max((state.config.upload_max_mb as usize + 1) * 1024 * 1024)),
-        )
-        .route("/approvals/{id}", post(approvals::decide_approval))
-        .route(
-            "/library/namespaces",
-            get(library_namespaces::list_namespaces).post(library_namespaces::create_namespace),
-        )
-        .route(
-            "/library/namespaces/{id}",
-            get(library_namespaces::get_namespace)
-                .patch(library_namespaces::rename_namespace)
-                .delete(library_namespaces::delete_namespace),
-        )
-        .route("/library/namespaces/{id}/documents", get(library_namespaces::list_documents))
-        .route(
-            "/library/documents/{id}",
-            get(library_documents::get_document).delete(library_documents::delete_document),
-        )
-        .route("/library/documents/{id}/content", get(library_documents::get_document_content))
-        .route("/chats", get(chats::list_chats).post(chats::create_chat))
-        .route("/chats/{cid}", get(chats::get_chat).patch(chats::rename_chat).delete(chats::delete_chat))
-        .route("/chats/{cid}/messages", post(messages::create_message))
-        .route("/chats/{cid}/files", post(chat_files::share_chat_file))
-        .route("/chats/{cid}/files/{fid}", get(chat_files::get_chat_file))
-        .route("/chats/{cid}/answers/{aid}/events", get(answers::get_answer_events))
-        .route("/chats/{cid}/answers/{aid}/stop", post(answers::stop_answer))
-        .route("/settings/model", get(model_settings::get_model_settings).put(model_settings::update_model_settings))
-        .route("/settings/model/models", get(model_list::list_models))
-        .route("/settings/model/test", post(model_test::test_model))
-        .route(
-            "/admin/sandbox",
-            get(sandbox_settings::get_sandbox_settings).put(sandbox_settings::update_sandbox_settings),
-        )
-        .route("/admin/sandbox/check", post(sandbox_settings::check_sandbox))
-        .route("/admin/storage", get(storage::get_storage))
-        .route("/admin/usage", get(usage::get_usage))
+    let DocumentedRoutes { root, api, .. } = documented_routes((state.config.upload_max_mb as usize + 1) * 1024 * 1024);
+    let api = api
         .fallback(|| async { AppError::NoRoute })
         .method_not_allowed_fallback(|| async { AppError::BadRequest("this route does not take that method".into()) })
         .layer(axum::middleware::map_response(crate::error_envelope::to_envelope))
@@ -95,9 +106,7 @@ pub fn router(state: AppState) -> Router {
         SetResponseHeaderLayer::overriding(HeaderName::from_static("content-security-policy"), csp).layer(files),
     );
 
-    Router::new()
-        .route("/healthz", get(health::get_health))
-        .nest("/api/v1", api)
+    root.nest("/api/v1", api)
         .fallback_service(web)
         .layer(DefaultBodyLimit::max(state.config.body_limit))
         .layer(SetResponseHeaderLayer::overriding(

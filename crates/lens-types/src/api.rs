@@ -14,12 +14,14 @@ pub type UnixMillis = i64;
 
 /// Whether the first account still has to be made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SetupStatus {
     pub needed: bool,
 }
 
 /// Username and password: the body of setup, login and admin-made accounts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CredentialsRequest {
     pub username: String,
     pub password: String,
@@ -27,6 +29,7 @@ pub struct CredentialsRequest {
 
 /// An account, as shown to its owner or the admin.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct UserView {
     pub id: i64,
     pub username: String,
@@ -37,6 +40,7 @@ pub struct UserView {
 /// Who is logged in, and the CSRF proof unsafe cookie requests must carry in the
 /// `X-CSRF-Token` header.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SessionResponse {
     pub user: UserView,
     pub csrf_token: String,
@@ -44,6 +48,7 @@ pub struct SessionResponse {
 
 /// An API token, without its secret.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TokenView {
     pub id: i64,
     pub name: String,
@@ -52,12 +57,14 @@ pub struct TokenView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CreateTokenRequest {
     pub name: String,
 }
 
 /// A new token: `secret` is shown this once and never again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CreateTokenResponse {
     pub token: TokenView,
     pub secret: String,
@@ -66,6 +73,7 @@ pub struct CreateTokenResponse {
 // ---- conversations ----
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ChatView {
     pub id: String,
     pub title: String,
@@ -77,6 +85,7 @@ pub struct ChatView {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CreateChatRequest {
     #[serde(default)]
     pub title: Option<String>,
@@ -87,18 +96,21 @@ pub struct CreateChatRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RenameChatRequest {
     pub title: String,
 }
 
 /// A conversation with its messages, oldest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ChatDetail {
     pub chat: ChatView,
     pub messages: Vec<MessageView>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     User,
@@ -107,6 +119,7 @@ pub enum Role {
 
 /// Where a message stands; only an assistant's answer is ever other than `complete`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum MessageStatus {
     /// The answer is being written now.
@@ -138,6 +151,7 @@ impl MessageStatus {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MessageView {
     pub id: String,
     pub chat_id: String,
@@ -162,6 +176,7 @@ pub struct MessageView {
 
 /// Tokens a provider reported for an answer, summed over its rounds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TokenUsage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
@@ -169,6 +184,7 @@ pub struct TokenUsage {
 
 /// One person's use of the model over a period (`GET /api/v1/admin/usage`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct UsageRow {
     pub username: String,
     pub answers: u64,
@@ -178,6 +194,7 @@ pub struct UsageRow {
 
 /// Each person's use of the model in the last `days` days, most first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct UsageReport {
     pub days: u32,
     pub people: Vec<UsageRow>,
@@ -185,6 +202,7 @@ pub struct UsageReport {
 
 /// The page the person is looking at, for the page assistant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PageContext {
     pub url: String,
     #[serde(default)]
@@ -213,6 +231,7 @@ impl PageContext {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CreateMessageRequest {
     pub text: String,
     #[serde(default)]
@@ -223,6 +242,7 @@ pub struct CreateMessageRequest {
 
 /// Returned at once; the answer runs on and streams at its events route.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CreateMessageResponse {
     pub message_id: String,
     pub answer_id: String,
@@ -231,6 +251,7 @@ pub struct CreateMessageResponse {
 // ---- settings ----
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ModelProvider {
     /// Runs the person's fenced code blocks; no language model.
@@ -260,6 +281,7 @@ impl ModelProvider {
 
 /// The model settings as the admin sees them. The API key itself is never returned.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ModelSettingsView {
     pub provider: ModelProvider,
     pub base_url: String,
@@ -275,6 +297,7 @@ pub struct ModelSettingsView {
 
 /// `POST /api/v1/settings/model/test`: a one-line prompt to the model as set.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ModelTestResult {
     pub ok: bool,
     /// The model's reply (its first 200 characters).
@@ -290,6 +313,7 @@ pub struct ModelTestResult {
 
 /// `GET /api/v1/settings/model/models`: the models the endpoint offers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ModelList {
     pub models: Vec<String>,
 }
@@ -297,6 +321,7 @@ pub struct ModelList {
 /// A change to the model settings; `None` leaves a field as it is, and an empty
 /// `api_key` clears the key.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct UpdateModelSettingsRequest {
     #[serde(default)]
     pub provider: Option<ModelProvider>,
@@ -314,6 +339,7 @@ pub struct UpdateModelSettingsRequest {
 
 /// `GET /healthz`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Health {
     pub status: String,
     pub version: String,
@@ -321,6 +347,7 @@ pub struct Health {
 
 /// One line of `lens sandbox check`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CheckItem {
     /// What was checked ("bubblewrap", "cgroups", "disk quota", "Landlock", "seccomp", "Python").
     pub name: String,
@@ -331,6 +358,7 @@ pub struct CheckItem {
 
 /// Whether this machine can run the local sandbox, piece by piece.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SandboxCheck {
     pub ok: bool,
     pub items: Vec<CheckItem>,
@@ -338,6 +366,7 @@ pub struct SandboxCheck {
 
 /// What a sandbox may reach on the network.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum NetworkMode {
     /// Loopback only.
@@ -370,6 +399,7 @@ impl NetworkMode {
 
 /// One decision of the sandboxes' egress proxy, as the admin sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EgressDecision {
     pub chat_id: String,
     /// `host:port` (or the URL) the sandbox asked for.
@@ -381,6 +411,7 @@ pub struct EgressDecision {
 
 /// How full the server's data directory is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StorageLevel {
     /// Room enough.
@@ -393,6 +424,7 @@ pub enum StorageLevel {
 
 /// Admin Settings > Storage: the data directory's free space and Lens's thresholds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StorageView {
     pub level: StorageLevel,
     pub free_mb: u64,
@@ -408,6 +440,7 @@ pub struct StorageView {
 
 /// Admin Settings > Code sandbox, as shown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SandboxSettingsView {
     pub enabled: bool,
     pub network: NetworkMode,
@@ -452,6 +485,7 @@ pub struct SandboxSettingsView {
 
 /// A change to the sandbox settings; `None` leaves a field as it is.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct UpdateSandboxSettingsRequest {
     #[serde(default)]
@@ -490,6 +524,7 @@ pub struct UpdateSandboxSettingsRequest {
 
 /// The person shares a file from the conversation's workspace.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ShareFileRequest {
     /// Relative to `/workspace`.
@@ -505,6 +540,7 @@ pub struct ShareFileRequest {
 
 /// The person's answer to an approval.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DecideApprovalRequest {
     pub approve: bool,
@@ -512,6 +548,7 @@ pub struct DecideApprovalRequest {
 
 /// A library namespace: a named shelf of documents.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NamespaceView {
     pub id: String,
     pub name: String,
@@ -521,6 +558,7 @@ pub struct NamespaceView {
 
 /// Make or rename a namespace.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NamespaceRequest {
     pub name: String,
@@ -528,6 +566,7 @@ pub struct NamespaceRequest {
 
 /// A document in the library.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DocumentView {
     pub id: String,
     pub namespace_id: String,

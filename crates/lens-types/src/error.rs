@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// What went wrong, as a stable snake_case word the UI can match on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// The request body or a parameter is not what the route takes (400).
@@ -69,6 +70,7 @@ impl ErrorCode {
 
 /// An error's code and a message a person can read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ApiError {
     pub code: ErrorCode,
     pub message: String,
@@ -76,6 +78,7 @@ pub struct ApiError {
 
 /// The envelope every error response body is: `{"error": {...}}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ErrorBody {
     pub error: ApiError,
 }

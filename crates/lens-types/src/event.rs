@@ -6,6 +6,7 @@ use crate::{ApiError, ApprovalRef, MessageView, ToolStep};
 
 /// Which pipe a chunk of live output came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum OutputStream {
     Stdout,
@@ -21,6 +22,7 @@ pub enum OutputStream {
 // and clutter every match for no saving.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StreamEvent {
     /// A step started, changed or finished; the latest copy replaces earlier ones.

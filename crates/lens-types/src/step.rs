@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// Where a step stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StepStatus {
     Running,
@@ -18,6 +19,7 @@ pub enum StepStatus {
 /// `output` and `file` are filled by the sandbox tools; steps saved before those tools
 /// existed simply lack them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ToolStep {
     pub id: String,
     pub tool: String,
@@ -42,6 +44,7 @@ pub struct ToolStep {
 /// `sandbox.shown` characters, cut on a char boundary; `*_cut` says whether anything
 /// was left out and `*_bytes` how much there was in all.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunOutput {
     pub language: String,
     pub code: String,
@@ -66,6 +69,7 @@ pub struct RunOutput {
 
 /// A file a run made, and its download once someone shared it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MadeFile {
     /// Relative to `/workspace`.
     pub path: String,
@@ -77,6 +81,7 @@ pub struct MadeFile {
 /// How a run ended: `{"exited": {"code": 0}}`, `"cut_short"`, ... (externally tagged, as
 /// `StreamEvent` is, for the same reason).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RunEnding {
     Exited {
@@ -126,6 +131,7 @@ impl RunEnding {
 
 /// What a download chip needs to know of a shared file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SharedFileRef {
     pub id: String,
     pub name: String,
@@ -135,6 +141,7 @@ pub struct SharedFileRef {
 
 /// A question put to the person before a step runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ApprovalRef {
     pub id: String,
     pub question: String,

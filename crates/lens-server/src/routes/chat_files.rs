@@ -12,13 +12,16 @@ use serde::Deserialize;
 
 use crate::{AppError, AppState, Result, auth::CurrentUser, json::ApiJson, store::FileKind};
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct FileQuery {
     /// Show an image in the page instead of downloading it (images up to 2 MB only).
     #[serde(default)]
     pub inline: bool,
 }
 
+/// Download a shared file (its owner only; `?inline=true` shows an image).
+#[utoipa::path(get, path = "/chats/{cid}/files/{fid}", tag = "files", params(("cid" = String, Path, description = "The conversation's id"), ("fid" = String, Path, description = "The shared file's id"), FileQuery), responses((status = 200, description = "The file's bytes: an attachment, or an image inline", content(("application/octet-stream"), ("image/*")))), security(("session" = []), ("bearer" = [])))]
 pub async fn get_chat_file(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -31,6 +34,7 @@ pub async fn get_chat_file(
 }
 
 /// The person shares a file a run made (the Share button under "files made").
+#[utoipa::path(post, path = "/chats/{cid}/files", tag = "files", params(("cid" = String, Path, description = "The conversation's id")), request_body = lens_types::ShareFileRequest, responses((status = 201, description = "The shared file", body = lens_types::SharedFileRef), (status = 409, description = "The code sandbox is off", body = lens_types::ErrorBody), (status = 400, description = "No such file in the workspace, it is too large, or the conversation keeps its most files", body = lens_types::ErrorBody), (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody)), security(("session" = []), ("bearer" = [])))]
 pub async fn share_chat_file(
     State(state): State<AppState>,
     user: CurrentUser,
