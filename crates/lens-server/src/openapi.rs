@@ -78,11 +78,8 @@ fn error(description: &str) -> Value {
 
 /// Adds to each operation the errors every route of its kind can answer.
 pub fn complete(mut doc: Value) -> Value {
-    // A path parameter's primitive type (`i64`) is registered as a component too;
-    // it names no body, so it goes.
-    if let Some(schemas) = doc.pointer_mut("/components/schemas").and_then(Value::as_object_mut) {
-        schemas.retain(|name, _| name.starts_with(char::is_uppercase));
-    }
+    inline_primitives(&mut doc);
+    let kinds = event_kinds(&doc);
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
         return doc;
     };
@@ -90,9 +87,72 @@ pub fn complete(mut doc: Value) -> Value {
         let Some(item) = item.as_object_mut() else { continue };
         for (method, op) in item.iter_mut() {
             complete_operation(path, method, op);
+            describe_event_stream(op, &kinds);
         }
     }
     doc
+}
+
+/// utoipa names a type alias of a primitive (`UnixMillis = i64`) by the primitive and
+/// refers to it as a component (`#/components/schemas/i64`); such a schema is put back
+/// in place of each reference, and the component goes.
+fn inline_primitives(doc: &mut Value) {
+    let Some(schemas) = doc.pointer_mut("/components/schemas").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let primitives: Map<String, Value> = schemas
+        .iter()
+        .filter(|(name, _)| name.starts_with(char::is_lowercase))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    schemas.retain(|name, _| !primitives.contains_key(name));
+    fn walk(value: &mut Value, primitives: &Map<String, Value>) {
+        match value {
+            Value::Object(map) => {
+                let target =
+                    map.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/components/schemas/"));
+                if let Some(schema) = target.and_then(|name| primitives.get(name)) {
+                    *value = schema.clone();
+                    return;
+                }
+                map.values_mut().for_each(|v| walk(v, primitives));
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| walk(v, primitives)),
+            _ => {}
+        }
+    }
+    walk(doc, &primitives);
+}
+
+/// The kinds of `StreamEvent` (its variants' names): the SSE `event:` line of each.
+fn event_kinds(doc: &Value) -> Vec<Value> {
+    doc.pointer("/components/schemas/StreamEvent/oneOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|variant| variant["required"].get(0).cloned())
+        .collect()
+}
+
+/// An event stream's schema describes one event, as OpenAPI 3.1 tools read it: its
+/// `id`, `retry`, `event` (the kind) and `data`, which is JSON of the type the handler
+/// named (`contentSchema`).
+fn describe_event_stream(op: &mut Value, kinds: &[Value]) {
+    let Some(responses) = op["responses"].as_object_mut() else { return };
+    for response in responses.values_mut() {
+        let Some(media) = response.pointer_mut("/content/text~1event-stream") else { continue };
+        let payload = media["schema"].take();
+        media["schema"] = json!({
+            "type": "object",
+            "required": ["data"],
+            "properties": {
+                "id": {"type": "string", "description": "Send it back as Last-Event-ID to resume after this event"},
+                "retry": {"type": "integer", "description": "Milliseconds to wait before reconnecting"},
+                "event": {"type": "string", "enum": kinds},
+                "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": payload},
+            },
+        });
+    }
 }
 
 fn complete_operation(path: &str, method: &str, op: &mut Value) {

@@ -72,7 +72,16 @@ async fn bodies_are_their_types_field_by_field() {
     let body = &doc["paths"]["/api/v1/chats/{cid}/messages"]["post"]["requestBody"]["content"]["application/json"];
     assert_eq!(body["schema"]["$ref"], "#/components/schemas/CreateMessageRequest");
     let events = &doc["paths"]["/api/v1/chats/{cid}/answers/{aid}/events"]["get"]["responses"]["200"]["content"];
-    assert_eq!(events["text/event-stream"]["schema"]["$ref"], "#/components/schemas/StreamEvent");
+    let event = &events["text/event-stream"]["schema"];
+    assert_eq!(event["properties"]["data"]["contentSchema"]["$ref"], "#/components/schemas/StreamEvent");
+    let kinds = event["properties"]["event"]["enum"].as_array().unwrap();
+    assert!(kinds.contains(&"token".into()) && kinds.contains(&"done".into()), "{kinds:?}");
+    // Every reference resolves.
+    let text = doc.to_string();
+    for (at, _) in text.match_indices("\"#/components/schemas/") {
+        let name: String = text[at + 22..].chars().take_while(|c| *c != '"').collect();
+        assert!(schemas[&name].is_object(), "{name} is referred to but not there");
+    }
 }
 
 #[tokio::test]

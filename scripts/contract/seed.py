@@ -1,0 +1,131 @@
+"""Seeds a fresh Lens for the API contract run and writes schemathesis.toml.
+
+Makes the admin, an API token, a second person, and real things for the routes that
+take ids: a conversation whose answer ran code and imported a file (approved here), a
+shared file, the library namespace and document the import made, a conversation whose
+import waits for its approval, and disposable ones that the deletes may take.
+Usage: seed.py BASE_URL WORK_DIR
+"""
+
+import json
+import sys
+import time
+import urllib.error
+import urllib.request
+from http.cookiejar import CookieJar
+
+BASE, WORK = sys.argv[1], sys.argv[2]
+cookies = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
+token = None
+
+
+def call(method, path, body=None, expect=(200, 201, 202, 204), csrf=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(BASE + path, data=data, method=method)
+    if data is not None:
+        req.add_header("content-type", "application/json")
+    if token:
+        req.add_header("authorization", "Bearer " + token)
+    if csrf:
+        req.add_header("x-csrf-token", csrf)
+    try:
+        with cookies.open(req, timeout=60) as resp:
+            status, raw = resp.status, resp.read()
+    except urllib.error.HTTPError as e:
+        status, raw = e.code, e.read()
+    if status not in expect:
+        sys.exit(f"seed: {method} {path} answered {status}: {raw[:300]!r}")
+    return json.loads(raw) if raw else None
+
+
+def wait_for(what, check, seconds=120):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.25)
+    sys.exit(f"seed: gave up waiting for {what}")
+
+
+def steps(cid):
+    return [s for m in call("GET", f"/api/v1/chats/{cid}")["messages"] for s in m.get("steps", [])]
+
+
+def pending_approval(cid):
+    return next((s["approval"]["id"] for s in steps(cid) if s.get("approval") and s["approval"].get("approved") is None), None)
+
+
+def answer_done(cid, aid):
+    msgs = call("GET", f"/api/v1/chats/{cid}")["messages"]
+    return any(m["id"] == aid and m["status"] != "streaming" for m in msgs)
+
+
+def import_report(title, approve):
+    """A conversation whose answer writes report.txt and imports it into "Reports"."""
+    cid = call("POST", "/api/v1/chats", {"title": title})["id"]
+    aid = call("POST", f"/api/v1/chats/{cid}/messages", {"text": "Import the report"})["answer_id"]
+    approval = wait_for("the import's approval", lambda: pending_approval(cid))
+    if approve:
+        call("POST", f"/api/v1/approvals/{approval}", {"approve": True})
+        wait_for("the answer's end", lambda: answer_done(cid, aid))
+    return cid, aid, approval
+
+
+session = call("POST", "/api/v1/setup", {"username": "admin", "password": "contract-password"})
+csrf = session["csrf_token"]
+# Tokens made before the one in use, so a fuzzed small id never revokes it.
+spare = [call("POST", "/api/v1/tokens", {"name": f"spare {n}"}, csrf=csrf)["token"]["id"] for n in range(3)]
+token = call("POST", "/api/v1/tokens", {"name": "contract"}, csrf=csrf)["secret"]
+bob = call("POST", "/api/v1/users", {"username": "bob", "password": "bob-password"})["id"]
+
+cid, aid, decided = import_report("Contract", approve=True)
+shared = call("POST", f"/api/v1/chats/{cid}/files", {"path": "report.txt"}, expect=(201,))["id"]
+namespace = next(n for n in call("GET", "/api/v1/library/namespaces") if n["name"] == "Reports")["id"]
+document = call("GET", f"/api/v1/library/namespaces/{namespace}/documents")[0]["id"]
+spare_cid, _, _ = import_report("Disposable", approve=True)
+documents = call("GET", f"/api/v1/library/namespaces/{namespace}/documents")
+spare_document = next(d["id"] for d in documents if d["id"] != document)
+waiting_cid, _, waiting = import_report("Waiting", approve=False)
+spare_namespace = call("POST", "/api/v1/library/namespaces", {"name": "Disposable"})["id"]
+
+
+def toml_value(v):
+    return json.dumps(str(v))
+
+
+def operation(method, path, **params):
+    inner = ", ".join(f"{toml_value(k)} = {toml_value(v)}" for k, v in params.items())
+    # One filter: include-method and include-path together would match either.
+    return f'[[operations]]\ninclude-name = "{method} {path}"\nparameters = {{ {inner} }}\n'
+
+
+ops = [
+    operation("GET", "/api/v1/chats/{cid}", cid=cid),
+    operation("PATCH", "/api/v1/chats/{cid}", cid=cid),
+    operation("DELETE", "/api/v1/chats/{cid}", cid=spare_cid),
+    operation("POST", "/api/v1/chats/{cid}/messages", cid=cid),
+    operation("POST", "/api/v1/chats/{cid}/files", cid=cid),
+    operation("GET", "/api/v1/chats/{cid}/files/{fid}", cid=cid, fid=shared),
+    operation("GET", "/api/v1/chats/{cid}/answers/{aid}/events", cid=cid, aid=aid),
+    operation("POST", "/api/v1/chats/{cid}/answers/{aid}/stop", cid=cid, aid=aid),
+    operation("POST", "/api/v1/approvals/{id}", id=waiting),
+    operation("GET", "/api/v1/library/namespaces/{id}", id=namespace),
+    operation("PATCH", "/api/v1/library/namespaces/{id}", id=namespace),
+    operation("DELETE", "/api/v1/library/namespaces/{id}", id=spare_namespace),
+    operation("GET", "/api/v1/library/namespaces/{id}/documents", id=namespace),
+    operation("GET", "/api/v1/library/documents/{id}", id=document),
+    operation("GET", "/api/v1/library/documents/{id}/content", id=document),
+    operation("DELETE", "/api/v1/library/documents/{id}", id=spare_document),
+    operation("DELETE", "/api/v1/tokens/{id}", id=spare[0]),
+    operation("DELETE", "/api/v1/users/{id}", id=bob),
+]
+config = f"""# Written by scripts/contract/seed.py for one run; not kept.
+[headers]
+Authorization = "Bearer {token}"
+
+{chr(10).join(ops)}"""
+with open(f"{WORK}/schemathesis.toml", "w") as f:
+    f.write(config)
+print(f"seed: conversation {cid} (answer {aid}, file {shared}), namespace {namespace}, document {document}, "
+      f"waiting approval {waiting} in {waiting_cid}; decided {decided}")
