@@ -23,7 +23,9 @@ pub struct SetupStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CredentialsRequest {
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 64, pattern = r"^\s*[\w.@-]+\s*$"))]
     pub username: String,
+    #[cfg_attr(feature = "openapi", schema(min_length = 8))]
     pub password: String,
 }
 
@@ -59,6 +61,7 @@ pub struct TokenView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CreateTokenRequest {
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 100, pattern = r"\S"))]
     pub name: String,
 }
 
@@ -88,16 +91,19 @@ pub struct ChatView {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CreateChatRequest {
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = r"\S"))]
     pub title: Option<String>,
     /// Ties the conversation to a page of Lens (a path such as `/library/documents/…`)
     /// for the page assistant.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 2048, pattern = r"^/([^/]|$)"))]
     pub page_url: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RenameChatRequest {
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = r"\S"))]
     pub title: String,
 }
 
@@ -233,8 +239,11 @@ impl PageContext {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CreateMessageRequest {
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 100_000, pattern = r"\S"))]
     pub text: String,
+    /// Ids of the asker's uploads (`POST /api/v1/uploads`).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_items = 10))]
     pub attachments: Vec<String>,
     #[serde(default)]
     pub page: Option<PageContext>,
@@ -332,8 +341,10 @@ pub struct UpdateModelSettingsRequest {
     #[serde(default)]
     pub api_key: Option<String>,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1024, maximum = 4_000_000))]
     pub context_tokens: Option<u32>,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 256, maximum = 128_000))]
     pub max_output_tokens: Option<u32>,
 }
 
@@ -561,6 +572,7 @@ pub struct NamespaceView {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NamespaceRequest {
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 100, pattern = r"\S"))]
     pub name: String,
 }
 
