@@ -29,8 +29,9 @@ pub fn clean_page_url(url: &str) -> Result<&str> {
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ChatsQuery {
-    /// Only the conversations of this page's assistant.
+    /// Only the conversations of this page's assistant (a path of this server).
     #[serde(default)]
+    #[param(max_length = 2048, pattern = r"^/([^/]|$)")]
     page: Option<String>,
 }
 
