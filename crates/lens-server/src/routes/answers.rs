@@ -60,7 +60,20 @@ fn follow(log: Arc<AnswerLog>, seen: usize) -> impl Stream<Item = Result<Event, 
 }
 
 /// Follow an answer: its events as a Server-Sent Events stream.
-#[utoipa::path(get, path = "/chats/{cid}/answers/{aid}/events", tag = "answers", params(("cid" = String, Path, description = "The conversation's id"), ("aid" = String, Path, description = "The answer's id (its message id)"), ("Last-Event-ID" = Option<String>, Header, description = "The last event seen: the stream replays what came after it")), responses((status = 200, description = "`text/event-stream`: each event's `event:` is its kind, its `data:` a `StreamEvent`; `done` is last", content_type = "text/event-stream", body = lens_types::StreamEvent)), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    get,
+    path = "/chats/{cid}/answers/{aid}/events",
+    tag = "answers",
+    params(
+        ("cid" = String, Path, description = "The conversation's id"),
+        ("aid" = String, Path, description = "The answer's id (its message id)"),
+        ("Last-Event-ID" = Option<String>, Header, description = "The last event seen: the stream replays what came after it"),
+    ),
+    responses(
+        (status = 200, description = "`text/event-stream`: each event's `event:` is its kind, its `data:` a `StreamEvent`; `done` is last", content_type = "text/event-stream", body = lens_types::StreamEvent),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn get_answer_events(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -95,7 +108,19 @@ pub async fn get_answer_events(
 }
 
 /// Stops a running answer; a finished one stays as it is. Either way 202.
-#[utoipa::path(post, path = "/chats/{cid}/answers/{aid}/stop", tag = "answers", params(("cid" = String, Path, description = "The conversation's id"), ("aid" = String, Path, description = "The answer's id (its message id)")), responses((status = 202, description = "Stopping (or it had ended)")), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    post,
+    path = "/chats/{cid}/answers/{aid}/stop",
+    tag = "answers",
+    params(
+        ("cid" = String, Path, description = "The conversation's id"),
+        ("aid" = String, Path, description = "The answer's id (its message id)"),
+    ),
+    responses(
+        (status = 202, description = "Stopping (or it had ended)"),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn stop_answer(
     State(state): State<AppState>,
     user: CurrentUser,

@@ -11,7 +11,20 @@ use lens_types::{ApprovalRef, DecideApprovalRequest};
 use crate::{AppError, AppState, Result, auth::CurrentUser, json::ApiJson, store::Decided};
 
 /// Approve or decline a step that asked first.
-#[utoipa::path(post, path = "/approvals/{id}", tag = "answers", params(("id" = String, Path, description = "The approval's id")), request_body = lens_types::DecideApprovalRequest, responses((status = 200, description = "The decision, recorded", body = lens_types::ApprovalRef), (status = 409, description = "It was decided already, or its answer has ended", body = lens_types::ErrorBody)), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    post,
+    path = "/approvals/{id}",
+    tag = "answers",
+    params(
+        ("id" = String, Path, description = "The approval's id"),
+    ),
+    request_body = lens_types::DecideApprovalRequest,
+    responses(
+        (status = 200, description = "The decision, recorded", body = lens_types::ApprovalRef),
+        (status = 409, description = "It was decided already, or its answer has ended", body = lens_types::ErrorBody),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn decide_approval(
     State(state): State<AppState>,
     user: CurrentUser,

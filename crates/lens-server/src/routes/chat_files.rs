@@ -21,7 +21,20 @@ pub struct FileQuery {
 }
 
 /// Download a shared file (its owner only; `?inline=true` shows an image).
-#[utoipa::path(get, path = "/chats/{cid}/files/{fid}", tag = "files", params(("cid" = String, Path, description = "The conversation's id"), ("fid" = String, Path, description = "The shared file's id"), FileQuery), responses((status = 200, description = "The file's bytes: an attachment, or an image inline", content(("application/octet-stream"), ("image/*")))), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    get,
+    path = "/chats/{cid}/files/{fid}",
+    tag = "files",
+    params(
+        ("cid" = String, Path, description = "The conversation's id"),
+        ("fid" = String, Path, description = "The shared file's id"),
+        FileQuery,
+    ),
+    responses(
+        (status = 200, description = "The file's bytes: an attachment, or an image inline", content(("application/octet-stream"), ("image/*"))),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn get_chat_file(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -34,7 +47,22 @@ pub async fn get_chat_file(
 }
 
 /// The person shares a file a run made (the Share button under "files made").
-#[utoipa::path(post, path = "/chats/{cid}/files", tag = "files", params(("cid" = String, Path, description = "The conversation's id")), request_body = lens_types::ShareFileRequest, responses((status = 201, description = "The shared file", body = lens_types::SharedFileRef), (status = 409, description = "The code sandbox is off", body = lens_types::ErrorBody), (status = 400, description = "No such file in the workspace, it is too large, or the conversation keeps its most files", body = lens_types::ErrorBody), (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody)), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    post,
+    path = "/chats/{cid}/files",
+    tag = "files",
+    params(
+        ("cid" = String, Path, description = "The conversation's id"),
+    ),
+    request_body = lens_types::ShareFileRequest,
+    responses(
+        (status = 201, description = "The shared file", body = lens_types::SharedFileRef),
+        (status = 409, description = "The code sandbox is off", body = lens_types::ErrorBody),
+        (status = 400, description = "No such file in the workspace, it is too large, or the conversation keeps its most files", body = lens_types::ErrorBody),
+        (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn share_chat_file(
     State(state): State<AppState>,
     user: CurrentUser,

@@ -36,7 +36,19 @@ pub struct ChatsQuery {
 }
 
 /// List your conversations, most recent first.
-#[utoipa::path(get, path = "/chats", tag = "chats", params(ChatsQuery), responses((status = 200, description = "Your conversations", body = Vec<lens_types::ChatView>), (status = 400, description = "`page` is not a path of this server", body = lens_types::ErrorBody)), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    get,
+    path = "/chats",
+    tag = "chats",
+    params(
+        ChatsQuery,
+    ),
+    responses(
+        (status = 200, description = "Your conversations", body = Vec<lens_types::ChatView>),
+        (status = 400, description = "`page` is not a path of this server", body = lens_types::ErrorBody),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn list_chats(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -47,7 +59,17 @@ pub async fn list_chats(
 }
 
 /// Start a conversation (`page_url` ties it to a page, for the page assistant).
-#[utoipa::path(post, path = "/chats", tag = "chats", request_body = lens_types::CreateChatRequest, responses((status = 201, description = "The new conversation", body = lens_types::ChatView), (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody)), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    post,
+    path = "/chats",
+    tag = "chats",
+    request_body = lens_types::CreateChatRequest,
+    responses(
+        (status = 201, description = "The new conversation", body = lens_types::ChatView),
+        (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn create_chat(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -63,7 +85,18 @@ pub async fn create_chat(
 }
 
 /// A conversation with its messages, oldest first.
-#[utoipa::path(get, path = "/chats/{cid}", tag = "chats", params(("cid" = String, Path, description = "The conversation's id")), responses((status = 200, description = "The conversation", body = lens_types::ChatDetail)), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    get,
+    path = "/chats/{cid}",
+    tag = "chats",
+    params(
+        ("cid" = String, Path, description = "The conversation's id"),
+    ),
+    responses(
+        (status = 200, description = "The conversation", body = lens_types::ChatDetail),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn get_chat(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -77,7 +110,20 @@ pub async fn get_chat(
 }
 
 /// Rename a conversation.
-#[utoipa::path(patch, path = "/chats/{cid}", tag = "chats", params(("cid" = String, Path, description = "The conversation's id")), request_body = lens_types::RenameChatRequest, responses((status = 200, description = "The conversation, renamed", body = lens_types::ChatView), (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody)), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    patch,
+    path = "/chats/{cid}",
+    tag = "chats",
+    params(
+        ("cid" = String, Path, description = "The conversation's id"),
+    ),
+    request_body = lens_types::RenameChatRequest,
+    responses(
+        (status = 200, description = "The conversation, renamed", body = lens_types::ChatView),
+        (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn rename_chat(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -89,7 +135,18 @@ pub async fn rename_chat(
 }
 
 /// Stops the chat's running answer and deletes the chat with everything of it.
-#[utoipa::path(delete, path = "/chats/{cid}", tag = "chats", params(("cid" = String, Path, description = "The conversation's id")), responses((status = 204, description = "Deleted with its messages, files and sandbox")), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    delete,
+    path = "/chats/{cid}",
+    tag = "chats",
+    params(
+        ("cid" = String, Path, description = "The conversation's id"),
+    ),
+    responses(
+        (status = 204, description = "Deleted with its messages, files and sandbox"),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn delete_chat(
     State(state): State<AppState>,
     user: CurrentUser,

@@ -13,7 +13,18 @@ use lens_types::{DocumentView, SharedFileRef};
 use crate::{AppError, AppState, Result, auth::CurrentUser, chat::deletion, routes::chat_files::FileQuery};
 
 /// A document's details.
-#[utoipa::path(get, path = "/library/documents/{id}", tag = "library", params(("id" = String, Path, description = "The document's id")), responses((status = 200, description = "The document", body = lens_types::DocumentView)), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    get,
+    path = "/library/documents/{id}",
+    tag = "library",
+    params(
+        ("id" = String, Path, description = "The document's id"),
+    ),
+    responses(
+        (status = 200, description = "The document", body = lens_types::DocumentView),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn get_document(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -23,7 +34,19 @@ pub async fn get_document(
 }
 
 /// Download a document (`?inline=true` shows an image).
-#[utoipa::path(get, path = "/library/documents/{id}/content", tag = "library", params(("id" = String, Path, description = "The document's id"), FileQuery), responses((status = 200, description = "The document's bytes: an attachment, or an image inline", content(("application/octet-stream"), ("image/*")))), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    get,
+    path = "/library/documents/{id}/content",
+    tag = "library",
+    params(
+        ("id" = String, Path, description = "The document's id"),
+        FileQuery,
+    ),
+    responses(
+        (status = 200, description = "The document's bytes: an attachment, or an image inline", content(("application/octet-stream"), ("image/*"))),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn get_document_content(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -36,7 +59,18 @@ pub async fn get_document_content(
 }
 
 /// Delete a document.
-#[utoipa::path(delete, path = "/library/documents/{id}", tag = "library", params(("id" = String, Path, description = "The document's id")), responses((status = 204, description = "Deleted")), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    delete,
+    path = "/library/documents/{id}",
+    tag = "library",
+    params(
+        ("id" = String, Path, description = "The document's id"),
+    ),
+    responses(
+        (status = 204, description = "Deleted"),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn delete_document(
     State(state): State<AppState>,
     user: CurrentUser,

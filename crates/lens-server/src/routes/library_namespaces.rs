@@ -21,13 +21,32 @@ pub fn clean_namespace(name: &str) -> Result<String> {
 }
 
 /// The person's library namespaces.
-#[utoipa::path(get, path = "/library/namespaces", tag = "library", responses((status = 200, description = "Your namespaces", body = Vec<lens_types::NamespaceView>)), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    get,
+    path = "/library/namespaces",
+    tag = "library",
+    responses(
+        (status = 200, description = "Your namespaces", body = Vec<lens_types::NamespaceView>),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn list_namespaces(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<NamespaceView>>> {
     Ok(Json(state.store.namespaces(user.id()).await?))
 }
 
 /// Make a namespace.
-#[utoipa::path(post, path = "/library/namespaces", tag = "library", request_body = lens_types::NamespaceRequest, responses((status = 201, description = "The new namespace", body = lens_types::NamespaceView), (status = 409, description = "You have a namespace of that name already", body = lens_types::ErrorBody), (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody)), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    post,
+    path = "/library/namespaces",
+    tag = "library",
+    request_body = lens_types::NamespaceRequest,
+    responses(
+        (status = 201, description = "The new namespace", body = lens_types::NamespaceView),
+        (status = 409, description = "You have a namespace of that name already", body = lens_types::ErrorBody),
+        (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn create_namespace(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -45,7 +64,18 @@ pub async fn create_namespace(
 }
 
 /// A namespace.
-#[utoipa::path(get, path = "/library/namespaces/{id}", tag = "library", params(("id" = String, Path, description = "The namespace's id")), responses((status = 200, description = "The namespace", body = lens_types::NamespaceView)), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    get,
+    path = "/library/namespaces/{id}",
+    tag = "library",
+    params(
+        ("id" = String, Path, description = "The namespace's id"),
+    ),
+    responses(
+        (status = 200, description = "The namespace", body = lens_types::NamespaceView),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn get_namespace(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -55,7 +85,21 @@ pub async fn get_namespace(
 }
 
 /// Rename a namespace.
-#[utoipa::path(patch, path = "/library/namespaces/{id}", tag = "library", params(("id" = String, Path, description = "The namespace's id")), request_body = lens_types::NamespaceRequest, responses((status = 200, description = "The namespace, renamed", body = lens_types::NamespaceView), (status = 409, description = "You have a namespace of that name already", body = lens_types::ErrorBody), (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody)), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    patch,
+    path = "/library/namespaces/{id}",
+    tag = "library",
+    params(
+        ("id" = String, Path, description = "The namespace's id"),
+    ),
+    request_body = lens_types::NamespaceRequest,
+    responses(
+        (status = 200, description = "The namespace, renamed", body = lens_types::NamespaceView),
+        (status = 409, description = "You have a namespace of that name already", body = lens_types::ErrorBody),
+        (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn rename_namespace(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -75,7 +119,18 @@ pub async fn rename_namespace(
 }
 
 /// Delete a namespace with its documents.
-#[utoipa::path(delete, path = "/library/namespaces/{id}", tag = "library", params(("id" = String, Path, description = "The namespace's id")), responses((status = 204, description = "Deleted")), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    delete,
+    path = "/library/namespaces/{id}",
+    tag = "library",
+    params(
+        ("id" = String, Path, description = "The namespace's id"),
+    ),
+    responses(
+        (status = 204, description = "Deleted"),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn delete_namespace(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -94,7 +149,18 @@ pub async fn delete_namespace(
 }
 
 /// A namespace's documents.
-#[utoipa::path(get, path = "/library/namespaces/{id}/documents", tag = "library", params(("id" = String, Path, description = "The namespace's id")), responses((status = 200, description = "Its documents", body = Vec<lens_types::DocumentView>)), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    get,
+    path = "/library/namespaces/{id}/documents",
+    tag = "library",
+    params(
+        ("id" = String, Path, description = "The namespace's id"),
+    ),
+    responses(
+        (status = 200, description = "Its documents", body = Vec<lens_types::DocumentView>),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn list_documents(
     State(state): State<AppState>,
     user: CurrentUser,

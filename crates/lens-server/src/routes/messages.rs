@@ -30,7 +30,21 @@ fn clean_page(page: PageContext) -> Result<PageContext> {
 }
 
 /// Ask: returns the ids at once while the answer runs.
-#[utoipa::path(post, path = "/chats/{cid}/messages", tag = "chats", params(("cid" = String, Path, description = "The conversation's id")), request_body = lens_types::CreateMessageRequest, responses((status = 202, description = "Asked; follow the answer at its events route", body = lens_types::CreateMessageResponse), (status = 409, description = "An answer is still being written in this conversation", body = lens_types::ErrorBody), (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody)), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    post,
+    path = "/chats/{cid}/messages",
+    tag = "chats",
+    params(
+        ("cid" = String, Path, description = "The conversation's id"),
+    ),
+    request_body = lens_types::CreateMessageRequest,
+    responses(
+        (status = 202, description = "Asked; follow the answer at its events route", body = lens_types::CreateMessageResponse),
+        (status = 409, description = "An answer is still being written in this conversation", body = lens_types::ErrorBody),
+        (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn create_message(
     State(state): State<AppState>,
     user: CurrentUser,

@@ -8,7 +8,16 @@ use lens_types::ModelList;
 use crate::{AppError, AppState, Result, auth::AdminUser, model_settings::ModelSettings};
 
 /// The models the configured endpoint offers.
-#[utoipa::path(get, path = "/settings/model/models", tag = "settings", responses((status = 200, description = "Their names", body = lens_types::ModelList), (status = 502, description = "The endpoint did not list its models; the message says what it said", body = lens_types::ErrorBody)), security(("session" = ["admin"]), ("bearer" = ["admin"])))]
+#[utoipa::path(
+    get,
+    path = "/settings/model/models",
+    tag = "settings",
+    responses(
+        (status = 200, description = "Their names", body = lens_types::ModelList),
+        (status = 502, description = "The endpoint did not list its models; the message says what it said", body = lens_types::ErrorBody),
+    ),
+    security(("session" = ["admin"]), ("bearer" = ["admin"])),
+)]
 pub async fn list_models(State(state): State<AppState>, _admin: AdminUser) -> Result<Json<ModelList>> {
     let model = ModelSettings::load(&state).await?.model(&state.http);
     match model.models().await {

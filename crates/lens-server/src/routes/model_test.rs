@@ -7,7 +7,15 @@ use lens_types::{ModelProvider, ModelTestResult};
 use crate::{AppState, Result, auth::AdminUser, model_probe::probe, model_settings::ModelSettings};
 
 /// Test the model as set with a one-line prompt.
-#[utoipa::path(post, path = "/settings/model/test", tag = "settings", responses((status = 200, description = "The reply and the time to its first word, or the provider's error in words", body = lens_types::ModelTestResult)), security(("session" = ["admin"]), ("bearer" = ["admin"])))]
+#[utoipa::path(
+    post,
+    path = "/settings/model/test",
+    tag = "settings",
+    responses(
+        (status = 200, description = "The reply and the time to its first word, or the provider's error in words", body = lens_types::ModelTestResult),
+    ),
+    security(("session" = ["admin"]), ("bearer" = ["admin"])),
+)]
 pub async fn test_model(State(state): State<AppState>, _admin: AdminUser) -> Result<Json<ModelTestResult>> {
     let settings = ModelSettings::load(&state).await?;
     if settings.provider == ModelProvider::Direct {

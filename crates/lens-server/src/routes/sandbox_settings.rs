@@ -6,7 +6,15 @@ use lens_types::{SandboxSettingsView, UpdateSandboxSettingsRequest};
 use crate::{AppState, Result, auth::AdminUser, json::ApiJson, sandbox_settings::SandboxSettings};
 
 /// The code sandbox settings, the machine's check and the egress log.
-#[utoipa::path(get, path = "/admin/sandbox", tag = "settings", responses((status = 200, description = "The settings", body = lens_types::SandboxSettingsView)), security(("session" = ["admin"]), ("bearer" = ["admin"])))]
+#[utoipa::path(
+    get,
+    path = "/admin/sandbox",
+    tag = "settings",
+    responses(
+        (status = 200, description = "The settings", body = lens_types::SandboxSettingsView),
+    ),
+    security(("session" = ["admin"]), ("bearer" = ["admin"])),
+)]
 pub async fn get_sandbox_settings(
     State(state): State<AppState>,
     _admin: AdminUser,
@@ -21,7 +29,18 @@ pub async fn get_sandbox_settings(
 }
 
 /// Change the code sandbox settings (turning it on runs the check first).
-#[utoipa::path(put, path = "/admin/sandbox", tag = "settings", request_body = lens_types::UpdateSandboxSettingsRequest, responses((status = 200, description = "The settings, changed", body = lens_types::SandboxSettingsView), (status = 409, description = "A field is locked, or the machine cannot run the sandbox", body = lens_types::ErrorBody), (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody)), security(("session" = ["admin"]), ("bearer" = ["admin"])))]
+#[utoipa::path(
+    put,
+    path = "/admin/sandbox",
+    tag = "settings",
+    request_body = lens_types::UpdateSandboxSettingsRequest,
+    responses(
+        (status = 200, description = "The settings, changed", body = lens_types::SandboxSettingsView),
+        (status = 409, description = "A field is locked, or the machine cannot run the sandbox", body = lens_types::ErrorBody),
+        (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
+    ),
+    security(("session" = ["admin"]), ("bearer" = ["admin"])),
+)]
 pub async fn update_sandbox_settings(
     State(state): State<AppState>,
     _admin: AdminUser,
@@ -32,7 +51,15 @@ pub async fn update_sandbox_settings(
 }
 
 /// Runs `sandbox check` again (after an admin fixed something on the machine).
-#[utoipa::path(post, path = "/admin/sandbox/check", tag = "settings", responses((status = 200, description = "The settings with the new check", body = lens_types::SandboxSettingsView)), security(("session" = ["admin"]), ("bearer" = ["admin"])))]
+#[utoipa::path(
+    post,
+    path = "/admin/sandbox/check",
+    tag = "settings",
+    responses(
+        (status = 200, description = "The settings with the new check", body = lens_types::SandboxSettingsView),
+    ),
+    security(("session" = ["admin"]), ("bearer" = ["admin"])),
+)]
 pub async fn check_sandbox(State(state): State<AppState>, _admin: AdminUser) -> Result<Json<SandboxSettingsView>> {
     let settings = SandboxSettings::load(&state).await?;
     state.sandbox.run_check(&settings).await;

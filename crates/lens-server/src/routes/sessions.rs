@@ -48,7 +48,18 @@ pub async fn start_session(
 }
 
 /// Log in; sets the session cookie.
-#[utoipa::path(post, path = "/auth/login", tag = "accounts", request_body = lens_types::CredentialsRequest, responses((status = 200, description = "Logged in (sets the session cookie)", body = lens_types::SessionResponse), (status = 401, description = "Wrong username or password", body = lens_types::ErrorBody), (status = 429, description = "Too many attempts; Retry-After says when to try again", body = lens_types::ErrorBody), (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody)))]
+#[utoipa::path(
+    post,
+    path = "/auth/login",
+    tag = "accounts",
+    request_body = lens_types::CredentialsRequest,
+    responses(
+        (status = 200, description = "Logged in (sets the session cookie)", body = lens_types::SessionResponse),
+        (status = 401, description = "Wrong username or password", body = lens_types::ErrorBody),
+        (status = 429, description = "Too many attempts; Retry-After says when to try again", body = lens_types::ErrorBody),
+        (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
+    ),
+)]
 pub async fn create_session(
     State(state): State<AppState>,
     ConnectInfo(addr): ConnectInfo<SocketAddr>,
@@ -80,7 +91,15 @@ pub async fn create_session(
 }
 
 /// Log out: ends the cookie session (an API token stays valid).
-#[utoipa::path(post, path = "/auth/logout", tag = "accounts", responses((status = 204, description = "Logged out")), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    post,
+    path = "/auth/logout",
+    tag = "accounts",
+    responses(
+        (status = 204, description = "Logged out"),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn delete_session(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -94,7 +113,15 @@ pub async fn delete_session(
 }
 
 /// The logged-in person and the CSRF proof (empty for token requests).
-#[utoipa::path(get, path = "/me", tag = "accounts", responses((status = 200, description = "The person and the CSRF proof", body = lens_types::SessionResponse)), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    get,
+    path = "/me",
+    tag = "accounts",
+    responses(
+        (status = 200, description = "The person and the CSRF proof", body = lens_types::SessionResponse),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn get_me(user: CurrentUser) -> Json<SessionResponse> {
     Json(SessionResponse { user: user.user.view(), csrf_token: user.csrf_token.unwrap_or_default() })
 }

@@ -8,13 +8,30 @@ use super::sessions::{check_username, start_session};
 use crate::{AppError, AppState, Result, auth::check_password_rules, auth::hash_password, json::ApiJson};
 
 /// Whether the first account still has to be made.
-#[utoipa::path(get, path = "/setup", tag = "accounts", responses((status = 200, description = "Whether setup is needed", body = lens_types::SetupStatus)))]
+#[utoipa::path(
+    get,
+    path = "/setup",
+    tag = "accounts",
+    responses(
+        (status = 200, description = "Whether setup is needed", body = lens_types::SetupStatus),
+    ),
+)]
 pub async fn get_setup(State(state): State<AppState>) -> Result<Json<SetupStatus>> {
     Ok(Json(SetupStatus { needed: state.store.count_users().await? == 0 }))
 }
 
 /// Makes the admin account and logs it in; 409 once any account exists.
-#[utoipa::path(post, path = "/setup", tag = "accounts", request_body = lens_types::CredentialsRequest, responses((status = 200, description = "The admin account, logged in (sets the session cookie)", body = lens_types::SessionResponse), (status = 409, description = "Lens is set up already", body = lens_types::ErrorBody), (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody)))]
+#[utoipa::path(
+    post,
+    path = "/setup",
+    tag = "accounts",
+    request_body = lens_types::CredentialsRequest,
+    responses(
+        (status = 200, description = "The admin account, logged in (sets the session cookie)", body = lens_types::SessionResponse),
+        (status = 409, description = "Lens is set up already", body = lens_types::ErrorBody),
+        (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
+    ),
+)]
 pub async fn create_setup(
     State(state): State<AppState>,
     jar: CookieJar,

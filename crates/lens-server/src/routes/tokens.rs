@@ -18,13 +18,31 @@ use crate::{
 const TOKEN_PREFIX: &str = "lens_";
 
 /// List your API tokens (without their secrets).
-#[utoipa::path(get, path = "/tokens", tag = "accounts", responses((status = 200, description = "Your tokens", body = Vec<lens_types::TokenView>)), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    get,
+    path = "/tokens",
+    tag = "accounts",
+    responses(
+        (status = 200, description = "Your tokens", body = Vec<lens_types::TokenView>),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn list_tokens(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<TokenView>>> {
     Ok(Json(state.store.list_tokens(user.id()).await?))
 }
 
 /// Make an API token; its secret is shown this once.
-#[utoipa::path(post, path = "/tokens", tag = "accounts", request_body = lens_types::CreateTokenRequest, responses((status = 201, description = "The token and its secret", body = lens_types::CreateTokenResponse), (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody)), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    post,
+    path = "/tokens",
+    tag = "accounts",
+    request_body = lens_types::CreateTokenRequest,
+    responses(
+        (status = 201, description = "The token and its secret", body = lens_types::CreateTokenResponse),
+        (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn create_token(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -40,7 +58,18 @@ pub async fn create_token(
 }
 
 /// Revoke one of your API tokens.
-#[utoipa::path(delete, path = "/tokens/{id}", tag = "accounts", params(("id" = String, Path, description = "The token's id")), responses((status = 204, description = "Revoked")), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    delete,
+    path = "/tokens/{id}",
+    tag = "accounts",
+    params(
+        ("id" = String, Path, description = "The token's id"),
+    ),
+    responses(
+        (status = 204, description = "Revoked"),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn delete_token(
     State(state): State<AppState>,
     user: CurrentUser,

@@ -26,7 +26,18 @@ enum Chunk {
 }
 
 /// Upload a file to attach to a message.
-#[utoipa::path(post, path = "/uploads", tag = "files", request_body(content = UploadForm, content_type = "multipart/form-data", description = "A form whose field `file` is the file (50 MB at most by default)"), responses((status = 201, description = "The upload, to name in a message's `attachments`", body = lens_types::SharedFileRef), (status = 400, description = "The form is not readable, has no `file`, or the file is too large", body = lens_types::ErrorBody), (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody)), security(("session" = []), ("bearer" = [])))]
+#[utoipa::path(
+    post,
+    path = "/uploads",
+    tag = "files",
+    request_body(content = UploadForm, content_type = "multipart/form-data", description = "A form whose field `file` is the file (50 MB at most by default)"),
+    responses(
+        (status = 201, description = "The upload, to name in a message's `attachments`", body = lens_types::SharedFileRef),
+        (status = 400, description = "The form is not readable, has no `file`, or the file is too large", body = lens_types::ErrorBody),
+        (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
 pub async fn create_upload(
     State(state): State<AppState>,
     user: CurrentUser,

@@ -15,13 +15,32 @@ use crate::{
 };
 
 /// List accounts.
-#[utoipa::path(get, path = "/users", tag = "accounts", responses((status = 200, description = "Every account", body = Vec<lens_types::UserView>)), security(("session" = ["admin"]), ("bearer" = ["admin"])))]
+#[utoipa::path(
+    get,
+    path = "/users",
+    tag = "accounts",
+    responses(
+        (status = 200, description = "Every account", body = Vec<lens_types::UserView>),
+    ),
+    security(("session" = ["admin"]), ("bearer" = ["admin"])),
+)]
 pub async fn list_users(State(state): State<AppState>, _admin: AdminUser) -> Result<Json<Vec<UserView>>> {
     Ok(Json(state.store.list_users().await?.iter().map(|u| u.view()).collect()))
 }
 
 /// Make an account.
-#[utoipa::path(post, path = "/users", tag = "accounts", request_body = lens_types::CredentialsRequest, responses((status = 201, description = "The new account", body = lens_types::UserView), (status = 409, description = "The username is taken", body = lens_types::ErrorBody), (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody)), security(("session" = ["admin"]), ("bearer" = ["admin"])))]
+#[utoipa::path(
+    post,
+    path = "/users",
+    tag = "accounts",
+    request_body = lens_types::CredentialsRequest,
+    responses(
+        (status = 201, description = "The new account", body = lens_types::UserView),
+        (status = 409, description = "The username is taken", body = lens_types::ErrorBody),
+        (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
+    ),
+    security(("session" = ["admin"]), ("bearer" = ["admin"])),
+)]
 pub async fn create_user(
     State(state): State<AppState>,
     _admin: AdminUser,
@@ -43,7 +62,19 @@ pub async fn create_user(
 /// Its conversations with their messages, shared files, uploads, approvals and
 /// sandboxes; its library and tokens. The admin cannot delete their own account here
 /// (there would be no admin left to make new ones).
-#[utoipa::path(delete, path = "/users/{id}", tag = "accounts", params(("id" = i64, Path, description = "The account's id")), responses((status = 204, description = "Deleted with everything of it"), (status = 409, description = "The admin cannot delete their own account", body = lens_types::ErrorBody)), security(("session" = ["admin"]), ("bearer" = ["admin"])))]
+#[utoipa::path(
+    delete,
+    path = "/users/{id}",
+    tag = "accounts",
+    params(
+        ("id" = i64, Path, description = "The account's id"),
+    ),
+    responses(
+        (status = 204, description = "Deleted with everything of it"),
+        (status = 409, description = "The admin cannot delete their own account", body = lens_types::ErrorBody),
+    ),
+    security(("session" = ["admin"]), ("bearer" = ["admin"])),
+)]
 pub async fn delete_user(State(state): State<AppState>, admin: AdminUser, Path(id): Path<i64>) -> Result<StatusCode> {
     if id == admin.0.id() {
         return Err(AppError::Conflict("you cannot delete your own account".into()));
