@@ -6,7 +6,7 @@ use futures_util::Stream;
 use lens_types::{OutputStream, RunEnding};
 use serde::{Deserialize, Serialize};
 
-use crate::SandboxError;
+use crate::{AdmissionLimits, Limits, Network, SandboxError, egress::EgressDecision};
 
 /// Where a conversation's sandbox stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,6 +70,19 @@ pub struct FileEntry {
     pub is_dir: bool,
 }
 
+/// What an admin sets that a driver puts into force while it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DriverSettings {
+    /// What one sandbox may use, for sandboxes started from now on.
+    pub limits: Limits,
+    /// Sandboxes at once and their memory together.
+    pub admission: AdmissionLimits,
+    /// Sandboxes kept started for new conversations.
+    pub pool_size: usize,
+    /// What sandboxes may reach; `None`: loopback only.
+    pub network: Option<Network>,
+}
+
 /// A sandbox backend. Held as `Arc<dyn SandboxDriver>`; every implementation passes the
 /// same behavioural story.
 #[async_trait::async_trait]
@@ -107,6 +120,16 @@ pub trait SandboxDriver: Send + Sync {
     }
 
     async fn list(&self) -> Result<Vec<SandboxInfo>, SandboxError>;
+
+    /// Puts new settings into force: limits and admission for sandboxes started from now
+    /// on, the pool's size and the network at once.
+    fn configure(&self, settings: &DriverSettings);
+
+    /// The egress proxy's latest decisions, newest last.
+    fn egress_log(&self) -> Vec<EgressDecision>;
+
+    /// Stops every sandbox as the server goes down; the workspaces stay.
+    async fn shutdown(&self);
 }
 
 /// A whole run's output, for callers that do not need it live.

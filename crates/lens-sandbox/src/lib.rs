@@ -31,13 +31,14 @@ pub use admission::{AdmissionLimits, host_memory};
 pub use capture::{CapturedRun, MODEL_TEXT_LIMIT, OutputCapture};
 pub use check::check;
 pub use driver::{
-    ExecRequest, FileEntry, RunEvent, RunStream, SandboxDriver, SandboxInfo, SandboxState, WholeRun, run_to_end,
+    DriverSettings, ExecRequest, FileEntry, RunEvent, RunStream, SandboxDriver, SandboxInfo, SandboxState, WholeRun,
+    run_to_end,
 };
 pub use error::SandboxError;
 /// The port of the egress proxy on every sandbox's loopback.
 pub use lens_sandbox_agent::protocol::PROXY_PORT;
 pub use lens_types::{OutputStream, RunEnding, RunOutput};
 pub use limits::Limits;
-pub use local::{DEFAULT_HOST_UID, LocalDriver, LocalOptions};
+pub use local::{DEFAULT_HOST_UID, LocalDriver, LocalOptions, start_local};
 pub use name::sandbox_name;
 pub use relay::Network;

@@ -33,8 +33,8 @@ use tokio::{
 };
 
 use crate::{
-    AdmissionLimits, ExecRequest, FileEntry, Limits, RunEvent, RunStream, SandboxDriver, SandboxError, SandboxInfo,
-    SandboxState,
+    AdmissionLimits, DriverSettings, ExecRequest, FileEntry, Limits, RunEvent, RunStream, SandboxDriver, SandboxError,
+    SandboxInfo, SandboxState,
     admission::{Admission, Ticket},
     cgroup::{Cgroups, SandboxCgroup, process_tree},
     quota::Workspace,
@@ -962,6 +962,29 @@ impl SandboxDriver for LocalDriver {
         out.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(out)
     }
+
+    fn configure(&self, settings: &DriverSettings) {
+        self.set_limits(settings.limits);
+        self.set_admission(settings.admission);
+        self.set_pool_size(settings.pool_size);
+        self.set_network(settings.network.clone());
+    }
+
+    fn egress_log(&self) -> Vec<crate::egress::EgressDecision> {
+        LocalDriver::egress_log(self)
+    }
+
+    async fn shutdown(&self) {
+        LocalDriver::shutdown(self).await;
+    }
+}
+
+/// Starts the local backend with these settings: the driver, its pool kept filled.
+pub fn start_local(options: LocalOptions, settings: &DriverSettings) -> Result<Arc<dyn SandboxDriver>, SandboxError> {
+    let driver = Arc::new(LocalDriver::new(options)?);
+    driver.configure(settings);
+    driver.keep_pool();
+    Ok(driver)
 }
 
 /// The events of one run; dropping the stream before its end kills the run. The run

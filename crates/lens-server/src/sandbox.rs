@@ -9,7 +9,7 @@ use std::{
 };
 
 use lens_sandbox::{
-    LocalDriver, LocalOptions, Network, SandboxDriver, SandboxState,
+    DriverSettings, LocalOptions, Network, SandboxDriver, SandboxState,
     egress::{Cidr, EgressDecision, EgressPolicy},
     registries::{Registries, sandbox_env},
 };
@@ -32,7 +32,7 @@ pub struct SandboxHub {
 
 #[derive(Clone)]
 struct Active {
-    driver: Arc<LocalDriver>,
+    driver: Arc<dyn SandboxDriver>,
     run: RunSettings,
 }
 
@@ -52,18 +52,13 @@ impl SandboxHub {
 
     /// The driver, when the sandbox is on.
     pub fn driver(&self) -> Option<Arc<dyn SandboxDriver>> {
-        self.local().map(|d| d as Arc<dyn SandboxDriver>)
-    }
-
-    /// The local driver, when the sandbox is on.
-    pub fn local(&self) -> Option<Arc<LocalDriver>> {
         self.active.read().ok().and_then(|a| a.as_ref().map(|a| a.driver.clone()))
     }
 
     /// The driver and the run settings together, when the sandbox is on.
     pub fn current(&self) -> Option<(Arc<dyn SandboxDriver>, RunSettings)> {
         let active = self.active.read().ok()?.clone()?;
-        Some((active.driver as Arc<dyn SandboxDriver>, active.run))
+        Some((active.driver, active.run))
     }
 
     /// The registries `registries` mode allows (asking pip and npm costs a moment, so
@@ -99,7 +94,7 @@ impl SandboxHub {
 
     /// The latest egress decisions, newest last.
     pub fn egress_log(&self) -> Vec<EgressDecision> {
-        self.local().map(|d| d.egress_log()).unwrap_or_default()
+        self.driver().map(|d| d.egress_log()).unwrap_or_default()
     }
 
     fn options(&self, settings: &SandboxSettings) -> LocalOptions {
@@ -132,7 +127,12 @@ impl SandboxHub {
             memory_mb: settings.memory_mb,
             disk_mb: settings.disk_mb,
         };
-        let network = self.network(settings);
+        let driver_settings = DriverSettings {
+            limits: settings.limits(),
+            admission: settings.admission(),
+            pool_size: settings.pool_size as usize,
+            network: self.network(settings),
+        };
         if !settings.enabled {
             let taken = self.active.write().map(|mut a| a.take()).unwrap_or(None);
             if let Some(active) = taken {
@@ -140,11 +140,8 @@ impl SandboxHub {
             }
             return Ok(());
         }
-        if let Some(driver) = self.local() {
-            driver.set_limits(settings.limits());
-            driver.set_admission(settings.admission());
-            driver.set_pool_size(settings.pool_size as usize);
-            driver.set_network(network);
+        if let Some(driver) = self.driver() {
+            driver.configure(&driver_settings);
             if let Ok(mut a) = self.active.write()
                 && let Some(active) = a.as_mut()
             {
@@ -158,10 +155,7 @@ impl SandboxHub {
                 check.items.iter().filter(|i| !i.ok).map(|i| format!("{}: {}", i.name, i.detail)).collect();
             return Err(format!("the code sandbox cannot be turned on here. {}", missing.join("; ")));
         }
-        let driver = Arc::new(LocalDriver::new(self.options(settings)).map_err(|e| e.to_string())?);
-        driver.set_network(network);
-        driver.set_pool_size(settings.pool_size as usize);
-        driver.keep_pool();
+        let driver = lens_sandbox::start_local(self.options(settings), &driver_settings).map_err(|e| e.to_string())?;
         if let Ok(mut a) = self.active.write() {
             *a = Some(Active { driver, run });
         }
@@ -217,7 +211,7 @@ pub async fn start(state: &AppState) -> anyhow::Result<()> {
 
 /// Stops every sandbox as the server goes down (the workspaces stay).
 pub async fn shutdown(state: &AppState) {
-    if let Some(driver) = state.sandbox.local() {
+    if let Some(driver) = state.sandbox.driver() {
         driver.shutdown().await;
     }
 }
