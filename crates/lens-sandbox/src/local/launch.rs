@@ -1,0 +1,146 @@
+//! Starting a sandbox: the bwrap command line, the agent as its first process, and
+//! the checks before the sandbox is moved into its cgroup and asked anything.
+
+use super::*;
+
+impl LocalDriver {
+    pub(super) fn bwrap_args(&self, workspace: &Path, limits: &Limits) -> Vec<String> {
+        let mut a: Vec<String> = Vec::new();
+        let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
+        push(&["--unshare-user", "--uid", "1000", "--gid", "1000", "--disable-userns"]);
+        push(&["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try"]);
+        push(&["--hostname", "sandbox", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]);
+        push(&["--ro-bind", "/usr", "/usr"]);
+        push(&["--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib"]);
+        push(&["--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin"]);
+        for p in ETC_READ_ONLY {
+            push(&["--ro-bind-try", p, p]);
+        }
+        push(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]);
+        let ws = workspace.to_string_lossy().into_owned();
+        let agent = self.agent.to_string_lossy().into_owned();
+        push(&["--bind", &ws, "/workspace", "--ro-bind", &agent, "/.lens/agent"]);
+        push(&["--chdir", "/workspace", "--remount-ro", "/", "--", "/.lens/agent", "--root", "/workspace"]);
+        push(&["--own-pid-namespace", "--proxy"]);
+        push(&["--max-file-bytes", &limits.disk_bytes.to_string()]);
+        a
+    }
+
+    pub(super) async fn start(&self, chat_id: &str, name: &str) -> Result<Arc<Running>, SandboxError> {
+        let limits = self.limits();
+        // Room first: the host is never asked for more than the limits allow.
+        let ticket = self.admission.admit(name, limits.memory_bytes, || self.stop_idle(name)).await?;
+        self.launch(chat_id, name, limits, ticket).await
+    }
+
+    /// Starts sandbox `name` in the room `ticket` holds.
+    pub(super) async fn launch(
+        &self,
+        chat_id: &str,
+        name: &str,
+        limits: Limits,
+        ticket: Ticket,
+    ) -> Result<Arc<Running>, SandboxError> {
+        let workspace = self.workspace(name);
+        let owner = if running_as_root() { self.host_uid } else { nix::unistd::getuid().as_raw() };
+        let (cgroups, name_owned, ws) = (self.cgroups.clone(), name.to_owned(), workspace.clone());
+        // Mounting and cgroup files are blocking work.
+        let cgroup = tokio::task::spawn_blocking(move || {
+            ws.mount(limits.disk_bytes, owner)?;
+            cgroups.create(&name_owned, &limits)
+        })
+        .await
+        .map_err(backend)?
+        .map_err(SandboxError::Unavailable)?;
+        let env = sandbox_env(&limits);
+        let mut cmd = tokio::process::Command::new("bwrap");
+        cmd.args(self.bwrap_args(&workspace.dir, &limits)).env_clear().envs(env.iter().cloned());
+        // As root, bwrap drops to the unprivileged host user; a non-root Lens is already one.
+        if running_as_root() {
+            cmd.uid(self.host_uid).gid(self.host_uid);
+        }
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).kill_on_drop(true);
+        let mut child = cmd.spawn().map_err(|e| SandboxError::Unavailable(format!("bwrap could not start: {e}")))?;
+        let stdin = child.stdin.take().ok_or_else(|| backend("no stdin"))?;
+        let mut stdout = child.stdout.take().ok_or_else(|| backend("no stdout"))?;
+        // The agent's first frame says it is confined; until then nothing else runs inside,
+        // so the whole tree can be moved into the cgroup without a race.
+        let first = tokio::time::timeout(START_TIMEOUT, read_reply(&mut stdout)).await;
+        let confinement = match first {
+            Ok(Some(Reply::Ready { landlock_abi, landlock_full, seccomp, .. })) => {
+                let pid = child.id().ok_or_else(|| gone("it ended while starting"))?;
+                for pid in process_tree(pid) {
+                    cgroup.add(pid).map_err(|e| backend(format!("cannot move the sandbox into its cgroup: {e}")))?;
+                }
+                (landlock_abi, landlock_full, seccomp)
+            }
+            other => {
+                let _ = child.start_kill();
+                cgroup.remove();
+                workspace.unmount();
+                return Err(SandboxError::Unavailable(match other {
+                    Ok(Some(Reply::Failed { message, .. })) => message,
+                    Ok(_) => "the sandbox ended while starting (is bubblewrap allowed here?)".into(),
+                    Err(_) => "the sandbox did not start in time".into(),
+                }));
+            }
+        };
+        let waiting: Arc<Mutex<HashMap<u64, mpsc::Sender<Reply>>>> = Arc::default();
+        // Proxy frames go out in order through one writer; the queue is bounded, so a
+        // remote host that sends faster than the sandbox reads waits on its socket.
+        let (outbox, mut frames) = mpsc::channel::<Request>(REPLY_QUEUE);
+        let active: Arc<AtomicUsize> = Arc::default();
+        let relay =
+            Relay::new(chat_id.to_owned(), outbox, self.network.clone(), self.egress_log.clone(), active.clone());
+        let dead: Arc<AtomicBool> = Arc::default();
+        let running = Arc::new(Running {
+            child: Mutex::new(child),
+            stdin: tokio::sync::Mutex::new(Some(stdin)),
+            waiting: waiting.clone(),
+            cgroup,
+            workspace: Mutex::new(workspace),
+            limits,
+            env,
+            confinement,
+            last_used: Mutex::new(std::time::Instant::now()),
+            active,
+            dead: dead.clone(),
+            relay: relay.clone(),
+            ticket: Mutex::new(Some(ticket)),
+        });
+        let writer = Arc::downgrade(&running);
+        tokio::spawn(async move {
+            while let Some(frame) = frames.recv().await {
+                let Some(running) = writer.upgrade() else { break };
+                if write_request(&running, &frame).await.is_err() {
+                    break;
+                }
+            }
+        });
+        // Replies go to whoever waits for their id; proxy frames to the relay; when the
+        // agent dies, every waiter hears it and the sandbox is marked dead.
+        tokio::spawn(async move {
+            while let Some(reply) = read_reply(&mut stdout).await {
+                match reply {
+                    Reply::NetConnect { id, method, target } => relay.connect(id, method, target),
+                    Reply::NetData { id, data } => relay.data(id, &data),
+                    Reply::NetClose { id } => relay.close(id),
+                    reply => {
+                        let id = reply_id(&reply);
+                        let to = waiting.lock().ok().and_then(|w| w.get(&id).cloned());
+                        if let Some(to) = to {
+                            // A full queue holds the agent back; a reader gone drops it.
+                            let _ = to.send(reply).await;
+                        }
+                    }
+                }
+            }
+            dead.store(true, Ordering::SeqCst);
+            relay.close_all();
+            if let Ok(mut w) = waiting.lock() {
+                w.clear();
+            }
+        });
+        Ok(running)
+    }
+}
