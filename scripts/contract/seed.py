@@ -120,7 +120,15 @@ ops = [
     operation("DELETE", "/api/v1/tokens/{id}", id=spare[0]),
     operation("DELETE", "/api/v1/users/{id}", id=bob),
 ]
+# No cache of earlier failures and no example database: a run is its seed and nothing
+# else, and leaves nothing in the work tree.
 config = f"""# Written by scripts/contract/seed.py for one run; not kept.
+[cache]
+enabled = false
+
+[generation]
+database = "none"
+
 [headers]
 Authorization = "Bearer {token}"
 

@@ -20,7 +20,7 @@ use utoipa::{
 };
 
 /// The scope an admin-only route lists in its `security`; it answers 403 to anyone else.
-pub const ADMIN: &str = "admin";
+const ADMIN: &str = "admin";
 
 /// The document's frame: its title, the security schemes and the shared schemas.
 #[derive(OpenApi)]
