@@ -30,8 +30,8 @@ pub struct Cgroups {
     bases: Vec<(&'static str, PathBuf)>,
 }
 
-/// The cgroup of one running sandbox.
-#[derive(Debug)]
+/// The cgroup of one running sandbox (its folders' names: a clone names the same one).
+#[derive(Debug, Clone)]
 pub struct SandboxCgroup {
     version: Version,
     dirs: Vec<(&'static str, PathBuf)>,

@@ -21,11 +21,13 @@ mod driver;
 pub mod egress;
 mod error;
 mod limits;
+mod link;
 mod local;
 mod name;
 mod quota;
 pub mod registries;
 mod relay;
+mod run_stream;
 
 pub use admission::{AdmissionLimits, host_memory};
 pub use capture::{CapturedRun, MODEL_TEXT_LIMIT, OutputCapture};

@@ -14,7 +14,6 @@
 
 mod launch;
 mod pool;
-mod run_stream;
 
 use std::{
     collections::HashMap,
@@ -22,31 +21,26 @@ use std::{
     process::Stdio,
     sync::{
         Arc, Mutex,
-        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
+        atomic::{AtomicU64, AtomicUsize, Ordering},
     },
     time::Duration,
 };
 
 use base64::{Engine, engine::general_purpose::STANDARD as B64};
-use lens_sandbox_agent::protocol::{FailKind, Reply, Request};
-use lens_types::RunEnding;
-use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
-    process::{Child, ChildStdin},
-    sync::mpsc,
-};
+use lens_sandbox_agent::protocol::{Reply, Request};
+use tokio::{process::Child, sync::mpsc};
 
 use crate::{
-    AdmissionLimits, DriverSettings, ExecRequest, FileEntry, Limits, RunEvent, RunStream, SandboxDriver, SandboxError,
+    AdmissionLimits, DriverSettings, ExecRequest, FileEntry, Limits, RunStream, SandboxDriver, SandboxError,
     SandboxInfo, SandboxState,
     admission::{Admission, Ticket},
     cgroup::{Cgroups, SandboxCgroup, process_tree},
+    link::{AgentLink, Unanswered, backend, gone, read_reply},
     quota::Workspace,
     relay::{EgressLog, Network, Relay},
+    run_stream::{RunHost, run_stream},
     sandbox_name,
 };
-
-use run_stream::run_stream;
 
 /// The host user bwrap runs as (and who owns the workspaces) when Lens runs as root:
 /// `nobody`. A Lens run by another user runs its sandboxes as that user.
@@ -90,28 +84,15 @@ fn sandbox_env(limits: &Limits) -> Vec<(String, String)> {
 /// How long a new sandbox may take to report that it is ready.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// How long past its own time limit a run may go before the server ends it and kills
-/// the sandbox from outside: the agent's own time-out, the kernel's interrupt grace
-/// (2 s) and the pipes' (0.5 s) fit inside it on a busy machine.
-pub const RUN_GRACE: Duration = Duration::from_secs(5);
-
-/// How long the agent may take to answer a file or listing request, or to take a frame.
-const ANSWER_DEADLINE: Duration = Duration::from_secs(30);
-
-/// Replies of one request that may wait for their reader; past it, the agent waits
-/// (and with it the program that prints), so a flood never piles up in the server.
-const REPLY_QUEUE: usize = 64;
+/// Proxy frames that may wait to be written to the agent; past it, the remote host
+/// that sends waits on its socket.
+const NET_QUEUE: usize = 64;
 
 /// How long the pool waits after a sandbox was taken before it starts the next.
 const REFILL_PAUSE: Duration = Duration::from_secs(1);
 
 /// The names of pre-started sandboxes, before a conversation has them.
 const POOL_PREFIX: &str = "lens-pool-";
-
-/// What the step says when a sandbox had to be started afresh.
-const RESTARTED: &str = "[Lens restarted this conversation's sandbox: it had stopped (its processes were killed, \
-                         it ran out of memory or stopped answering). Files in /workspace are kept; Python names \
-                         and imports are gone.]\n";
 
 /// How the local driver is set up.
 #[derive(Debug, Clone)]
@@ -139,13 +120,11 @@ impl LocalOptions {
     }
 }
 
-/// A running sandbox: its bwrap child and the agent's request pipe.
+/// A running sandbox: its bwrap child and the connection to its agent.
 struct Running {
     /// Behind a lock so `stop` can kill it while runs still hold the `Running`.
     child: Mutex<Child>,
-    /// The agent's requests; `None` once stopped (the agent ends when it reads EOF).
-    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
-    waiting: Arc<Mutex<HashMap<u64, mpsc::Sender<Reply>>>>,
+    link: Arc<AgentLink>,
     cgroup: SandboxCgroup,
     /// Behind a lock: a pre-started sandbox's image is renamed to its conversation's
     /// when it is given one (its mount point keeps the pool's name until it stops).
@@ -158,9 +137,6 @@ struct Running {
     last_used: Mutex<std::time::Instant>,
     /// Runs in progress; the proxy lets programs out only while one is.
     active: Arc<AtomicUsize>,
-    /// Set when the agent is gone (its pipe closed) or was killed for not answering:
-    /// the next call starts the sandbox afresh.
-    dead: Arc<AtomicBool>,
     relay: Arc<Relay>,
     /// Its room in the admission; given back when it is torn down.
     ticket: Mutex<Option<Ticket>>,
@@ -168,24 +144,16 @@ struct Running {
 
 impl Running {
     fn is_dead(&self) -> bool {
-        self.dead.load(Ordering::SeqCst)
+        self.link.is_dead()
     }
 
     /// Marks the sandbox dead and kills bwrap (its pid namespace goes with it); what
     /// is left in the cgroup goes with [`tear_down`] or [`Self::kill_from_outside`].
     fn end(&self) {
-        self.dead.store(true, Ordering::SeqCst);
+        self.link.mark_dead();
         if let Ok(mut child) = self.child.lock() {
             let _ = child.start_kill();
         }
-    }
-
-    /// Ends a sandbox that does not answer, from outside: bwrap and everything in its
-    /// cgroup are killed, whatever state the agent is in (frozen, flooding, gone).
-    async fn kill_from_outside(self: &Arc<Self>) {
-        self.end();
-        let running = self.clone();
-        let _ = tokio::task::spawn_blocking(move || running.cgroup.kill_all()).await;
     }
 
     fn workspace(&self) -> Option<Workspace> {
@@ -215,7 +183,6 @@ pub struct LocalDriver {
     /// What sandboxes may reach; `None` is no network.
     network: Arc<Mutex<Option<Network>>>,
     egress_log: Arc<EgressLog>,
-    next_id: AtomicU64,
     admission: Admission,
     /// Pre-started sandboxes no conversation has yet, and how many to keep ready.
     pool: Mutex<Vec<Arc<Running>>>,
@@ -250,7 +217,6 @@ impl LocalDriver {
             cgroups,
             network: Arc::default(),
             egress_log: Arc::default(),
-            next_id: AtomicU64::new(1),
             admission: Admission::new(admission),
             pool: Mutex::default(),
             pool_size: AtomicUsize::new(0),
@@ -437,31 +403,19 @@ impl LocalDriver {
         running: &Running,
         make: impl FnOnce(u64) -> Request,
     ) -> Result<(u64, mpsc::Receiver<Reply>), SandboxError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = mpsc::channel(REPLY_QUEUE);
-        running.waiting.lock().map_err(backend)?.insert(id, tx);
-        if let Err(e) = write_request(running, &make(id)).await {
-            running.waiting.lock().map_err(backend)?.remove(&id);
-            return Err(e);
-        }
-        Ok((id, rx))
+        running.link.send(make).await
     }
 
-    /// One request, one reply.
+    /// One request, one reply; a sandbox that does not answer is ended from outside.
     async fn ask(&self, chat_id: &str, make: impl FnOnce(u64) -> Request) -> Result<Reply, SandboxError> {
         let running = self.running(chat_id).await?;
-        let (id, mut rx) = self.send(&running, make).await?;
-        let reply = match tokio::time::timeout(ANSWER_DEADLINE, rx.recv()).await {
-            Ok(reply) => reply.ok_or_else(|| gone("it stopped; the next request starts it afresh")),
-            Err(_) => {
+        match running.link.ask(make).await {
+            Ok(reply) => Ok(reply),
+            Err(Unanswered::Failed(e)) => Err(e),
+            Err(Unanswered::Silent) => {
                 running.kill_from_outside().await;
                 Err(gone("it stopped answering and was ended; the next request starts it afresh"))
             }
-        };
-        running.waiting.lock().map_err(backend)?.remove(&id);
-        match reply? {
-            Reply::Failed { message, kind, .. } => Err(failure(kind, message)),
-            other => Ok(other),
         }
     }
 }
@@ -502,19 +456,6 @@ impl Drop for LocalDriver {
     }
 }
 
-/// Reads one frame from the agent; `None` when it ended or sent something unreadable.
-async fn read_reply(stdout: &mut tokio::process::ChildStdout) -> Option<Reply> {
-    let mut len = [0u8; 4];
-    stdout.read_exact(&mut len).await.ok()?;
-    let len = u32::from_be_bytes(len) as usize;
-    if len > lens_sandbox_agent::protocol::MAX_FRAME {
-        return None;
-    }
-    let mut body = vec![0u8; len];
-    stdout.read_exact(&mut body).await.ok()?;
-    serde_json::from_slice::<Reply>(&body).ok()
-}
-
 /// The cgroup folder of the sandboxes of the driver on `root`: stable across restarts
 /// (FNV-1a of the path), different for two servers on different folders.
 fn cgroup_folder(root: &Path) -> String {
@@ -523,25 +464,6 @@ fn cgroup_folder(root: &Path) -> String {
         hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
     }
     format!("lens-{hash:016x}")
-}
-
-/// Writes one frame to the agent, within [`ANSWER_DEADLINE`]: an agent that takes no
-/// frame for that long (frozen) is treated as gone.
-async fn write_request(running: &Running, request: &Request) -> Result<(), SandboxError> {
-    let body = serde_json::to_vec(request).map_err(backend)?;
-    let write = async {
-        let mut guard = running.stdin.lock().await;
-        let stdin = guard.as_mut().ok_or_else(|| gone("it was stopped"))?;
-        stdin.write_all(&(body.len() as u32).to_be_bytes()).await.map_err(gone)?;
-        stdin.write_all(&body).await.map_err(gone)?;
-        stdin.flush().await.map_err(gone)
-    };
-    let written =
-        tokio::time::timeout(ANSWER_DEADLINE, write).await.unwrap_or_else(|_| Err(gone("it takes no requests")));
-    if written.is_err() {
-        running.dead.store(true, Ordering::SeqCst);
-    }
-    written
 }
 
 /// Removes what a sandbox that is gone left: its connections, what is still in its
@@ -568,41 +490,6 @@ async fn tear_down(running: Arc<Running>) {
 fn running_as_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
-}
-
-fn reply_id(reply: &Reply) -> u64 {
-    match reply {
-        Reply::Output { id, .. }
-        | Reply::Ended { id, .. }
-        | Reply::File { id, .. }
-        | Reply::Files { id, .. }
-        | Reply::Done { id }
-        | Reply::Ready { id, .. }
-        | Reply::NetConnect { id, .. }
-        | Reply::NetData { id, .. }
-        | Reply::NetClose { id }
-        | Reply::Failed { id, .. } => *id,
-    }
-}
-
-fn backend(e: impl std::fmt::Display) -> SandboxError {
-    SandboxError::Backend(e.to_string())
-}
-
-fn gone(e: impl std::fmt::Display) -> SandboxError {
-    SandboxError::Backend(format!("the sandbox went away ({e})"))
-}
-
-/// The agent's words, mapped to what the caller must decide.
-/// The agent's refusal as the driver's error, by the kind it reported.
-fn failure(kind: FailKind, message: String) -> SandboxError {
-    match kind {
-        FailKind::BadPath => SandboxError::BadPath(message),
-        FailKind::NotFound => SandboxError::NotFound(message),
-        FailKind::TooLarge => SandboxError::TooLarge(message),
-        FailKind::Full => SandboxError::QuotaExceeded,
-        FailKind::Other => SandboxError::Backend(message),
-    }
 }
 
 #[async_trait::async_trait]
@@ -660,9 +547,7 @@ impl SandboxDriver for LocalDriver {
             // kill of bwrap alone could leave the sandbox behind. Runs still following it
             // then see their stream end.
             // (A writer stuck on a frozen agent holds the pipe: then it is not waited for.)
-            if let Ok(mut stdin) = tokio::time::timeout(Duration::from_secs(1), running.stdin.lock()).await {
-                stdin.take();
-            }
+            running.link.close().await;
             running.end();
             // Then nothing may be left: not a process that left its group, not a mount.
             // The image's time records when the sandbox was last used.
@@ -729,6 +614,38 @@ impl SandboxDriver for LocalDriver {
 
     async fn shutdown(&self) {
         LocalDriver::shutdown(self).await;
+    }
+}
+
+#[async_trait::async_trait]
+impl RunHost for Running {
+    fn link(&self) -> &AgentLink {
+        &self.link
+    }
+
+    fn oom_kills(&self) -> u64 {
+        self.cgroup.oom_kills()
+    }
+
+    fn run_started(&self) {
+        self.active.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn run_ended(&self) {
+        // The network is open only while a run is: what an earlier run left behind
+        // (a thread in the kernel) loses its connections when the last run ends.
+        if self.active.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.relay.close_all();
+        }
+        self.touch();
+    }
+
+    /// Ends a sandbox that does not answer, from outside: bwrap and everything in its
+    /// cgroup are killed, whatever state the agent is in (frozen, flooding, gone).
+    async fn kill_from_outside(&self) {
+        self.end();
+        let cgroup = self.cgroup.clone();
+        let _ = tokio::task::spawn_blocking(move || cgroup.kill_all()).await;
     }
 }
 

@@ -85,18 +85,32 @@ impl LocalDriver {
                 }));
             }
         };
-        let waiting: Arc<Mutex<HashMap<u64, mpsc::Sender<Reply>>>> = Arc::default();
-        // Proxy frames go out in order through one writer; the queue is bounded, so a
-        // remote host that sends faster than the sandbox reads waits on its socket.
-        let (outbox, mut frames) = mpsc::channel::<Request>(REPLY_QUEUE);
+        // Proxy frames go out in order through the link's one writer; the queue is
+        // bounded, so a remote host that sends faster than the sandbox reads waits on its
+        // socket.
+        let (outbox, mut frames) = mpsc::channel::<Request>(NET_QUEUE);
         let active: Arc<AtomicUsize> = Arc::default();
         let relay =
             Relay::new(chat_id.to_owned(), outbox, self.network.clone(), self.egress_log.clone(), active.clone());
-        let dead: Arc<AtomicBool> = Arc::default();
+        let to_relay = relay.clone();
+        let link = AgentLink::start(stdout, stdin, move |reply| match reply {
+            Reply::NetConnect { id, method, target } => to_relay.connect(id, method, target),
+            Reply::NetData { id, data } => to_relay.data(id, &data),
+            Reply::NetClose { id } => to_relay.close(id),
+            _ => {}
+        });
+        let writer = Arc::downgrade(&link);
+        tokio::spawn(async move {
+            while let Some(frame) = frames.recv().await {
+                let Some(link) = writer.upgrade() else { break };
+                if link.write(&frame).await.is_err() {
+                    break;
+                }
+            }
+        });
         let running = Arc::new(Running {
             child: Mutex::new(child),
-            stdin: tokio::sync::Mutex::new(Some(stdin)),
-            waiting: waiting.clone(),
+            link,
             cgroup,
             workspace: Mutex::new(workspace),
             limits,
@@ -104,42 +118,8 @@ impl LocalDriver {
             confinement,
             last_used: Mutex::new(std::time::Instant::now()),
             active,
-            dead: dead.clone(),
-            relay: relay.clone(),
+            relay,
             ticket: Mutex::new(Some(ticket)),
-        });
-        let writer = Arc::downgrade(&running);
-        tokio::spawn(async move {
-            while let Some(frame) = frames.recv().await {
-                let Some(running) = writer.upgrade() else { break };
-                if write_request(&running, &frame).await.is_err() {
-                    break;
-                }
-            }
-        });
-        // Replies go to whoever waits for their id; proxy frames to the relay; when the
-        // agent dies, every waiter hears it and the sandbox is marked dead.
-        tokio::spawn(async move {
-            while let Some(reply) = read_reply(&mut stdout).await {
-                match reply {
-                    Reply::NetConnect { id, method, target } => relay.connect(id, method, target),
-                    Reply::NetData { id, data } => relay.data(id, &data),
-                    Reply::NetClose { id } => relay.close(id),
-                    reply => {
-                        let id = reply_id(&reply);
-                        let to = waiting.lock().ok().and_then(|w| w.get(&id).cloned());
-                        if let Some(to) = to {
-                            // A full queue holds the agent back; a reader gone drops it.
-                            let _ = to.send(reply).await;
-                        }
-                    }
-                }
-            }
-            dead.store(true, Ordering::SeqCst);
-            relay.close_all();
-            if let Ok(mut w) = waiting.lock() {
-                w.clear();
-            }
         });
         Ok(running)
     }

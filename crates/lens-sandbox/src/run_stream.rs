@@ -1,35 +1,73 @@
 //! A run as the server sees it: the agent's replies turned into output events and one
-//! ending, with the server's own clock on it.
+//! ending, with the server's own clock on it. The same for every driver that runs the
+//! agent; what differs (how a sandbox is killed from outside, whether the kernel killed
+//! for memory) is the driver's [`RunHost`].
 
-use super::*;
+use std::{sync::Arc, time::Duration};
+
+use base64::{Engine, engine::general_purpose::STANDARD as B64};
+use lens_sandbox_agent::protocol::{Reply, Request};
+use lens_types::RunEnding;
+use tokio::sync::mpsc;
+
+use crate::{FileEntry, RunEvent, RunStream, link::AgentLink};
+
+/// How long past its own time limit a run may go before the server ends it and kills
+/// the sandbox from outside: the agent's own time-out, the kernel's interrupt grace
+/// (2 s) and the pipes' (0.5 s) fit inside it on a busy machine.
+pub const RUN_GRACE: Duration = Duration::from_secs(5);
+
+/// What the step says when a sandbox had to be started afresh.
+pub(crate) const RESTARTED: &str = "[Lens restarted this conversation's sandbox: it had stopped (its processes were \
+                                    killed, it ran out of memory or stopped answering). Files in /workspace are kept; \
+                                    Python names and imports are gone.]\n";
+
+/// A running sandbox as a run sees it.
+#[async_trait::async_trait]
+pub(crate) trait RunHost: Send + Sync + 'static {
+    fn link(&self) -> &AgentLink;
+
+    /// Out-of-memory kills so far, where the driver can count them.
+    fn oom_kills(&self) -> u64 {
+        0
+    }
+
+    fn run_started(&self);
+
+    /// The run is over (ended, or its reader let go).
+    fn run_ended(&self);
+
+    /// Ends a sandbox that does not answer, whatever state its agent is in.
+    async fn kill_from_outside(&self);
+}
 
 /// The events of one run; dropping the stream before its end kills the run. The run
 /// ends by `timeout` plus [`RUN_GRACE`] whatever the agent does: past that the sandbox
 /// is killed from outside and the run ends as timed out.
-pub(super) fn run_stream(
-    running: Arc<Running>,
+pub(crate) fn run_stream<H: RunHost>(
+    running: Arc<H>,
     id: u64,
     rx: mpsc::Receiver<Reply>,
     timeout: Duration,
     healed: bool,
 ) -> RunStream {
-    struct Guard {
-        running: Arc<Running>,
+    struct Guard<H: RunHost> {
+        running: Arc<H>,
         id: u64,
         ended: bool,
         /// Events to hand out before reading more: a note, or an ending held back while
         /// the run's files are handed out first.
         queued: std::collections::VecDeque<RunEvent>,
-        /// The cgroup's out-of-memory kills when the run began.
+        /// The host's out-of-memory kills when the run began.
         oom_kills: u64,
         deadline: tokio::time::Instant,
         timeout: Duration,
     }
-    impl Guard {
+    impl<H: RunHost> Guard<H> {
         /// A run that failed while the kernel killed for memory ran out of memory.
         fn ending(&self, ending: RunEnding) -> RunEnding {
             let failed = !matches!(ending, RunEnding::Exited { code: 0 } | RunEnding::CutShort);
-            if failed && self.running.cgroup.oom_kills() > self.oom_kills { RunEnding::OutOfMemory } else { ending }
+            if failed && self.running.oom_kills() > self.oom_kills { RunEnding::OutOfMemory } else { ending }
         }
 
         /// Ends the run with a note on stderr, then `ending`.
@@ -39,28 +77,21 @@ pub(super) fn run_stream(
             note_event(note)
         }
     }
-    impl Drop for Guard {
+    impl<H: RunHost> Drop for Guard<H> {
         fn drop(&mut self) {
-            if let Ok(mut w) = self.running.waiting.lock() {
-                w.remove(&self.id);
-            }
-            // The network is open only while a run is: what an earlier run left behind
-            // (a thread in the kernel) loses its connections when the last run ends.
-            if self.running.active.fetch_sub(1, Ordering::SeqCst) == 1 {
-                self.running.relay.close_all();
-            }
-            self.running.touch();
+            self.running.link().forget(self.id);
+            self.running.run_ended();
             if !self.ended {
                 let running = self.running.clone();
                 let id = self.id;
                 tokio::spawn(async move {
-                    let _ = write_request(&running, &Request::Kill { id }).await;
+                    let _ = running.link().write(&Request::Kill { id }).await;
                 });
             }
         }
     }
-    let oom_kills = running.cgroup.oom_kills();
-    running.active.fetch_add(1, Ordering::SeqCst);
+    let oom_kills = running.oom_kills();
+    running.run_started();
     let deadline = tokio::time::Instant::now() + timeout + RUN_GRACE;
     let mut queued = std::collections::VecDeque::new();
     if healed {
