@@ -1,0 +1,580 @@
+//! A fake OpenShell gateway: a tonic server from the same `.proto`, on `127.0.0.1:0`,
+//! behind real mutual TLS, for tests and benches where the real gateway (Docker) cannot run.
+//!
+//! It keeps the gateway's lifecycle and refusals: a sandbox is PROVISIONING, then READY;
+//! a second create is ALREADY_EXISTS, a missing sandbox NOT_FOUND, an exec on a sandbox
+//! that is not ready FAILED_PRECONDITION, a call without `workspace_scope` is refused, an
+//! exec `request_id` is never run twice, every exec ends with exactly one exit event, and
+//! a timeout with exit 124. Commands run for real, in the sandbox's own temporary folder
+//! (its home, `/sandbox`), as this machine's user: the fake isolates nothing, and records
+//! the policy it was given instead of enforcing it. [`Faults`] makes it misbehave.
+
+mod certs;
+mod exec;
+
+use std::{
+    collections::{BTreeMap, HashMap, HashSet},
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+pub use certs::{DEFAULT_SERVER_NAMES, write_certs};
+use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tonic::{
+    Request, Response, Status, Streaming,
+    transport::{Certificate, Identity, Server, ServerTlsConfig},
+};
+
+use crate::{
+    client::MAX_MESSAGE,
+    proto::openshell::{
+        datamodel::v1::{ObjectMeta, WorkspaceSelector},
+        sandbox::v1::SandboxPolicy,
+        v1::{
+            CreateSandboxRequest, DeleteSandboxRequest, DeleteSandboxResponse, DeletionOutcome, ExecSandboxEvent,
+            ExecSandboxInput, ExecSandboxRequest, GetSandboxRequest, HealthRequest, HealthResponse,
+            ListSandboxesRequest, ListSandboxesResponse, Sandbox, SandboxPhase, SandboxResponse, SandboxSpec,
+            SandboxStatus, ServiceStatus, StartSandboxRequest, StopSandboxRequest, UpdateConfigRequest,
+            UpdateConfigResponse, exec_sandbox_input,
+            open_shell_server::{OpenShell, OpenShellServer},
+        },
+    },
+};
+
+/// The version the fake reports.
+pub const VERSION: &str = "0.1.4";
+
+/// How the fake misbehaves; each switch takes effect on the next call.
+#[derive(Default)]
+pub struct Faults {
+    /// Every call answers UNAVAILABLE.
+    pub unavailable: AtomicBool,
+    /// A create stays PROVISIONING this many milliseconds (0: the normal short while).
+    pub slow_create_ms: AtomicU64,
+    /// A delete answers ACCEPTED and finishes a little later.
+    pub delete_accepted: AtomicBool,
+    /// Bumped to drop every exec stream open now, mid-run.
+    drops: tokio::sync::watch::Sender<u64>,
+}
+
+impl Faults {
+    /// Ends every open exec stream with UNAVAILABLE, as a relay that went away would;
+    /// their commands are killed.
+    pub fn drop_streams(&self) {
+        self.drops.send_modify(|n| *n += 1);
+    }
+}
+
+/// Where a fake sandbox is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Life {
+    /// Provisioning or starting until the instant.
+    Coming(SandboxPhase, Instant),
+    Ready,
+    Stopped,
+    /// Deleted (ACCEPTED) and gone at the instant.
+    Deleting(Instant),
+}
+
+struct FakeSandbox {
+    id: String,
+    labels: HashMap<String, String>,
+    spec: Option<SandboxSpec>,
+    life: Life,
+    /// Its home folder (`/sandbox` inside).
+    dir: PathBuf,
+    policy_version: u32,
+}
+
+impl FakeSandbox {
+    fn phase(&mut self) -> SandboxPhase {
+        if let Life::Coming(_, at) = self.life
+            && Instant::now() >= at
+        {
+            self.life = Life::Ready;
+        }
+        match self.life {
+            Life::Coming(phase, _) => phase,
+            Life::Ready => SandboxPhase::Ready,
+            Life::Stopped => SandboxPhase::Stopped,
+            Life::Deleting(_) => SandboxPhase::Deleting,
+        }
+    }
+
+    fn view(&mut self, name: &str) -> Sandbox {
+        let phase = self.phase();
+        Sandbox {
+            metadata: Some(ObjectMeta {
+                id: self.id.clone(),
+                name: name.to_owned(),
+                labels: self.labels.clone(),
+                workspace: crate::client::WORKSPACE.to_owned(),
+                ..Default::default()
+            }),
+            spec: self.spec.clone(),
+            status: Some(SandboxStatus {
+                phase: phase as i32,
+                current_policy_version: self.policy_version,
+                ..Default::default()
+            }),
+        }
+    }
+}
+
+/// What the fake holds.
+pub(crate) struct State {
+    root: tempfile::TempDir,
+    sandboxes: Mutex<BTreeMap<String, FakeSandbox>>,
+    /// Exec request ids seen: never run twice.
+    request_ids: Mutex<HashSet<String>>,
+    /// Process groups of commands running, by sandbox.
+    groups: Mutex<HashMap<String, HashSet<i32>>>,
+    provision: Duration,
+    pub(crate) faults: Faults,
+    next_id: AtomicU64,
+    pub(crate) execs: AtomicU64,
+}
+
+impl State {
+    /// Kills every command running in `name`.
+    fn kill_all(&self, name: &str) {
+        let groups = self.groups.lock().map(|mut g| g.remove(name).unwrap_or_default()).unwrap_or_default();
+        for pgid in groups {
+            exec::kill_group(pgid);
+        }
+    }
+
+    /// Forgets deleted sandboxes whose time has come.
+    fn reap(&self) {
+        let Ok(mut all) = self.sandboxes.lock() else { return };
+        let gone: Vec<String> = all
+            .iter()
+            .filter(|(_, s)| matches!(s.life, Life::Deleting(at) if Instant::now() >= at))
+            .map(|(n, _)| n.clone())
+            .collect();
+        for name in gone {
+            if let Some(s) = all.remove(&name) {
+                let _ = std::fs::remove_dir_all(&s.dir);
+            }
+        }
+    }
+}
+
+/// A running fake gateway; dropping it stops the server and deletes its folders.
+pub struct FakeGateway {
+    pub address: SocketAddr,
+    certs: tempfile::TempDir,
+    state: Arc<State>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+/// How to start a fake gateway.
+#[derive(Debug, Clone)]
+pub struct FakeOptions {
+    /// Names in the server certificate.
+    pub server_names: Vec<String>,
+    /// How long a sandbox stays PROVISIONING (or STARTING).
+    pub provision: Duration,
+}
+
+impl Default for FakeOptions {
+    fn default() -> Self {
+        Self {
+            server_names: DEFAULT_SERVER_NAMES.iter().map(|s| s.to_string()).collect(),
+            provision: Duration::from_millis(50),
+        }
+    }
+}
+
+impl FakeGateway {
+    pub async fn start() -> Result<Self, String> {
+        Self::start_with(FakeOptions::default()).await
+    }
+
+    pub async fn start_with(options: FakeOptions) -> Result<Self, String> {
+        let certs = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let names: Vec<&str> = options.server_names.iter().map(String::as_str).collect();
+        write_certs(certs.path(), &names)?;
+        let read = |rel: &str| std::fs::read(certs.path().join(rel)).map_err(|e| format!("{rel}: {e}"));
+        let tls = ServerTlsConfig::new()
+            .identity(Identity::from_pem(read("server/tls.crt")?, read("server/tls.key")?))
+            .client_ca_root(Certificate::from_pem(read("ca.crt")?));
+        let state = Arc::new(State {
+            root: tempfile::tempdir().map_err(|e| e.to_string())?,
+            sandboxes: Mutex::default(),
+            request_ids: Mutex::default(),
+            groups: Mutex::default(),
+            provision: options.provision,
+            faults: Faults::default(),
+            next_id: AtomicU64::new(1),
+            execs: AtomicU64::new(0),
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(|e| e.to_string())?;
+        let address = listener.local_addr().map_err(|e| e.to_string())?;
+        let service = OpenShellServer::new(Gateway { state: state.clone() })
+            .max_decoding_message_size(MAX_MESSAGE)
+            .max_encoding_message_size(MAX_MESSAGE);
+        let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
+        let server = Server::builder().tls_config(tls).map_err(|e| e.to_string())?.add_service(service);
+        tokio::spawn(async move {
+            let incoming = TcpListenerStream::new(listener);
+            if let Err(e) = server
+                .serve_with_incoming_shutdown(incoming, async {
+                    let _ = stop.await;
+                })
+                .await
+            {
+                tracing::warn!(error = %e, "the fake gateway stopped");
+            }
+        });
+        Ok(Self { address, certs, state, shutdown: Some(shutdown) })
+    }
+
+    /// The certificate folder, in the gateway's layout (Lens reads `ca.crt` and `client/`).
+    pub fn cert_dir(&self) -> &Path {
+        self.certs.path()
+    }
+
+    /// `127.0.0.1:<port>`.
+    pub fn address_string(&self) -> String {
+        self.address.to_string()
+    }
+
+    pub fn faults(&self) -> &Faults {
+        &self.state.faults
+    }
+
+    /// The sandboxes it holds: (name, phase name).
+    pub fn sandboxes(&self) -> Vec<(String, String)> {
+        self.state.reap();
+        let Ok(mut all) = self.state.sandboxes.lock() else { return Vec::new() };
+        all.iter_mut().map(|(n, s)| (n.clone(), s.phase().as_str_name().to_owned())).collect()
+    }
+
+    /// The policy a sandbox was created with or last given.
+    pub fn policy(&self, name: &str) -> Option<SandboxPolicy> {
+        let all = self.state.sandboxes.lock().ok()?;
+        all.get(name)?.spec.as_ref()?.policy.clone()
+    }
+
+    /// The create request's spec and labels of a sandbox.
+    pub fn created(&self, name: &str) -> Option<(SandboxSpec, HashMap<String, String>)> {
+        let all = self.state.sandboxes.lock().ok()?;
+        let s = all.get(name)?;
+        Some((s.spec.clone().unwrap_or_default(), s.labels.clone()))
+    }
+
+    /// Execs started so far.
+    pub fn execs(&self) -> u64 {
+        self.state.execs.load(Ordering::Relaxed)
+    }
+
+    /// Commands running now, in every sandbox.
+    pub fn running_commands(&self) -> usize {
+        self.state.groups.lock().map(|g| g.values().map(HashSet::len).sum()).unwrap_or(0)
+    }
+}
+
+impl Drop for FakeGateway {
+    fn drop(&mut self) {
+        let names: Vec<String> =
+            self.state.sandboxes.lock().map(|all| all.keys().cloned().collect()).unwrap_or_default();
+        for name in names {
+            self.state.kill_all(&name);
+        }
+        if let Some(stop) = self.shutdown.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+struct Gateway {
+    state: Arc<State>,
+}
+
+/// The gateway's refusal of a call without a workspace.
+fn scoped(scope: &Option<WorkspaceSelector>) -> Result<(), Status> {
+    match scope.as_ref().and_then(|s| s.selection.as_ref()) {
+        Some(_) => Ok(()),
+        None => Err(Status::invalid_argument("workspace_scope is required")),
+    }
+}
+
+/// A DNS-1123 label of at most 19 characters.
+fn valid_name(name: &str) -> bool {
+    (1..=19).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+}
+
+impl Gateway {
+    fn up(&self) -> Result<(), Status> {
+        if self.state.faults.unavailable.load(Ordering::SeqCst) {
+            return Err(Status::unavailable("the gateway is unavailable (fault injected)"));
+        }
+        self.state.reap();
+        Ok(())
+    }
+
+    fn with<T>(&self, name: &str, f: impl FnOnce(&mut FakeSandbox) -> Result<T, Status>) -> Result<T, Status> {
+        let mut all = self.state.sandboxes.lock().map_err(|_| Status::internal("poisoned"))?;
+        let sandbox = all.get_mut(name).ok_or_else(|| Status::not_found(format!("sandbox {name} not found")))?;
+        f(sandbox)
+    }
+
+    fn respond(&self, name: &str) -> Result<Response<SandboxResponse>, Status> {
+        let sandbox = self.with(name, |s| Ok(s.view(name)))?;
+        Ok(Response::new(SandboxResponse { sandbox: Some(sandbox), service_urls: HashMap::new() }))
+    }
+}
+
+type EventStream = ReceiverStream<Result<ExecSandboxEvent, Status>>;
+
+#[tonic::async_trait]
+impl OpenShell for Gateway {
+    type ExecSandboxStream = EventStream;
+    type ExecSandboxInteractiveStream = EventStream;
+
+    async fn health(&self, _: Request<HealthRequest>) -> Result<Response<HealthResponse>, Status> {
+        self.up()?;
+        Ok(Response::new(HealthResponse { status: ServiceStatus::Healthy as i32, version: VERSION.to_owned() }))
+    }
+
+    async fn create_sandbox(&self, r: Request<CreateSandboxRequest>) -> Result<Response<SandboxResponse>, Status> {
+        self.up()?;
+        let r = r.into_inner();
+        scoped(&r.workspace_scope)?;
+        if !valid_name(&r.name) {
+            return Err(Status::invalid_argument("name must be a DNS-1123 label of at most 19 characters"));
+        }
+        let slow = self.state.faults.slow_create_ms.load(Ordering::SeqCst);
+        let wait = if slow > 0 { Duration::from_millis(slow) } else { self.state.provision };
+        {
+            let mut all = self.state.sandboxes.lock().map_err(|_| Status::internal("poisoned"))?;
+            if all.contains_key(&r.name) {
+                return Err(Status::already_exists(format!("sandbox {} already exists", r.name)));
+            }
+            let dir = self.state.root.path().join(&r.name);
+            std::fs::create_dir_all(&dir).map_err(|e| Status::internal(e.to_string()))?;
+            let id = format!("sbx-{}", self.state.next_id.fetch_add(1, Ordering::Relaxed));
+            let life = Life::Coming(SandboxPhase::Provisioning, Instant::now() + wait);
+            all.insert(
+                r.name.clone(),
+                FakeSandbox { id, labels: r.labels, spec: r.spec, life, dir, policy_version: 1 },
+            );
+        }
+        self.respond(&r.name)
+    }
+
+    async fn get_sandbox(&self, r: Request<GetSandboxRequest>) -> Result<Response<SandboxResponse>, Status> {
+        self.up()?;
+        let r = r.into_inner();
+        scoped(&r.workspace_scope)?;
+        self.respond(&r.name)
+    }
+
+    async fn list_sandboxes(
+        &self,
+        r: Request<ListSandboxesRequest>,
+    ) -> Result<Response<ListSandboxesResponse>, Status> {
+        self.up()?;
+        let r = r.into_inner();
+        scoped(&r.workspace_scope)?;
+        let wanted: Vec<(String, String)> = r
+            .label_selector
+            .split(',')
+            .filter(|p| !p.trim().is_empty())
+            .filter_map(|p| p.split_once('=').map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned())))
+            .collect();
+        let mut all = self.state.sandboxes.lock().map_err(|_| Status::internal("poisoned"))?;
+        let sandboxes = all
+            .iter_mut()
+            .filter(|(_, s)| wanted.iter().all(|(k, v)| s.labels.get(k) == Some(v)))
+            .map(|(n, s)| s.view(n))
+            .collect();
+        Ok(Response::new(ListSandboxesResponse { sandboxes, next_page_token: String::new() }))
+    }
+
+    async fn stop_sandbox(&self, r: Request<StopSandboxRequest>) -> Result<Response<SandboxResponse>, Status> {
+        self.up()?;
+        let r = r.into_inner();
+        scoped(&r.workspace_scope)?;
+        self.with(&r.name, |_| Ok(()))?;
+        self.state.kill_all(&r.name);
+        self.with(&r.name, |s| {
+            if !matches!(s.life, Life::Deleting(_)) {
+                s.life = Life::Stopped;
+            }
+            Ok(())
+        })?;
+        self.respond(&r.name)
+    }
+
+    async fn start_sandbox(&self, r: Request<StartSandboxRequest>) -> Result<Response<SandboxResponse>, Status> {
+        self.up()?;
+        let r = r.into_inner();
+        scoped(&r.workspace_scope)?;
+        let provision = self.state.provision;
+        self.with(&r.name, |s| match s.life {
+            Life::Stopped => {
+                s.life = Life::Coming(SandboxPhase::Starting, Instant::now() + provision);
+                Ok(())
+            }
+            Life::Deleting(_) => Err(Status::failed_precondition("the sandbox is being deleted")),
+            _ => Ok(()),
+        })?;
+        self.respond(&r.name)
+    }
+
+    async fn delete_sandbox(
+        &self,
+        r: Request<DeleteSandboxRequest>,
+    ) -> Result<Response<DeleteSandboxResponse>, Status> {
+        self.up()?;
+        let r = r.into_inner();
+        scoped(&r.workspace_scope)?;
+        let exists = self.state.sandboxes.lock().map(|all| all.contains_key(&r.name)).unwrap_or(false);
+        if !exists {
+            if r.allow_missing {
+                return Ok(Response::new(DeleteSandboxResponse {
+                    outcome: DeletionOutcome::AlreadyAbsent as i32,
+                    sandbox_id: String::new(),
+                }));
+            }
+            return Err(Status::not_found(format!("sandbox {} not found", r.name)));
+        }
+        self.state.kill_all(&r.name);
+        let later = self.state.faults.delete_accepted.load(Ordering::SeqCst);
+        let mut all = self.state.sandboxes.lock().map_err(|_| Status::internal("poisoned"))?;
+        let id = all.get(&r.name).map(|s| s.id.clone()).unwrap_or_default();
+        let outcome = if later {
+            if let Some(s) = all.get_mut(&r.name)
+                && !matches!(s.life, Life::Deleting(_))
+            {
+                s.life = Life::Deleting(Instant::now() + Duration::from_millis(300));
+            }
+            DeletionOutcome::Accepted
+        } else {
+            if let Some(s) = all.remove(&r.name) {
+                let _ = std::fs::remove_dir_all(&s.dir);
+            }
+            DeletionOutcome::Completed
+        };
+        Ok(Response::new(DeleteSandboxResponse { outcome: outcome as i32, sandbox_id: id }))
+    }
+
+    async fn exec_sandbox(&self, r: Request<ExecSandboxRequest>) -> Result<Response<EventStream>, Status> {
+        self.up()?;
+        let r = r.into_inner();
+        let stdin = r.stdin.clone();
+        let (input_tx, input) = tokio::sync::mpsc::channel(1);
+        if !stdin.is_empty() {
+            let _ = input_tx.send(stdin).await;
+        }
+        drop(input_tx);
+        self.exec(r, input).await
+    }
+
+    async fn exec_sandbox_interactive(
+        &self,
+        r: Request<Streaming<ExecSandboxInput>>,
+    ) -> Result<Response<EventStream>, Status> {
+        self.up()?;
+        let mut inputs = r.into_inner();
+        let first = inputs.message().await?.and_then(|m| m.payload);
+        let Some(exec_sandbox_input::Payload::Start(start)) = first else {
+            return Err(Status::invalid_argument("the first frame must be `start`"));
+        };
+        let (input_tx, input) = tokio::sync::mpsc::channel(4);
+        tokio::spawn(async move {
+            // Half-close (or a broken stream) is EOF on the command's stdin.
+            while let Ok(Some(frame)) = inputs.message().await {
+                if let Some(exec_sandbox_input::Payload::Stdin(bytes)) = frame.payload
+                    && input_tx.send(bytes).await.is_err()
+                {
+                    break;
+                }
+            }
+        });
+        self.exec(start, input).await
+    }
+
+    async fn update_config(&self, r: Request<UpdateConfigRequest>) -> Result<Response<UpdateConfigResponse>, Status> {
+        self.up()?;
+        let r = r.into_inner();
+        scoped(&r.workspace_scope)?;
+        let version = self.with(&r.sandbox, |s| {
+            s.policy_version += 1;
+            if let Some(spec) = s.spec.as_mut() {
+                spec.policy = r.policy.clone();
+            } else {
+                s.spec = Some(SandboxSpec { policy: r.policy.clone(), ..Default::default() });
+            }
+            Ok(s.policy_version)
+        })?;
+        Ok(Response::new(UpdateConfigResponse { version, policy_hash: format!("v{version}") }))
+    }
+}
+
+impl Gateway {
+    /// Checks an exec against the sandbox's state and starts it.
+    async fn exec(
+        &self,
+        r: ExecSandboxRequest,
+        input: tokio::sync::mpsc::Receiver<Vec<u8>>,
+    ) -> Result<Response<EventStream>, Status> {
+        scoped(&r.workspace_scope)?;
+        if r.command.is_empty() {
+            return Err(Status::invalid_argument("command is empty"));
+        }
+        let (dir, env) = self.with(&r.sandbox, |s| {
+            if s.phase() != SandboxPhase::Ready {
+                return Err(Status::failed_precondition(format!(
+                    "sandbox {} is not ready ({})",
+                    r.sandbox,
+                    s.phase().as_str_name()
+                )));
+            }
+            Ok((s.dir.clone(), s.spec.as_ref().map(|sp| sp.environment.clone()).unwrap_or_default()))
+        })?;
+        if !r.request_id.is_empty() {
+            let mut seen = self.state.request_ids.lock().map_err(|_| Status::internal("poisoned"))?;
+            if !seen.insert(r.request_id.clone()) {
+                return Err(Status::already_exists(format!("request {} was already run", r.request_id)));
+            }
+        }
+        let workdir = exec::workdir(&dir, &r.workdir)?;
+        self.state.execs.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        exec::spawn(
+            self.state.clone(),
+            exec::Job { sandbox: r.sandbox.clone(), home: dir, workdir, env, request: r },
+            input,
+            tx,
+        )?;
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}
+
+impl State {
+    pub(crate) fn track(&self, sandbox: &str, pgid: i32, on: bool) {
+        if let Ok(mut groups) = self.groups.lock() {
+            let set = groups.entry(sandbox.to_owned()).or_default();
+            if on {
+                set.insert(pgid);
+            } else {
+                set.remove(&pgid);
+            }
+        }
+    }
+
+    pub(crate) fn drops(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.faults.drops.subscribe()
+    }
+}

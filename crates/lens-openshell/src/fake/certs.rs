@@ -1,0 +1,44 @@
+//! Certificates in the gateway's folder layout, as `openshell-gateway generate-certs`
+//! writes them: `ca.crt`, `server/tls.{crt,key}`, `client/tls.{crt,key}`.
+
+use std::path::Path;
+
+use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair};
+
+/// The names the gateway's default server certificate carries.
+pub const DEFAULT_SERVER_NAMES: &[&str] = &["openshell", "localhost", "127.0.0.1"];
+
+/// Makes a CA, a server certificate for `server_names` and a client certificate, and
+/// writes them under `dir` in the gateway's layout.
+pub fn write_certs(dir: &Path, server_names: &[&str]) -> Result<(), String> {
+    let fail = |e: rcgen::Error| format!("making certificates: {e}");
+    let ca_key = KeyPair::generate().map_err(fail)?;
+    let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(fail)?;
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name.push(DnType::CommonName, "openshell-ca");
+    let ca_cert = ca.self_signed(&ca_key).map_err(fail)?;
+    let issuer = Issuer::new(ca, ca_key);
+    let leaf = |names: Vec<String>, usage: ExtendedKeyUsagePurpose, cn: &str| {
+        let key = KeyPair::generate().map_err(fail)?;
+        let mut params = CertificateParams::new(names).map_err(fail)?;
+        params.extended_key_usages = vec![usage];
+        params.distinguished_name.push(DnType::CommonName, cn);
+        let cert = params.signed_by(&key, &issuer).map_err(fail)?;
+        Ok::<_, String>((cert.pem(), key.serialize_pem()))
+    };
+    let server =
+        leaf(server_names.iter().map(|s| s.to_string()).collect(), ExtendedKeyUsagePurpose::ServerAuth, "openshell")?;
+    let client = leaf(Vec::new(), ExtendedKeyUsagePurpose::ClientAuth, "openshell-client")?;
+    let write = |rel: &str, text: &str| {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    write("ca.crt", &ca_cert.pem())?;
+    write("server/tls.crt", &server.0)?;
+    write("server/tls.key", &server.1)?;
+    write("client/tls.crt", &client.0)?;
+    write("client/tls.key", &client.1)
+}

@@ -1,0 +1,178 @@
+//! How the fake runs a command: for real, in the sandbox's folder, its output streamed
+//! as exec events and exactly one exit event last.
+
+use std::{
+    path::{Path, PathBuf},
+    process::Stdio,
+    sync::Arc,
+    time::Duration,
+};
+
+use tokio::{
+    io::{AsyncRead, AsyncReadExt, AsyncWriteExt},
+    sync::mpsc,
+};
+use tonic::Status;
+
+use super::State;
+use crate::proto::openshell::v1::{
+    ExecSandboxEvent, ExecSandboxExit, ExecSandboxRequest, ExecSandboxStderr, ExecSandboxStdout,
+    exec_sandbox_event::Payload,
+};
+
+/// How long output may keep coming after the command ended (a process it left behind
+/// may hold the pipes).
+const PIPE_GRACE: Duration = Duration::from_secs(1);
+
+/// The gateway's exit code for a command it ended at its time limit.
+const TIMED_OUT: i32 = 124;
+
+type Events = mpsc::Sender<Result<ExecSandboxEvent, Status>>;
+
+pub(crate) struct Job {
+    pub sandbox: String,
+    pub home: PathBuf,
+    pub workdir: PathBuf,
+    /// The sandbox's own environment, from its spec.
+    pub env: std::collections::HashMap<String, String>,
+    pub request: ExecSandboxRequest,
+}
+
+/// The folder a command runs in: the sandbox's home (`/sandbox`) or a folder beneath it.
+pub(crate) fn workdir(home: &Path, requested: &str) -> Result<PathBuf, Status> {
+    let rel = requested.strip_prefix("/sandbox").unwrap_or(requested).trim_start_matches('/');
+    if rel.split('/').any(|part| part == "..") || (requested.starts_with('/') && !requested.starts_with("/sandbox")) {
+        return Err(Status::invalid_argument(format!("workdir {requested} is outside the sandbox's home")));
+    }
+    let dir = home.join(rel);
+    if !dir.is_dir() {
+        return Err(Status::invalid_argument(format!("workdir {requested} does not exist")));
+    }
+    Ok(dir)
+}
+
+/// Kills a command's whole process group.
+pub(crate) fn kill_group(pgid: i32) {
+    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
+}
+
+fn event(payload: Payload) -> Result<ExecSandboxEvent, Status> {
+    Ok(ExecSandboxEvent { payload: Some(payload) })
+}
+
+/// Starts the command and a task that streams it to `events`.
+pub(crate) fn spawn(
+    state: Arc<State>,
+    job: Job,
+    mut input: mpsc::Receiver<Vec<u8>>,
+    events: Events,
+) -> Result<(), Status> {
+    let r = &job.request;
+    let mut cmd = tokio::process::Command::new(&r.command[0]);
+    cmd.args(&r.command[1..])
+        .current_dir(&job.workdir)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", &job.home)
+        .env("LANG", "C.UTF-8")
+        .envs(&job.env)
+        .envs(&r.environment)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let timeout = r.execution_timeout.and_then(|d| Duration::try_from(d).ok()).filter(|d| !d.is_zero());
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            // As a shell would: a message on stderr and exit 127.
+            let message = format!("{}: {e}\n", r.command[0]);
+            tokio::spawn(async move {
+                let _ = events.send(event(Payload::Stderr(ExecSandboxStderr { data: message.into_bytes() }))).await;
+                let _ = events.send(event(Payload::Exit(ExecSandboxExit { exit_code: 127 }))).await;
+            });
+            return Ok(());
+        }
+    };
+    let pgid = child.id().map(|p| p as i32).ok_or_else(|| Status::internal("the command ended at once"))?;
+    state.track(&job.sandbox, pgid, true);
+    let mut drops = state.drops();
+    drops.borrow_and_update();
+    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    tokio::spawn(async move {
+        if let Some(mut stdin) = stdin {
+            while let Some(bytes) = input.recv().await {
+                if stdin.write_all(&bytes).await.is_err() {
+                    break;
+                }
+            }
+            // Dropped here: EOF for the command.
+        }
+    });
+    let readers = [
+        stdout.map(|o| tokio::spawn(pump(o, events.clone(), false, pgid))),
+        stderr.map(|e| tokio::spawn(pump(e, events.clone(), true, pgid))),
+    ];
+    tokio::spawn(async move {
+        let sleep = async {
+            match timeout {
+                Some(t) => tokio::time::sleep(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        let code = tokio::select! {
+            status = child.wait() => status.ok().map(|s| {
+                use std::os::unix::process::ExitStatusExt;
+                s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(9))
+            }).unwrap_or(1),
+            () = sleep => {
+                kill_group(pgid);
+                let _ = child.wait().await;
+                TIMED_OUT
+            }
+            _ = drops.changed() => {
+                kill_group(pgid);
+                state.track(&job.sandbox, pgid, false);
+                let _ = events.send(Err(Status::unavailable("the exec stream was dropped (fault injected)"))).await;
+                return;
+            }
+            () = events.closed() => {
+                // The caller went away: nothing it started may go on.
+                kill_group(pgid);
+                state.track(&job.sandbox, pgid, false);
+                return;
+            }
+        };
+        for reader in readers.into_iter().flatten() {
+            let abort = reader.abort_handle();
+            if tokio::time::timeout(PIPE_GRACE, reader).await.is_err() {
+                abort.abort();
+            }
+        }
+        state.track(&job.sandbox, pgid, false);
+        let _ = events.send(event(Payload::Exit(ExecSandboxExit { exit_code: code }))).await;
+    });
+    Ok(())
+}
+
+/// Streams one pipe as events; a caller gone kills the command.
+async fn pump(mut pipe: impl AsyncRead + Unpin, events: Events, stderr: bool, pgid: i32) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let data = buf[..n].to_vec();
+        let payload = if stderr {
+            Payload::Stderr(ExecSandboxStderr { data })
+        } else {
+            Payload::Stdout(ExecSandboxStdout { data })
+        };
+        if events.send(event(payload)).await.is_err() {
+            kill_group(pgid);
+            return;
+        }
+    }
+}

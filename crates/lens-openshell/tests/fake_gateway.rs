@@ -1,0 +1,262 @@
+//! The fake gateway keeps the real one's lifecycle and refusals, and the client's
+//! mutual TLS fails with a clear sentence, never a hang, for each wrong certificate.
+
+use std::{path::Path, time::Duration};
+
+use lens_openshell::{
+    GatewayAddress, GatewayError, connect,
+    fake::{FakeGateway, FakeOptions, write_certs},
+    proto::openshell::v1::{
+        CreateSandboxRequest, DeleteSandboxRequest, DeletionOutcome, ExecSandboxEvent, ExecSandboxRequest,
+        GetSandboxRequest, HealthRequest, SandboxPhase, ServiceStatus, exec_sandbox_event::Payload,
+        open_shell_client::OpenShellClient,
+    },
+    workspace_scope,
+};
+use tonic::transport::Channel;
+
+fn address(fake: &FakeGateway, cert_dir: &Path, server_name: Option<&str>) -> GatewayAddress {
+    GatewayAddress {
+        address: fake.address_string(),
+        cert_dir: cert_dir.to_owned(),
+        server_name: server_name.map(str::to_owned),
+    }
+}
+
+async fn client(fake: &FakeGateway) -> OpenShellClient<Channel> {
+    connect(&address(fake, fake.cert_dir(), None)).await.expect("connects")
+}
+
+/// Connects within a generous deadline: a wrong certificate must fail, not hang.
+async fn connect_fails(to: &GatewayAddress) -> String {
+    let result = tokio::time::timeout(Duration::from_secs(60), connect(to)).await.expect("no hang");
+    match result {
+        Err(e) => e.to_string(),
+        Ok(mut c) => match c.health(HealthRequest {}).await {
+            Err(status) => GatewayError::rpc("Health", &status).to_string(),
+            Ok(_) => panic!("a wrong certificate was taken"),
+        },
+    }
+}
+
+#[tokio::test]
+async fn health_answers_over_mutual_tls() {
+    let fake = FakeGateway::start().await.unwrap();
+    let health = client(&fake).await.health(HealthRequest {}).await.unwrap().into_inner();
+    assert_eq!(health.status, ServiceStatus::Healthy as i32);
+    assert_eq!(health.version, "0.1.4");
+}
+
+#[tokio::test]
+async fn a_client_certificate_from_another_ca_is_refused_with_a_sentence() {
+    let fake = FakeGateway::start().await.unwrap();
+    let other = tempfile::tempdir().unwrap();
+    write_certs(other.path(), &["localhost"]).unwrap();
+    // The gateway's CA, but the client certificate of another.
+    let mixed = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(mixed.path().join("client")).unwrap();
+    std::fs::copy(fake.cert_dir().join("ca.crt"), mixed.path().join("ca.crt")).unwrap();
+    for f in ["client/tls.crt", "client/tls.key"] {
+        std::fs::copy(other.path().join(f), mixed.path().join(f)).unwrap();
+    }
+    let message = connect_fails(&address(&fake, mixed.path(), None)).await;
+    assert!(message.contains("client certificate"), "{message}");
+}
+
+#[tokio::test]
+async fn a_gateway_signed_by_another_ca_is_refused_with_a_sentence() {
+    let fake = FakeGateway::start().await.unwrap();
+    let other = tempfile::tempdir().unwrap();
+    write_certs(other.path(), &["localhost"]).unwrap();
+    let message = connect_fails(&address(&fake, other.path(), None)).await;
+    assert!(message.contains("not signed by ca.crt"), "{message}");
+}
+
+#[tokio::test]
+async fn a_wrong_server_name_is_refused_with_a_sentence() {
+    let fake = FakeGateway::start().await.unwrap();
+    let message = connect_fails(&address(&fake, fake.cert_dir(), Some("openshell-gateway"))).await;
+    assert!(message.contains("does not carry the name"), "{message}");
+    // A name the certificate carries is taken.
+    let ok = connect(&address(&fake, fake.cert_dir(), Some("openshell"))).await;
+    assert!(ok.is_ok());
+}
+
+#[tokio::test]
+async fn no_client_certificate_no_handshake() {
+    let fake = FakeGateway::start().await.unwrap();
+    let ca = std::fs::read(fake.cert_dir().join("ca.crt")).unwrap();
+    let tls = tonic::transport::ClientTlsConfig::new()
+        .ca_certificate(tonic::transport::Certificate::from_pem(ca))
+        .domain_name("localhost");
+    let endpoint = tonic::transport::Endpoint::from_shared(format!("https://{}", fake.address_string()))
+        .unwrap()
+        .tls_config(tls)
+        .unwrap()
+        .connect_timeout(Duration::from_secs(10));
+    let answered = tokio::time::timeout(Duration::from_secs(60), async {
+        let channel = endpoint.connect().await.map_err(|e| e.to_string())?;
+        OpenShellClient::new(channel)
+            .health(HealthRequest {})
+            .await
+            .map_err(|status| GatewayError::rpc("Health", &status).to_string())
+    })
+    .await
+    .expect("no hang");
+    let message = answered.err().expect("Health answered without a client certificate");
+    assert!(message.contains("got none"), "{message}");
+}
+
+#[tokio::test]
+async fn a_missing_certificate_file_is_named() {
+    let fake = FakeGateway::start().await.unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let message = connect(&address(&fake, empty.path(), None)).await.err().unwrap().to_string();
+    assert!(message.contains("ca.crt"), "{message}");
+}
+
+#[tokio::test]
+async fn nothing_listening_is_a_sentence() {
+    let fake = FakeGateway::start().await.unwrap();
+    let to = GatewayAddress { address: "127.0.0.1:1".into(), cert_dir: fake.cert_dir().to_owned(), server_name: None };
+    let message = connect(&to).await.err().unwrap().to_string();
+    assert!(message.contains("nothing answers"), "{message}");
+}
+
+fn create(name: &str) -> CreateSandboxRequest {
+    CreateSandboxRequest { name: name.into(), workspace_scope: workspace_scope(), ..Default::default() }
+}
+
+fn exec(sandbox: &str, command: &[&str]) -> ExecSandboxRequest {
+    ExecSandboxRequest {
+        sandbox: sandbox.into(),
+        command: command.iter().map(|s| s.to_string()).collect(),
+        workspace_scope: workspace_scope(),
+        no_login_shell: true,
+        request_id: uuid_like(),
+        ..Default::default()
+    }
+}
+
+fn uuid_like() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(1);
+    format!("req-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+}
+
+async fn events(
+    c: &mut OpenShellClient<Channel>,
+    r: ExecSandboxRequest,
+) -> Result<Vec<ExecSandboxEvent>, tonic::Status> {
+    let mut stream = c.exec_sandbox(r).await?.into_inner();
+    let mut out = Vec::new();
+    while let Some(e) = stream.message().await? {
+        out.push(e);
+    }
+    Ok(out)
+}
+
+async fn phase(c: &mut OpenShellClient<Channel>, name: &str) -> i32 {
+    let r = GetSandboxRequest { name: name.into(), workspace_scope: workspace_scope() };
+    c.get_sandbox(r).await.unwrap().into_inner().sandbox.unwrap().status.unwrap().phase
+}
+
+#[tokio::test]
+async fn the_lifecycle_and_its_refusals() {
+    let fake =
+        FakeGateway::start_with(FakeOptions { provision: Duration::from_secs(2), ..Default::default() }).await.unwrap();
+    let mut c = client(&fake).await;
+    let created = c.create_sandbox(create("lens-chat-a1")).await.unwrap().into_inner();
+    assert_eq!(created.sandbox.unwrap().status.unwrap().phase, SandboxPhase::Provisioning as i32);
+    // Not ready yet: an exec is refused.
+    let early = c.exec_sandbox(exec("lens-chat-a1", &["true"])).await.err().unwrap();
+    assert_eq!(early.code(), tonic::Code::FailedPrecondition);
+    // Twice: already exists.
+    let again = c.create_sandbox(create("lens-chat-a1")).await.err().unwrap();
+    assert_eq!(again.code(), tonic::Code::AlreadyExists);
+    // No workspace scope: refused.
+    let unscoped = CreateSandboxRequest { name: "lens-chat-a2".into(), ..Default::default() };
+    let refused = c.create_sandbox(unscoped).await.err().unwrap();
+    assert!(refused.message().contains("workspace_scope is required"));
+    // Missing: not found.
+    let missing = c
+        .get_sandbox(GetSandboxRequest { name: "lens-chat-zz".into(), workspace_scope: workspace_scope() })
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(missing.code(), tonic::Code::NotFound);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while phase(&mut c, "lens-chat-a1").await != SandboxPhase::Ready as i32 {
+        assert!(std::time::Instant::now() < deadline, "never ready");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Output, then exactly one exit, last.
+    let out = events(&mut c, exec("lens-chat-a1", &["sh", "-c", "echo hi; echo oops >&2; exit 3"])).await.unwrap();
+    let exits: Vec<i32> = out
+        .iter()
+        .filter_map(|e| match &e.payload {
+            Some(Payload::Exit(x)) => Some(x.exit_code),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(exits, [3]);
+    assert!(matches!(out.last().unwrap().payload, Some(Payload::Exit(_))));
+    let stdout: Vec<u8> = out
+        .iter()
+        .filter_map(|e| match &e.payload {
+            Some(Payload::Stdout(o)) => Some(o.data.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(stdout, b"hi\n");
+    // A timeout ends with 124.
+    let mut slow = exec("lens-chat-a1", &["sleep", "30"]);
+    slow.execution_timeout = Some(prost_types::Duration { seconds: 1, nanos: 0 });
+    let out = events(&mut c, slow).await.unwrap();
+    assert!(matches!(out.last().unwrap().payload, Some(Payload::Exit(ref x)) if x.exit_code == 124));
+    // A request id is never run twice.
+    let once = exec("lens-chat-a1", &["true"]);
+    events(&mut c, once.clone()).await.unwrap();
+    assert_eq!(events(&mut c, once).await.err().unwrap().code(), tonic::Code::AlreadyExists);
+    // Delete answered "accepted" finishes later.
+    fake.faults().delete_accepted.store(true, std::sync::atomic::Ordering::SeqCst);
+    let del =
+        DeleteSandboxRequest { name: "lens-chat-a1".into(), workspace_scope: workspace_scope(), ..Default::default() };
+    let outcome = c.delete_sandbox(del.clone()).await.unwrap().into_inner().outcome;
+    assert_eq!(outcome, DeletionOutcome::Accepted as i32);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !fake.sandboxes().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "never deleted");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let gone = c.delete_sandbox(DeleteSandboxRequest { allow_missing: true, ..del }).await.unwrap().into_inner();
+    assert_eq!(gone.outcome, DeletionOutcome::AlreadyAbsent as i32);
+}
+
+#[tokio::test]
+async fn unavailable_and_dropped_streams() {
+    let fake = FakeGateway::start().await.unwrap();
+    let mut c = client(&fake).await;
+    c.create_sandbox(create("lens-chat-b1")).await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while phase(&mut c, "lens-chat-b1").await != SandboxPhase::Ready as i32 {
+        assert!(std::time::Instant::now() < deadline, "never ready");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut stream =
+        c.exec_sandbox(exec("lens-chat-b1", &["sh", "-c", "echo started; sleep 60"])).await.unwrap().into_inner();
+    let first = stream.message().await.unwrap().unwrap();
+    assert!(matches!(first.payload, Some(Payload::Stdout(_))));
+    fake.faults().drop_streams();
+    let dropped = stream.message().await.err().expect("the stream ends with an error");
+    assert_eq!(dropped.code(), tonic::Code::Unavailable);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while fake.running_commands() > 0 {
+        assert!(std::time::Instant::now() < deadline, "the command outlived its stream");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    fake.faults().unavailable.store(true, std::sync::atomic::Ordering::SeqCst);
+    let down = c.health(HealthRequest {}).await.err().unwrap();
+    assert_eq!(down.code(), tonic::Code::Unavailable);
+}
