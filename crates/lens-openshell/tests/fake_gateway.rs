@@ -103,7 +103,7 @@ async fn no_client_certificate_no_handshake() {
     })
     .await
     .expect("no hang");
-    let message = answered.err().expect("Health answered without a client certificate");
+    let message = answered.expect_err("Health answered without a client certificate");
     assert!(message.contains("got none"), "{message}");
 }
 
@@ -249,7 +249,7 @@ async fn unavailable_and_dropped_streams() {
     let first = stream.message().await.unwrap().unwrap();
     assert!(matches!(first.payload, Some(Payload::Stdout(_))));
     fake.faults().drop_streams();
-    let dropped = stream.message().await.err().expect("the stream ends with an error");
+    let dropped = stream.message().await.expect_err("the stream ends with an error");
     assert_eq!(dropped.code(), tonic::Code::Unavailable);
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while fake.running_commands() > 0 {
