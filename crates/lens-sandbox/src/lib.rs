@@ -10,8 +10,9 @@
 //! - Names are DNS labels of at most 19 characters, because the OpenShell gateway names
 //!   sandboxes that way; [`sandbox_name`] refuses anything else.
 //!
-//! [`LocalDriver`] runs sandboxes on this machine with bubblewrap; the gateway driver
-//! (OpenShell) will share the trait and the behavioural story in `tests/story.rs`.
+//! [`LocalDriver`] runs sandboxes on this machine with bubblewrap; [`GatewayDriver`] runs
+//! them on an OpenShell gateway. Both speak to the same agent inside the sandbox and
+//! pass the same behavioural story (`tests/story.rs`).
 
 mod admission;
 mod capture;
@@ -20,6 +21,7 @@ mod check;
 mod driver;
 pub mod egress;
 mod error;
+mod gateway;
 mod limits;
 mod link;
 mod local;
@@ -37,6 +39,8 @@ pub use driver::{
     run_to_end,
 };
 pub use error::SandboxError;
+pub use gateway::{GatewayCheck, GatewayDriver, GatewayOptions, check_gateway, start_gateway};
+pub use lens_openshell::GatewayAddress;
 /// The port of the egress proxy on every sandbox's loopback.
 pub use lens_sandbox_agent::protocol::PROXY_PORT;
 pub use lens_types::{OutputStream, RunEnding, RunOutput};

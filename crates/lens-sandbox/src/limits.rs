@@ -26,4 +26,25 @@ impl Limits {
     pub fn threads(&self) -> u64 {
         self.cpu_millis.div_ceil(1000).max(1)
     }
+
+    /// The environment of every command in a sandbox whose workspace is at `workspace`,
+    /// with thread counts matching its CPU quota.
+    pub fn sandbox_env(&self, workspace: &str) -> Vec<(String, String)> {
+        let mut env: Vec<(String, String)> = [
+            ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            ("USER", "sandbox"),
+            ("LANG", "C.UTF-8"),
+            ("TMPDIR", "/tmp"),
+            ("MPLBACKEND", "Agg"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        env.push(("HOME".into(), workspace.to_owned()));
+        env.push(("MPLCONFIGDIR".into(), format!("{workspace}/.cache/matplotlib")));
+        for var in ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"] {
+            env.push((var.to_string(), self.threads().to_string()));
+        }
+        env
+    }
 }

@@ -61,26 +61,6 @@ const ETC_READ_ONLY: &[&str] = &[
     "/etc/mime.types",
 ];
 
-/// The environment of every command in a sandbox.
-const BASE_ENV: &[(&str, &str)] = &[
-    ("PATH", "/usr/local/bin:/usr/bin:/bin"),
-    ("HOME", "/workspace"),
-    ("USER", "sandbox"),
-    ("LANG", "C.UTF-8"),
-    ("TMPDIR", "/tmp"),
-    ("MPLBACKEND", "Agg"),
-    ("MPLCONFIGDIR", "/workspace/.cache/matplotlib"),
-];
-
-/// The sandbox's environment, with thread counts matching its CPU quota.
-fn sandbox_env(limits: &Limits) -> Vec<(String, String)> {
-    let mut env: Vec<(String, String)> = BASE_ENV.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    for var in ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"] {
-        env.push((var.to_string(), limits.threads().to_string()));
-    }
-    env
-}
-
 /// How long a new sandbox may take to report that it is ready.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -459,11 +439,7 @@ impl Drop for LocalDriver {
 /// The cgroup folder of the sandboxes of the driver on `root`: stable across restarts
 /// (FNV-1a of the path), different for two servers on different folders.
 fn cgroup_folder(root: &Path) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in root.to_string_lossy().bytes() {
-        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("lens-{hash:016x}")
+    format!("lens-{:016x}", crate::name::fnv1a(root.to_string_lossy().as_bytes()))
 }
 
 /// Removes what a sandbox that is gone left: its connections, what is still in its

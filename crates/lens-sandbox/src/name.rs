@@ -8,6 +8,15 @@ pub fn sandbox_name(chat_id: &str) -> Result<String, SandboxError> {
     if ok { Ok(format!("lens-chat-{chat_id}")) } else { Err(SandboxError::BadName(chat_id.chars().take(40).collect())) }
 }
 
+/// FNV-1a: a stable short fingerprint (of a path, of the agent binary), not a defence.
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in bytes {
+        hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,17 +1,52 @@
-//! The driver story: what every `SandboxDriver` must do, run here against `LocalDriver`
-//! with real bubblewrap.
+//! The driver story: what every `SandboxDriver` must do, run against `LocalDriver` with
+//! real bubblewrap and against `GatewayDriver` talking to a fake OpenShell gateway over
+//! real mutual TLS. Each scenario below runs on both (the `both!` list at the end);
+//! what only one backend can show (bubblewrap's view of the host, its pool and
+//! images) is in the tests after it.
 
 use std::{sync::Arc, time::Duration};
 
 use futures_util::StreamExt;
+use lens_openshell::fake::FakeGateway;
 use lens_sandbox::{
-    DEFAULT_HOST_UID, ExecRequest, LocalDriver, LocalOptions, RunEnding, RunEvent, SandboxDriver, SandboxError,
-    SandboxState, run_to_end,
+    AdmissionLimits, DEFAULT_HOST_UID, DriverSettings, ExecRequest, GatewayAddress, GatewayOptions, LocalDriver,
+    LocalOptions, RunEnding, RunEvent, SandboxDriver, SandboxError, SandboxState, run_to_end,
 };
 
 mod common;
 
 use common::agent;
+
+/// What keeps a backend alive while its test runs.
+#[allow(dead_code)]
+enum Keep {
+    Folder(tempfile::TempDir),
+    Gateway(FakeGateway),
+}
+
+fn settings(max_running: usize, wait: Duration) -> DriverSettings {
+    DriverSettings {
+        limits: Default::default(),
+        admission: AdmissionLimits { max_running, max_memory_bytes: 64 << 30, wait },
+        pool_size: 0,
+        network: None,
+    }
+}
+
+async fn local(settings: DriverSettings) -> (Arc<dyn SandboxDriver>, Keep) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = LocalDriver::new(LocalOptions::new(&dir.path().join("sandboxes"), &agent())).unwrap();
+    d.configure(&settings);
+    (Arc::new(d), Keep::Folder(dir))
+}
+
+async fn gateway(settings: DriverSettings) -> (Arc<dyn SandboxDriver>, Keep) {
+    let fake = FakeGateway::start().await.unwrap();
+    let address =
+        GatewayAddress { address: fake.address_string(), cert_dir: fake.cert_dir().to_owned(), server_name: None };
+    let d = lens_sandbox::start_gateway(GatewayOptions::new(address, agent()), &settings).unwrap();
+    (d, Keep::Gateway(fake))
+}
 
 fn driver() -> (Arc<dyn SandboxDriver>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
@@ -27,9 +62,7 @@ async fn run(d: &dyn SandboxDriver, chat: &str, script: &str, timeout: Duration)
 
 const T: Duration = Duration::from_secs(20);
 
-#[tokio::test]
-async fn lifecycle_files_and_runs() {
-    let (d, _dir) = driver();
+async fn lifecycle_files_and_runs(d: Arc<dyn SandboxDriver>) {
     assert_eq!(d.status("chat1").await.unwrap().state, SandboxState::Absent);
     assert_eq!(d.ensure("chat1").await.unwrap().state, SandboxState::Running);
 
@@ -55,14 +88,20 @@ async fn lifecycle_files_and_runs() {
     assert!(d.list().await.unwrap().is_empty());
 }
 
+async fn conversations_do_not_see_each_other(d: Arc<dyn SandboxDriver>) {
+    d.put_file("alice", "secret.txt", b"alice's".to_vec()).await.unwrap();
+    let (out, _, _) = run(&*d, "bob", "ls -A \"$HOME\"; echo end", T).await;
+    assert_eq!(out, "end\n");
+    assert!(matches!(d.get_file("bob", "secret.txt", 100).await, Err(SandboxError::NotFound(_))));
+}
+
 #[tokio::test]
-async fn conversations_do_not_see_each_other() {
+async fn conversations_cannot_reach_each_others_folders() {
     let (d, _dir) = driver();
     d.put_file("alice", "secret.txt", b"alice's".to_vec()).await.unwrap();
     let (out, _, _) =
         run(&*d, "bob", "ls -A /workspace; cat /workspace/../*/secret.txt 2>/dev/null; echo end", T).await;
     assert_eq!(out, "end\n");
-    assert!(matches!(d.get_file("bob", "secret.txt", 100).await, Err(SandboxError::NotFound(_))));
 }
 
 #[tokio::test]
@@ -102,17 +141,16 @@ async fn no_network_but_loopback() {
     assert_eq!(out.trim(), "lo");
 }
 
-#[tokio::test]
-async fn time_outs_and_dropped_runs_end_the_whole_tree() {
-    let (d, _dir) = driver();
+async fn time_outs_and_dropped_runs_end_the_whole_tree(d: Arc<dyn SandboxDriver>) {
     let (out, _, ending) = run(&*d, "slow", "sleep 30 & echo started; wait", Duration::from_millis(500)).await;
     assert_eq!((out.as_str(), ending), ("started\n", RunEnding::TimedOut { after_ms: 500 }));
     // A stream dropped mid-run kills the run: the next run finds no sleeper left.
-    let req = ExecRequest { argv: vec!["sleep".into(), "30".into()], env: Default::default(), timeout: T };
+    // (A length of sleep no other test uses: on a gateway, ps may see more than the sandbox.)
+    let req = ExecRequest { argv: vec!["sleep".into(), "29.71".into()], env: Default::default(), timeout: T };
     drop(d.exec("slow", req).await.unwrap());
     let mut left = String::new();
     for _ in 0..50 {
-        left = run(&*d, "slow", "ps -e -o comm= | grep -c sleep || true", T).await.0;
+        left = run(&*d, "slow", "ps -e -o args= | grep -c '^sleep 29[.]71' || true", T).await.0;
         if left.trim() == "0" {
             break;
         }
@@ -121,9 +159,7 @@ async fn time_outs_and_dropped_runs_end_the_whole_tree() {
     assert_eq!(left.trim(), "0");
 }
 
-#[tokio::test]
-async fn bad_names_and_paths_are_refused() {
-    let (d, _dir) = driver();
+async fn bad_names_and_paths_are_refused(d: Arc<dyn SandboxDriver>) {
     assert!(matches!(d.ensure("../etc").await, Err(SandboxError::BadName(_))));
     assert!(matches!(d.put_file("ok", "../x", b"x".to_vec()).await, Err(SandboxError::BadPath(_))));
     let refused = d.get_file("ok", "/etc/passwd", 10_000).await;
@@ -146,9 +182,7 @@ async fn python(d: &dyn SandboxDriver, chat: &str, code: &str) -> (String, Strin
     (run.stdout_text(), run.stderr_text(), run.ending)
 }
 
-#[tokio::test]
-async fn python_keeps_its_names_between_runs_and_sees_the_same_files() {
-    let (d, _dir) = driver();
+async fn python_keeps_its_names_between_runs_and_sees_the_same_files(d: Arc<dyn SandboxDriver>) {
     let (out, err, ending) =
         python(&*d, "py", "import numpy as np\nm = np.arange(6).reshape(2, 3)\nprint(m.sum())").await;
     assert_eq!((out.as_str(), err.as_str(), ending), ("15\n", "", RunEnding::Exited { code: 0 }));
@@ -164,9 +198,7 @@ async fn python_keeps_its_names_between_runs_and_sees_the_same_files() {
     assert_eq!(out, "'(2, 3)'\n");
 }
 
-#[tokio::test]
-async fn stop_ends_a_run_still_in_progress() {
-    let (d, _dir) = driver();
+async fn stop_ends_a_run_still_in_progress(d: Arc<dyn SandboxDriver>) {
     let req = ExecRequest {
         argv: vec!["sh".into(), "-c".into(), "echo started; sleep 30".into()],
         env: Default::default(),
@@ -180,6 +212,12 @@ async fn stop_ends_a_run_still_in_progress() {
     let ending = run.unwrap().ending;
     assert!(matches!(ending, RunEnding::CutShort | RunEnding::Killed { .. }), "{ending:?}");
     assert_eq!(d.status("busy").await.unwrap().state, SandboxState::Stopped);
+}
+
+#[tokio::test]
+async fn a_stopped_sandbox_leaves_no_bwrap_behind() {
+    let (d, _dir) = driver();
+    stop_ends_a_run_still_in_progress(d.clone()).await;
     let mut left = String::new();
     for _ in 0..50 {
         let ps = std::process::Command::new("sh")
@@ -195,11 +233,9 @@ async fn stop_ends_a_run_still_in_progress() {
     assert_eq!(left, "0", "no bwrap of the stopped sandbox is left");
 }
 
-#[tokio::test]
-async fn a_run_right_after_a_dropped_one_is_not_swept_away() {
+async fn a_run_right_after_a_dropped_one_is_not_swept_away(d: Arc<dyn SandboxDriver>) {
     // Dropping a run (the person's Stop) kills it in the background; the next run may
     // start before that kill ends, and must not be taken for the old run's leftovers.
-    let (d, _dir) = driver();
     for round in 0..40 {
         let req = ExecRequest {
             argv: vec!["sh".into(), "-c".into(), "echo begun; sleep 30".into()],
@@ -230,9 +266,7 @@ async fn files_made(mut stream: lens_sandbox::RunStream) -> Vec<(String, u64)> {
     panic!("no ending")
 }
 
-#[tokio::test]
-async fn runs_report_the_files_they_made_or_changed() {
-    let (d, _dir) = driver();
+async fn runs_report_the_files_they_made_or_changed(d: Arc<dyn SandboxDriver>) {
     let script = "echo x > made.txt; mkdir -p out; echo yy > out/b.csv; echo z > .hidden";
     let req = ExecRequest { argv: vec!["sh".into(), "-c".into(), script.into()], env: Default::default(), timeout: T };
     let made = files_made(d.exec("maker", req).await.unwrap()).await;
@@ -261,21 +295,18 @@ fn admitting(max_running: usize, wait: Duration) -> (Arc<LocalDriver>, tempfile:
     (Arc::new(LocalDriver::new(options).unwrap()), dir)
 }
 
-#[tokio::test]
-async fn an_idle_sandbox_is_stopped_to_make_room_for_another() {
-    let (d, _dir) = admitting(1, T);
+/// With room for one sandbox.
+async fn an_idle_sandbox_is_stopped_to_make_room_for_another(d: Arc<dyn SandboxDriver>) {
     run(&*d, "first", "echo kept > f", T).await;
     let (out, _, ending) = run(&*d, "second", "echo second", T).await;
     assert_eq!((out.as_str(), ending), ("second\n", RunEnding::Exited { code: 0 }));
     assert_eq!(d.status("first").await.unwrap().state, SandboxState::Stopped, "the idle one made room");
-    assert_eq!(d.admitted().0, 1);
     let (out, _, _) = run(&*d, "first", "cat f", T).await;
     assert_eq!(out, "kept\n", "and starts again, its files kept");
 }
 
-#[tokio::test]
-async fn a_start_with_no_room_waits_in_line_and_is_refused_after_the_wait() {
-    let (d, _dir) = admitting(1, Duration::from_secs(3));
+/// With room for one sandbox and a wait of 3 s.
+async fn a_start_with_no_room_waits_in_line_and_is_refused_after_the_wait(d: Arc<dyn SandboxDriver>) {
     let req = ExecRequest {
         argv: vec!["sh".into(), "-c".into(), "echo busy; sleep 30".into()],
         env: Default::default(),
@@ -367,3 +398,44 @@ async fn the_pool_gives_way_to_a_start_that_needs_its_room() {
     assert_eq!((out.as_str(), ending), ("x\n", RunEnding::Exited { code: 0 }));
     assert_eq!((d.pooled(), d.admitted().0), (0, 1), "the pre-started sandbox gave its room");
 }
+
+/// Every scenario above, on both drivers.
+macro_rules! both {
+    ($($name:ident $(($max:expr, $wait:expr))?),* $(,)?) => {
+        mod on_local {
+            use super::*;
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let (d, _keep) = local(both!(@settings $(($max, $wait))?)).await;
+                    super::$name(d).await;
+                }
+            )*
+        }
+        mod on_gateway {
+            use super::*;
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let (d, _keep) = gateway(both!(@settings $(($max, $wait))?)).await;
+                    super::$name(d).await;
+                }
+            )*
+        }
+    };
+    (@settings) => { settings(8, T) };
+    (@settings ($max:expr, $wait:expr)) => { settings($max, $wait) };
+}
+
+both!(
+    lifecycle_files_and_runs,
+    conversations_do_not_see_each_other,
+    time_outs_and_dropped_runs_end_the_whole_tree,
+    bad_names_and_paths_are_refused,
+    python_keeps_its_names_between_runs_and_sees_the_same_files,
+    stop_ends_a_run_still_in_progress,
+    a_run_right_after_a_dropped_one_is_not_swept_away,
+    runs_report_the_files_they_made_or_changed,
+    an_idle_sandbox_is_stopped_to_make_room_for_another(1, T),
+    a_start_with_no_room_waits_in_line_and_is_refused_after_the_wait(1, Duration::from_secs(3)),
+);

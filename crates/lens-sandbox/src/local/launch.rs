@@ -52,7 +52,7 @@ impl LocalDriver {
         .await
         .map_err(backend)?
         .map_err(SandboxError::Unavailable)?;
-        let env = sandbox_env(&limits);
+        let env = limits.sandbox_env("/workspace");
         let mut cmd = tokio::process::Command::new("bwrap");
         cmd.args(self.bwrap_args(&workspace.dir, &limits)).env_clear().envs(env.iter().cloned());
         // As root, bwrap drops to the unprivileged host user; a non-root Lens is already one.

@@ -1,0 +1,552 @@
+//! `GatewayDriver`: sandboxes on an OpenShell gateway, over mutual TLS.
+//!
+//! Each conversation's sandbox is the gateway's sandbox `lens-chat-<id>`, labelled with
+//! the conversation. Lens's own agent is delivered into it through an exec's stdin once,
+//! then runs in one long-lived interactive exec whose stdin and stdout carry the same
+//! frames as on this machine: the Python kernel, live output, endings, Stop and files
+//! are the agent's, so they behave the same on both drivers. What the gateway does
+//! instead of this machine: isolation (its Landlock, seccomp and network namespace),
+//! the network policy (its proxy, by host name), and resources.
+
+mod bridge;
+mod policy;
+mod start;
+
+use std::{
+    collections::HashMap,
+    path::PathBuf,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::{Duration, Instant, SystemTime},
+};
+
+use base64::{Engine, engine::general_purpose::STANDARD as B64};
+use lens_openshell::{
+    GatewayAddress, GatewayError,
+    proto::openshell::v1::{
+        DeleteSandboxRequest, GetSandboxRequest, ListSandboxesRequest, Sandbox, SandboxPhase, StopSandboxRequest,
+        UpdateConfigRequest, open_shell_client::OpenShellClient,
+    },
+    workspace_scope,
+};
+use lens_sandbox_agent::protocol::{Reply, Request};
+use tonic::transport::Channel;
+
+use crate::{
+    DriverSettings, ExecRequest, FileEntry, RunStream, SandboxDriver, SandboxError, SandboxInfo, SandboxState,
+    admission::{Admission, Ticket},
+    link::{AgentLink, Unanswered, backend, gone},
+    run_stream::{RunHost, run_stream},
+    sandbox_name,
+};
+use bridge::gateway_error;
+
+/// The label every sandbox Lens makes carries, and the one naming its conversation.
+const APP_LABEL: (&str, &str) = ("app", "lens");
+const CHAT_LABEL: &str = "lens-chat";
+
+/// How long a call that changes a sandbox (stop, delete) may take.
+const CALL_DEADLINE: Duration = Duration::from_secs(30);
+
+/// How the gateway driver is set up.
+#[derive(Debug, Clone)]
+pub struct GatewayOptions {
+    pub gateway: GatewayAddress,
+    /// The agent binary on this machine, delivered into each sandbox.
+    pub agent: PathBuf,
+    /// The sandbox image; empty: the gateway's default.
+    pub image: String,
+    /// The folder commands start in inside the sandbox (the sandbox user's home); the
+    /// workspace is `workspace/` beneath it and the agent lives in `.lens/`.
+    pub home: String,
+}
+
+impl GatewayOptions {
+    pub fn new(gateway: GatewayAddress, agent: PathBuf) -> Self {
+        Self { gateway, agent, image: String::new(), home: "/sandbox".into() }
+    }
+}
+
+/// A sandbox whose agent Lens is connected to.
+struct Remote {
+    name: String,
+    link: Arc<AgentLink>,
+    /// The exec stream's tasks; aborted, the gateway ends the agent.
+    tasks: Vec<tokio::task::AbortHandle>,
+    /// Every run's environment (the workspace's real path in it).
+    env: Vec<(String, String)>,
+    last_used: Mutex<Instant>,
+    active: AtomicUsize,
+    client: OpenShellClient<Channel>,
+    /// Its room in the admission; given back when it is let go.
+    ticket: Mutex<Option<Ticket>>,
+}
+
+impl Remote {
+    fn is_dead(&self) -> bool {
+        self.link.is_dead()
+    }
+
+    fn touch(&self) {
+        if let Ok(mut t) = self.last_used.lock() {
+            *t = Instant::now();
+        }
+    }
+
+    fn idle_secs(&self) -> u64 {
+        self.last_used.lock().map(|t| t.elapsed().as_secs()).unwrap_or(0)
+    }
+
+    /// Lets the agent go: its input closed (it ends its runs and itself), then its
+    /// stream dropped, and its room given back.
+    async fn release(&self) {
+        self.link.mark_dead();
+        self.link.close().await;
+        for task in &self.tasks {
+            task.abort();
+        }
+        self.ticket.lock().map(|mut t| t.take()).ok();
+    }
+}
+
+#[async_trait::async_trait]
+impl RunHost for Remote {
+    fn link(&self) -> &AgentLink {
+        &self.link
+    }
+
+    fn run_started(&self) {
+        self.active.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn run_ended(&self) {
+        self.active.fetch_sub(1, Ordering::SeqCst);
+        self.touch();
+    }
+
+    /// The agent does not answer: its stream is dropped and the sandbox stopped, which
+    /// ends every process in it; the next call starts it afresh.
+    async fn kill_from_outside(&self) {
+        self.link.mark_dead();
+        for task in &self.tasks {
+            task.abort();
+        }
+        let stop = StopSandboxRequest {
+            name: self.name.clone(),
+            workspace_scope: workspace_scope(),
+            request_id: uuid::Uuid::new_v4().to_string(),
+        };
+        let mut client = self.client.clone();
+        let _ = tokio::time::timeout(CALL_DEADLINE, client.stop_sandbox(stop)).await;
+    }
+}
+
+type Slot = Arc<tokio::sync::Mutex<Option<Arc<Remote>>>>;
+
+/// The gateway driver.
+pub struct GatewayDriver {
+    options: GatewayOptions,
+    /// Connected on first use, and again after a failed connection.
+    client: tokio::sync::Mutex<Option<OpenShellClient<Channel>>>,
+    /// The agent's bytes and the name they are kept under in a sandbox.
+    agent: Arc<Vec<u8>>,
+    agent_file: String,
+    settings: Mutex<DriverSettings>,
+    admission: Admission,
+    /// One slot per sandbox touched; locked while its sandbox starts or stops.
+    running: tokio::sync::Mutex<HashMap<String, Slot>>,
+    /// When each sandbox was last used, as far as this server knows.
+    last_used: Mutex<HashMap<String, SystemTime>>,
+    /// Itself, for the tasks `configure` starts.
+    me: std::sync::Weak<GatewayDriver>,
+}
+
+impl GatewayDriver {
+    pub fn new(options: GatewayOptions, settings: &DriverSettings) -> Result<Arc<Self>, SandboxError> {
+        let agent = std::fs::read(&options.agent).map_err(|_| {
+            SandboxError::Unavailable(format!("the sandbox agent is missing at {}", options.agent.display()))
+        })?;
+        let agent_file = format!(".lens/agent-{:016x}", crate::name::fnv1a(&agent));
+        Ok(Arc::new_cyclic(|me| Self {
+            options,
+            client: tokio::sync::Mutex::default(),
+            agent: Arc::new(agent),
+            agent_file,
+            settings: Mutex::new(settings.clone()),
+            admission: Admission::new(settings.admission),
+            running: tokio::sync::Mutex::default(),
+            last_used: Mutex::default(),
+            me: me.clone(),
+        }))
+    }
+
+    /// A client, connecting first if need be (a failed connection is tried again next time).
+    async fn client(&self) -> Result<OpenShellClient<Channel>, SandboxError> {
+        let mut client = self.client.lock().await;
+        if let Some(c) = client.as_ref() {
+            return Ok(c.clone());
+        }
+        let c = lens_openshell::connect(&self.options.gateway).await.map_err(gateway_error)?;
+        *client = Some(c.clone());
+        Ok(c)
+    }
+
+    fn settings(&self) -> DriverSettings {
+        self.settings.lock().map(|s| s.clone()).unwrap_or_else(|p| p.into_inner().clone())
+    }
+
+    /// The gateway's sandbox, `None` when it has none by that name.
+    async fn get(&self, name: &str) -> Result<Option<Sandbox>, SandboxError> {
+        let mut client = self.client().await?;
+        let request = GetSandboxRequest { name: name.to_owned(), workspace_scope: workspace_scope() };
+        match client.get_sandbox(request).await {
+            Ok(r) => Ok(r.into_inner().sandbox),
+            Err(s) if s.code() == tonic::Code::NotFound => Ok(None),
+            Err(s) => Err(gateway_error(GatewayError::rpc("GetSandbox", &s))),
+        }
+    }
+
+    async fn slot(&self, name: &str) -> Slot {
+        self.running.lock().await.entry(name.to_owned()).or_default().clone()
+    }
+
+    /// The sandbox if its agent is connected (waiting for a start or stop in progress).
+    async fn live(&self, name: &str) -> Option<Arc<Remote>> {
+        let slot = self.running.lock().await.get(name).cloned()?;
+        slot.lock().await.clone()
+    }
+
+    /// The connected sandbox, started if need be; `true` when its agent had gone and
+    /// was started afresh over the same workspace.
+    async fn remote(&self, chat_id: &str) -> Result<(Arc<Remote>, bool), SandboxError> {
+        let name = sandbox_name(chat_id)?;
+        let slot = self.slot(&name).await;
+        let mut live = slot.lock().await;
+        if let Some(r) = live.as_ref()
+            && !r.is_dead()
+        {
+            r.touch();
+            return Ok((r.clone(), false));
+        }
+        let healed = live.is_some();
+        if let Some(dead) = live.take() {
+            tracing::warn!(sandbox = %name, "the sandbox's agent had gone; starting it afresh");
+            dead.release().await;
+        }
+        let remote = self.start(chat_id, &name).await?;
+        *live = Some(remote.clone());
+        self.used(&name);
+        Ok((remote, healed))
+    }
+
+    fn used(&self, name: &str) {
+        if let Ok(mut m) = self.last_used.lock() {
+            m.insert(name.to_owned(), SystemTime::now());
+        }
+    }
+
+    /// Starts a run: a sandbox whose agent is found gone is started afresh, also when
+    /// it goes between the check and the request, and the run's first output says so.
+    async fn start_run(
+        &self,
+        chat_id: &str,
+        timeout: Duration,
+        make: impl Fn(u64, Vec<(String, String)>) -> Request,
+    ) -> Result<RunStream, SandboxError> {
+        let (mut remote, mut healed) = self.remote(chat_id).await?;
+        let mut sent = remote.link.send(|id| make(id, remote.env.clone())).await;
+        if sent.is_err() && remote.is_dead() {
+            (remote, healed) = self.remote(chat_id).await?;
+            sent = remote.link.send(|id| make(id, remote.env.clone())).await;
+        }
+        let (id, rx) = sent?;
+        self.used(&remote.name);
+        Ok(run_stream(remote, id, rx, timeout, healed))
+    }
+
+    /// One request, one reply; an agent that does not answer is ended from outside.
+    async fn ask(&self, chat_id: &str, make: impl FnOnce(u64) -> Request) -> Result<Reply, SandboxError> {
+        let (remote, _) = self.remote(chat_id).await?;
+        self.used(&remote.name);
+        match remote.link.ask(make).await {
+            Ok(reply) => Ok(reply),
+            Err(Unanswered::Failed(e)) => Err(e),
+            Err(Unanswered::Silent) => {
+                remote.kill_from_outside().await;
+                Err(gone("it stopped answering and was ended; the next request starts it afresh"))
+            }
+        }
+    }
+
+    /// The gateway's view of a sandbox as Lens reports it.
+    async fn info(&self, chat_id: &str, name: &str, sandbox: Option<&Sandbox>) -> SandboxInfo {
+        let live = self.live(name).await;
+        let phase = sandbox.and_then(|s| s.status.as_ref()).map(|s| s.phase()).unwrap_or(SandboxPhase::Unspecified);
+        let state = match (sandbox, &live, phase) {
+            (None, _, _) | (_, _, SandboxPhase::Deleting) => SandboxState::Absent,
+            (_, Some(r), _) if !r.is_dead() => SandboxState::Running,
+            (_, _, SandboxPhase::Provisioning | SandboxPhase::Ready | SandboxPhase::Starting) => SandboxState::Running,
+            _ => SandboxState::Stopped,
+        };
+        let idle_secs = match &live {
+            Some(r) if !r.is_dead() => r.idle_secs(),
+            _ => self.idle_since(name, sandbox),
+        };
+        let busy = live.as_ref().is_some_and(|r| !r.is_dead() && r.active.load(Ordering::Relaxed) > 0);
+        let disk_bytes = match &live {
+            Some(r) if !r.is_dead() && state == SandboxState::Running => self.disk_bytes(r).await,
+            _ => 0,
+        };
+        SandboxInfo { name: name.to_owned(), chat_id: chat_id.to_owned(), state, disk_bytes, idle_secs, busy }
+    }
+
+    /// Seconds since last use: as this server saw it, else since the gateway made it.
+    fn idle_since(&self, name: &str, sandbox: Option<&Sandbox>) -> u64 {
+        let seen = self.last_used.lock().ok().and_then(|m| m.get(name).copied());
+        let created = sandbox
+            .and_then(|s| s.metadata.as_ref())
+            .and_then(|m| m.created_time)
+            .and_then(|t| u64::try_from(t.seconds).ok())
+            .map(|s| SystemTime::UNIX_EPOCH + Duration::from_secs(s));
+        seen.or(created).and_then(|t| t.elapsed().ok()).map(|d| d.as_secs()).unwrap_or(0)
+    }
+
+    /// The workspace's size, as its files' sizes added up by the agent.
+    async fn disk_bytes(&self, remote: &Remote) -> u64 {
+        let listed = remote.link.ask(|id| Request::ListFiles { id, path: ".".into() }).await;
+        let mut total = 0;
+        let mut folders: Vec<String> = Vec::new();
+        let mut next = listed.ok();
+        // A breadth-first walk, bounded so a workspace of many folders costs little.
+        for _ in 0..64 {
+            let Some(Reply::Files { entries, .. }) = next.take() else { break };
+            for e in entries {
+                if e.is_dir {
+                    folders.push(e.path);
+                } else {
+                    total += e.size;
+                }
+            }
+            let Some(folder) = folders.pop() else { break };
+            next = remote.link.ask(|id| Request::ListFiles { id, path: folder }).await.ok();
+        }
+        total
+    }
+
+    /// Sends the current network policy to every connected sandbox.
+    fn push_policy(&self) {
+        let driver = self.me.clone();
+        tokio::spawn(async move {
+            let Some(driver) = driver.upgrade() else { return };
+            let network = driver.settings().network;
+            let policy = policy::policy(network.as_ref(), &driver.options.home);
+            let names: Vec<String> = driver.running.lock().await.keys().cloned().collect();
+            for name in names {
+                if driver.live(&name).await.is_none() {
+                    continue;
+                }
+                let Ok(mut client) = driver.client().await else { return };
+                let request = UpdateConfigRequest {
+                    sandbox: name.clone(),
+                    policy: Some(policy.clone()),
+                    workspace_scope: workspace_scope(),
+                    request_id: uuid::Uuid::new_v4().to_string(),
+                };
+                if let Err(s) = client.update_config(request).await {
+                    tracing::warn!(sandbox = %name, error = %GatewayError::rpc("UpdateConfig", &s), "the network policy was not applied");
+                }
+            }
+        });
+    }
+}
+
+#[async_trait::async_trait]
+impl SandboxDriver for GatewayDriver {
+    async fn ensure(&self, chat_id: &str) -> Result<SandboxInfo, SandboxError> {
+        self.remote(chat_id).await?;
+        self.status(chat_id).await
+    }
+
+    async fn exec(&self, chat_id: &str, request: ExecRequest) -> Result<RunStream, SandboxError> {
+        let timeout_ms = request.timeout.as_millis() as u64;
+        self.start_run(chat_id, request.timeout, |id, mut env| {
+            env.extend(request.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+            Request::Exec { id, argv: request.argv.clone(), env, timeout_ms }
+        })
+        .await
+    }
+
+    async fn run_python(&self, chat_id: &str, code: &str, timeout: Duration) -> Result<RunStream, SandboxError> {
+        let timeout_ms = timeout.as_millis() as u64;
+        self.start_run(chat_id, timeout, |id, env| Request::Python { id, code: code.to_owned(), env, timeout_ms }).await
+    }
+
+    async fn put_file(&self, chat_id: &str, path: &str, bytes: Vec<u8>) -> Result<(), SandboxError> {
+        let data = B64.encode(bytes);
+        self.ask(chat_id, |id| Request::WriteFile { id, path: path.to_owned(), data }).await.map(|_| ())
+    }
+
+    async fn get_file(&self, chat_id: &str, path: &str, max_bytes: u64) -> Result<Vec<u8>, SandboxError> {
+        match self.ask(chat_id, |id| Request::ReadFile { id, path: path.to_owned(), max_bytes }).await? {
+            Reply::File { data, .. } => B64.decode(data).map_err(backend),
+            other => Err(backend(format!("unexpected reply {other:?}"))),
+        }
+    }
+
+    async fn list_files(&self, chat_id: &str, path: &str) -> Result<Vec<FileEntry>, SandboxError> {
+        match self.ask(chat_id, |id| Request::ListFiles { id, path: path.to_owned() }).await? {
+            Reply::Files { entries, .. } => {
+                Ok(entries.into_iter().map(|e| FileEntry { path: e.path, size: e.size, is_dir: e.is_dir }).collect())
+            }
+            other => Err(backend(format!("unexpected reply {other:?}"))),
+        }
+    }
+
+    async fn stop(&self, chat_id: &str) -> Result<(), SandboxError> {
+        let name = sandbox_name(chat_id)?;
+        let slot = self.slot(&name).await;
+        // Held until the gateway has stopped it: a run asked for meanwhile starts it afresh after.
+        let mut live = slot.lock().await;
+        if let Some(remote) = live.take() {
+            remote.release().await;
+        }
+        if self.get(&name).await?.is_none() {
+            return Ok(());
+        }
+        let mut client = self.client().await?;
+        let request = StopSandboxRequest {
+            name: name.clone(),
+            workspace_scope: workspace_scope(),
+            request_id: uuid::Uuid::new_v4().to_string(),
+        };
+        match tokio::time::timeout(CALL_DEADLINE, client.stop_sandbox(request)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(s)) if s.code() == tonic::Code::NotFound => Ok(()),
+            Ok(Err(s)) => Err(gateway_error(GatewayError::rpc("StopSandbox", &s))),
+            Err(_) => Err(SandboxError::Unavailable("the gateway did not stop the sandbox in time".into())),
+        }
+    }
+
+    async fn delete(&self, chat_id: &str) -> Result<(), SandboxError> {
+        let name = sandbox_name(chat_id)?;
+        let slot = self.slot(&name).await;
+        let mut live = slot.lock().await;
+        if let Some(remote) = live.take() {
+            remote.release().await;
+        }
+        let mut client = self.client().await?;
+        let request = DeleteSandboxRequest {
+            name: name.clone(),
+            workspace_scope: workspace_scope(),
+            allow_missing: true,
+            request_id: uuid::Uuid::new_v4().to_string(),
+        };
+        // An ACCEPTED delete finishes on the gateway; a start meanwhile waits for it.
+        match tokio::time::timeout(CALL_DEADLINE, client.delete_sandbox(request)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(s)) => return Err(gateway_error(GatewayError::rpc("DeleteSandbox", &s))),
+            Err(_) => return Err(SandboxError::Unavailable("the gateway did not delete the sandbox in time".into())),
+        }
+        if let Ok(mut m) = self.last_used.lock() {
+            m.remove(&name);
+        }
+        Ok(())
+    }
+
+    async fn status(&self, chat_id: &str) -> Result<SandboxInfo, SandboxError> {
+        let name = sandbox_name(chat_id)?;
+        let sandbox = self.get(&name).await?;
+        Ok(self.info(chat_id, &name, sandbox.as_ref()).await)
+    }
+
+    async fn queued(&self, chat_id: &str) -> Option<usize> {
+        self.admission.place(&sandbox_name(chat_id).ok()?)
+    }
+
+    async fn list(&self) -> Result<Vec<SandboxInfo>, SandboxError> {
+        let mut client = self.client().await?;
+        let mut out = Vec::new();
+        let mut page_token = String::new();
+        loop {
+            let request = ListSandboxesRequest {
+                page_size: 100,
+                page_token: page_token.clone(),
+                label_selector: format!("{}={}", APP_LABEL.0, APP_LABEL.1),
+                workspace_scope: workspace_scope(),
+            };
+            let page = client
+                .list_sandboxes(request)
+                .await
+                .map_err(|s| gateway_error(GatewayError::rpc("ListSandboxes", &s)))?
+                .into_inner();
+            for sandbox in &page.sandboxes {
+                let Some(meta) = sandbox.metadata.as_ref() else { continue };
+                let Some(chat_id) = meta.labels.get(CHAT_LABEL) else { continue };
+                if sandbox_name(chat_id).ok().as_deref() == Some(meta.name.as_str()) {
+                    out.push(self.info(chat_id, &meta.name, Some(sandbox)).await);
+                }
+            }
+            if page.next_page_token.is_empty() {
+                break;
+            }
+            page_token = page.next_page_token;
+        }
+        out.retain(|s| s.state != SandboxState::Absent);
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
+    /// New limits apply to sandboxes started from now on; a new network policy is sent
+    /// to the running ones at once.
+    fn configure(&self, settings: &DriverSettings) {
+        let changed = self.settings().network != settings.network;
+        self.admission.set_limits(settings.admission);
+        if let Ok(mut s) = self.settings.lock() {
+            *s = settings.clone();
+        }
+        if changed {
+            self.push_policy();
+        }
+    }
+
+    /// The gateway's proxy decides and logs egress itself; Lens sees none of it.
+    fn egress_log(&self) -> Vec<crate::egress::EgressDecision> {
+        Vec::new()
+    }
+
+    /// Lets go of every agent and stops the sandboxes; their workspaces stay on the gateway.
+    async fn shutdown(&self) {
+        let names: Vec<String> = self.running.lock().await.keys().cloned().collect();
+        for name in names {
+            if let Some(chat_id) = name.strip_prefix("lens-chat-") {
+                let _ = self.stop(chat_id).await;
+            }
+        }
+    }
+}
+
+/// Starts the gateway backend with these settings. Nothing is asked of the gateway yet:
+/// the first sandbox connects (use [`check_gateway`] to know at once).
+pub fn start_gateway(
+    options: GatewayOptions,
+    settings: &DriverSettings,
+) -> Result<Arc<dyn SandboxDriver>, SandboxError> {
+    Ok(GatewayDriver::new(options, settings)?)
+}
+
+/// What a check of a gateway found: its version, and how long a test sandbox took.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatewayCheck {
+    pub version: String,
+    /// Connecting and `Health`, in milliseconds.
+    pub round_trip_ms: u64,
+    /// A test sandbox created, run once and deleted, in milliseconds.
+    pub sandbox_ms: u64,
+}
+
+/// Connects, asks `Health`, and creates, runs and deletes a test sandbox.
+pub async fn check_gateway(options: &GatewayOptions) -> Result<GatewayCheck, SandboxError> {
+    start::check(options).await
+}

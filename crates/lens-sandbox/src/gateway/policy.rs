@@ -1,0 +1,95 @@
+//! Lens's settings in the gateway's terms: the network mode as its network policy, the
+//! limits as the sandbox's resources.
+
+use std::collections::HashMap;
+
+use lens_openshell::proto::openshell::sandbox::v1::{
+    FilesystemPolicy, LandlockPolicy, NetworkEndpoint, NetworkPolicyRule, ProcessPolicy, SandboxPolicy,
+};
+
+use crate::{Limits, Network};
+
+/// The ports a listed host may be reached on.
+const WEB_PORTS: &[u32] = &[443, 80];
+
+/// What a sandbox may touch and reach. Off: no network rule, so the gateway's proxy
+/// lets nothing out. Registries or hosts: each listed name on the web ports, and its
+/// public addresses only (the gateway refuses private ones unless listed in
+/// `allowed_ips`; the admin's trusted ranges are listed there).
+pub(crate) fn policy(network: Option<&Network>, home: &str) -> SandboxPolicy {
+    let mut network_policies = HashMap::new();
+    if let Some(network) = network.filter(|n| !n.policy.hosts.is_empty()) {
+        let allowed_ips: Vec<String> = network.policy.trusted.iter().map(ToString::to_string).collect();
+        let endpoints = network
+            .policy
+            .hosts
+            .iter()
+            .map(|host| NetworkEndpoint {
+                host: host.clone(),
+                ports: WEB_PORTS.to_vec(),
+                allowed_ips: allowed_ips.clone(),
+                ..Default::default()
+            })
+            .collect();
+        network_policies
+            .insert("lens".to_owned(), NetworkPolicyRule { name: "lens".to_owned(), endpoints, binaries: Vec::new() });
+    }
+    SandboxPolicy {
+        version: 1,
+        filesystem: Some(FilesystemPolicy {
+            include_workdir: true,
+            read_only: ["/usr", "/etc", "/lib", "/bin"].iter().map(|s| s.to_string()).collect(),
+            read_write: [home, "/tmp", "/dev/shm"].iter().map(|s| s.to_string()).collect(),
+        }),
+        landlock: Some(LandlockPolicy { compatibility: "hard_requirement".to_owned() }),
+        process: Some(ProcessPolicy { run_as_user: "sandbox".to_owned(), run_as_group: "sandbox".to_owned() }),
+        network_policies,
+    }
+}
+
+/// The limits as Kubernetes-style resources, which the gateway's drivers read.
+pub(crate) fn resources(limits: &Limits) -> prost_types::Struct {
+    use prost_types::{Struct, Value, value::Kind};
+    let text = |s: String| Value { kind: Some(Kind::StringValue(s)) };
+    let amounts = || {
+        let fields = [("cpu", format!("{}m", limits.cpu_millis)), ("memory", limits.memory_bytes.to_string())]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), text(v)))
+            .collect();
+        Value { kind: Some(Kind::StructValue(Struct { fields })) }
+    };
+    Struct { fields: [("limits".to_owned(), amounts()), ("requests".to_owned(), amounts())].into_iter().collect() }
+}
+
+/// The environment a network adds to runs, less the local driver's own proxy: on a
+/// gateway, programs go out through the gateway's proxy, which the sandbox names itself.
+pub(crate) fn network_env(network: Option<&Network>) -> Vec<(String, String)> {
+    network
+        .map(|n| n.env.iter().filter(|(k, _)| !k.to_ascii_uppercase().ends_with("_PROXY")).cloned().collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::egress::{Cidr, EgressPolicy};
+
+    #[test]
+    fn off_lets_nothing_out_and_hosts_are_listed_by_name() {
+        assert!(policy(None, "/sandbox").network_policies.is_empty());
+        let network = Network {
+            policy: EgressPolicy {
+                hosts: vec!["files.example.org".into()],
+                trusted: vec![Cidr::parse("10.0.0.0/8").unwrap()],
+            },
+            env: vec![("HTTPS_PROXY".into(), "http://127.0.0.1:1".into()), ("PIP_USER".into(), "1".into())],
+        };
+        let p = policy(Some(&network), "/sandbox");
+        let rule = &p.network_policies["lens"];
+        assert_eq!(rule.endpoints.len(), 1);
+        assert_eq!(rule.endpoints[0].host, "files.example.org");
+        assert_eq!(rule.endpoints[0].ports, [443, 80]);
+        assert_eq!(rule.endpoints[0].allowed_ips, ["10.0.0.0/8"]);
+        assert_eq!(network_env(Some(&network)), [("PIP_USER".to_string(), "1".to_string())]);
+    }
+}

@@ -1,0 +1,257 @@
+//! Starting a sandbox on the gateway: made (or started) and waited for, the agent
+//! delivered once, then started in its long-lived exec, and its first frame read.
+
+use std::time::Instant;
+
+use lens_openshell::proto::openshell::v1::{
+    CreateSandboxRequest, HealthRequest, SandboxSpec, SandboxTemplate, ServiceStatus, StartSandboxRequest,
+};
+
+use super::*;
+use crate::link::read_reply;
+
+/// How long a sandbox may take to become ready: a cold node pulls its image first.
+const READY_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// How long the agent may take to say it is confined.
+const AGENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long the agent's delivery may take.
+const DELIVERY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Readies the sandbox's home and says where it is, whether the agent is there, and
+/// the sandbox's own proxy settings (its programs go out through the gateway's proxy).
+const PREPARE: &str = "mkdir -p workspace .lens && pwd && env | grep -i '^[a-z_]*_proxy=' ; test -x \"$1\"";
+
+/// Writes stdin to the agent's file, whole or not at all.
+const DELIVER: &str = "cat > \"$1.part\" && chmod 700 \"$1.part\" && mv \"$1.part\" \"$1\"";
+
+impl GatewayDriver {
+    pub(super) async fn start(&self, chat_id: &str, name: &str) -> Result<Arc<Remote>, SandboxError> {
+        let settings = self.settings();
+        // Room first: Lens never asks the gateway for more than its limits allow.
+        let ticket = self.admission.admit(name, settings.limits.memory_bytes, || self.stop_idle(name)).await?;
+        let mut client = self.client().await?;
+        self.provision(&mut client, chat_id, name, &settings).await?;
+        let (home, proxy_env) = self.prepare(&mut client, name).await?;
+        let workspace = format!("{home}/workspace");
+        let mut env = settings.limits.sandbox_env(&workspace);
+        env.extend(proxy_env);
+        env.extend(policy::network_env(settings.network.as_ref()));
+        let argv = vec![
+            format!("{home}/{}", self.agent_file),
+            "--root".into(),
+            workspace,
+            "--max-file-bytes".into(),
+            settings.limits.disk_bytes.to_string(),
+        ];
+        let start = bridge::request(name, &self.options.home, argv, &settings.limits.sandbox_env(&home));
+        let mut pipes = bridge::interactive(&mut client, start).await?;
+        let first = tokio::time::timeout(AGENT_TIMEOUT, read_reply(&mut pipes.output)).await;
+        let fail = |message: String| {
+            for task in &pipes.tasks {
+                task.abort();
+            }
+            SandboxError::Unavailable(message)
+        };
+        match first {
+            Ok(Some(Reply::Ready { .. })) => {}
+            Ok(Some(Reply::Failed { message, .. })) => return Err(fail(message)),
+            Ok(_) => return Err(fail("the sandbox's agent ended while starting".into())),
+            Err(_) => return Err(fail("the sandbox's agent did not start in time".into())),
+        }
+        // No proxy frames on a gateway: the agent runs without its proxy there.
+        let link = AgentLink::start(pipes.output, pipes.input, |_| {});
+        Ok(Arc::new(Remote {
+            name: name.to_owned(),
+            link,
+            tasks: pipes.tasks,
+            env,
+            last_used: Mutex::new(Instant::now()),
+            active: AtomicUsize::new(0),
+            client,
+            ticket: Mutex::new(Some(ticket)),
+        }))
+    }
+
+    /// Makes the sandbox if the gateway has none, starts it if stopped, and waits until
+    /// it is ready.
+    async fn provision(
+        &self,
+        client: &mut OpenShellClient<Channel>,
+        chat_id: &str,
+        name: &str,
+        settings: &DriverSettings,
+    ) -> Result<(), SandboxError> {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            let sandbox = self.get(name).await?;
+            let phase = sandbox.as_ref().and_then(|s| s.status.as_ref()).map(|s| s.phase());
+            match phase {
+                None => self.create(client, chat_id, name, settings).await?,
+                Some(SandboxPhase::Ready) => return Ok(()),
+                Some(SandboxPhase::Stopped | SandboxPhase::Completed) => {
+                    let request = StartSandboxRequest {
+                        name: name.to_owned(),
+                        workspace_scope: workspace_scope(),
+                        request_id: uuid::Uuid::new_v4().to_string(),
+                    };
+                    client
+                        .start_sandbox(request)
+                        .await
+                        .map_err(|s| gateway_error(GatewayError::rpc("StartSandbox", &s)))?;
+                }
+                Some(SandboxPhase::Error) => {
+                    let why = sandbox
+                        .and_then(|s| s.status)
+                        .and_then(|s| s.conditions.into_iter().find(|c| !c.message.is_empty()))
+                        .map(|c| c.message)
+                        .unwrap_or_else(|| "no reason given".into());
+                    return Err(SandboxError::Unavailable(format!("the gateway could not start the sandbox: {why}")));
+                }
+                // Provisioning, starting, stopping or being deleted: wait and look again.
+                Some(_) => {}
+            }
+            if Instant::now() >= deadline {
+                return Err(SandboxError::Unavailable(format!(
+                    "the gateway's sandbox was not ready within {} s",
+                    READY_TIMEOUT.as_secs()
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    async fn create(
+        &self,
+        client: &mut OpenShellClient<Channel>,
+        chat_id: &str,
+        name: &str,
+        settings: &DriverSettings,
+    ) -> Result<(), SandboxError> {
+        let labels: HashMap<String, String> =
+            [(APP_LABEL.0.to_owned(), APP_LABEL.1.to_owned()), (CHAT_LABEL.to_owned(), chat_id.to_owned())]
+                .into_iter()
+                .collect();
+        let spec = SandboxSpec {
+            template: Some(SandboxTemplate {
+                image: self.options.image.clone(),
+                resources: Some(policy::resources(&settings.limits)),
+                ..Default::default()
+            }),
+            policy: Some(policy::policy(settings.network.as_ref(), &self.options.home)),
+            ..Default::default()
+        };
+        let request = CreateSandboxRequest {
+            spec: Some(spec),
+            name: name.to_owned(),
+            labels,
+            workspace_scope: workspace_scope(),
+            request_id: uuid::Uuid::new_v4().to_string(),
+            ..Default::default()
+        };
+        match client.create_sandbox(request).await {
+            Ok(_) => Ok(()),
+            // Made meanwhile (another server, or a retry): it is the conversation's.
+            Err(s) if s.code() == tonic::Code::AlreadyExists => Ok(()),
+            Err(s) => Err(gateway_error(GatewayError::rpc("CreateSandbox", &s))),
+        }
+    }
+
+    /// Readies the home folder, delivers the agent if it is not there, and returns the
+    /// home's real path and the sandbox's proxy settings.
+    async fn prepare(
+        &self,
+        client: &mut OpenShellClient<Channel>,
+        name: &str,
+    ) -> Result<(String, Vec<(String, String)>), SandboxError> {
+        let home = &self.options.home;
+        let script = |s: &str| vec!["sh".into(), "-c".into(), s.into(), "sh".into(), self.agent_file.clone()];
+        let prepared =
+            bridge::run(client, bridge::request(name, home, script(PREPARE), &[]), &[], CALL_DEADLINE).await?;
+        let text = String::from_utf8_lossy(&prepared.stdout).into_owned();
+        let mut lines = text.lines();
+        let real_home = lines.next().filter(|l| l.starts_with('/')).map(str::to_owned).ok_or_else(|| {
+            SandboxError::Unavailable(format!(
+                "the sandbox's home {home} could not be made ready: {}",
+                String::from_utf8_lossy(&prepared.stderr).trim()
+            ))
+        })?;
+        let proxy_env =
+            lines.filter_map(|l| l.split_once('=')).map(|(k, v)| (k.to_owned(), v.to_owned())).collect::<Vec<_>>();
+        if prepared.code != 0 {
+            let delivered =
+                bridge::run(client, bridge::request(name, home, script(DELIVER), &[]), &self.agent, DELIVERY_TIMEOUT)
+                    .await?;
+            if delivered.code != 0 {
+                return Err(SandboxError::Unavailable(format!(
+                    "the sandbox's agent could not be delivered: {}",
+                    String::from_utf8_lossy(&delivered.stderr).trim()
+                )));
+            }
+        }
+        Ok((real_home, proxy_env))
+    }
+
+    /// Lets go of the sandbox idle longest (a dead one first) to make room for `for_name`.
+    pub(super) async fn stop_idle(&self, for_name: &str) {
+        let slots: Vec<(String, Slot)> =
+            self.running.lock().await.iter().map(|(n, s)| (n.clone(), s.clone())).collect();
+        let mut best: Option<(u64, String)> = None;
+        for (name, slot) in slots {
+            // A slot that is locked is starting or stopping: not idle.
+            let Ok(live) = slot.try_lock() else { continue };
+            let Some(r) = live.as_ref() else { continue };
+            if name == for_name || (!r.is_dead() && r.active.load(Ordering::SeqCst) > 0) {
+                continue;
+            }
+            let idle = if r.is_dead() { u64::MAX } else { r.idle_secs() };
+            if best.as_ref().is_none_or(|(b, _)| idle >= *b) {
+                best = Some((idle, name));
+            }
+        }
+        if let Some((_, name)) = best
+            && let Some(chat_id) = name.strip_prefix("lens-chat-")
+        {
+            tracing::info!(sandbox = %name, "stopping an idle sandbox to make room for another");
+            let _ = self.stop(chat_id).await;
+        }
+    }
+}
+
+/// Connects, asks `Health`, and creates, runs and deletes a test sandbox.
+pub(super) async fn check(options: &GatewayOptions) -> Result<GatewayCheck, SandboxError> {
+    let began = Instant::now();
+    let mut client = lens_openshell::connect(&options.gateway).await.map_err(gateway_error)?;
+    let health = client.health(HealthRequest {}).await.map_err(|s| gateway_error(GatewayError::rpc("Health", &s)))?;
+    let health = health.into_inner();
+    let round_trip_ms = began.elapsed().as_millis() as u64;
+    if health.status() != ServiceStatus::Healthy {
+        return Err(SandboxError::Unavailable(format!(
+            "the gateway (version {}) says it is {}",
+            health.version,
+            health.status().as_str_name().trim_start_matches("SERVICE_STATUS_").to_lowercase()
+        )));
+    }
+    let began = Instant::now();
+    let settings = DriverSettings {
+        limits: crate::Limits::default(),
+        admission: crate::AdmissionLimits { max_running: 1, max_memory_bytes: u64::MAX, wait: Duration::from_secs(1) },
+        pool_size: 0,
+        network: None,
+    };
+    let driver = GatewayDriver::new(options.clone(), &settings)?;
+    // Lens's conversation ids are 9 random characters, so none is this 5-letter one.
+    let chat = "check";
+    let ran = async {
+        let request =
+            ExecRequest { argv: vec!["true".into()], env: Default::default(), timeout: Duration::from_secs(30) };
+        let run = driver.exec(chat, request).await?;
+        crate::run_to_end(run).await.map_err(SandboxError::Backend)
+    }
+    .await;
+    let deleted = driver.delete(chat).await;
+    ran?;
+    deleted?;
+    Ok(GatewayCheck { version: health.version, round_trip_ms, sandbox_ms: began.elapsed().as_millis() as u64 })
+}
