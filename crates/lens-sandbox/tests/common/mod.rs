@@ -5,7 +5,8 @@
 
 use std::{path::PathBuf, time::Duration};
 
-use lens_sandbox::{ExecRequest, RunEnding, SandboxDriver, run_to_end};
+use futures_util::StreamExt;
+use lens_sandbox::{ExecRequest, RunEnding, RunEvent, SandboxDriver, run_to_end};
 
 /// The agent binary cargo built beside this test (`cargo test` at the workspace root
 /// builds it; alone: `cargo build -p lens-sandbox-agent`).
@@ -21,4 +22,41 @@ pub async fn bash(d: &dyn SandboxDriver, chat: &str, script: &str, timeout: Dura
     let req = ExecRequest { argv: vec!["bash".into(), "-c".into(), script.into()], env: Default::default(), timeout };
     let run = run_to_end(d.exec(chat, req).await.unwrap()).await.unwrap();
     (run.stdout_text(), run.stderr_text(), run.ending)
+}
+
+/// The resident memory of this process, in bytes.
+fn rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kb: u64 =
+        status.lines().find(|l| l.starts_with("VmRSS:")).unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
+    kb << 10
+}
+
+/// A run that prints 100 MB, read slower than it prints: the driver's memory stays
+/// flat, and the next run in the conversation works.
+pub async fn flood_read_slowly(d: &dyn SandboxDriver) {
+    bash(d, "slow", "true", Duration::from_secs(20)).await;
+    let before = rss();
+    let req = ExecRequest {
+        argv: vec!["bash".into(), "-c".into(), "head -c 100000000 /dev/zero".into()],
+        env: Default::default(),
+        timeout: Duration::from_secs(120),
+    };
+    let mut stream = d.exec("slow", req).await.unwrap();
+    let (mut bytes, mut peak) = (0usize, 0u64);
+    // A reader slower than the program: the agent (and the program) wait, the driver does not queue.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    while let Some(event) = stream.next().await {
+        if let RunEvent::Output { bytes: b, .. } = event {
+            bytes += b.len();
+            if bytes % (8 << 20) < b.len() {
+                peak = peak.max(rss());
+            }
+        }
+    }
+    assert_eq!(bytes, 100_000_000);
+    let grew = peak.saturating_sub(before);
+    assert!(grew < 48 << 20, "the driver grew by {} MiB", grew >> 20);
+    let (out, _, _) = bash(d, "slow", "echo ok", Duration::from_secs(20)).await;
+    assert_eq!(out, "ok\n");
 }

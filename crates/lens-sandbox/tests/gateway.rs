@@ -1,0 +1,203 @@
+//! What only the gateway driver does: the gateway's names, labels and policy, and a
+//! gateway that misbehaves (unavailable, a stream dropped mid-run, a slow create, a
+//! delete answered "accepted", a certificate folder of another gateway). After each,
+//! the next run in the same conversation works.
+
+use std::{
+    sync::{Arc, atomic::Ordering},
+    time::Duration,
+};
+
+use lens_openshell::fake::FakeGateway;
+use lens_sandbox::{
+    AdmissionLimits, DriverSettings, GatewayAddress, GatewayOptions, Network, RunEnding, SandboxDriver, SandboxError,
+    SandboxState,
+    egress::{Cidr, EgressPolicy},
+};
+
+mod common;
+
+use common::{agent, bash};
+
+const T: Duration = Duration::from_secs(20);
+
+fn settings(network: Option<Network>) -> DriverSettings {
+    DriverSettings {
+        limits: Default::default(),
+        admission: AdmissionLimits { max_running: 8, max_memory_bytes: 64 << 30, wait: T },
+        pool_size: 0,
+        network,
+    }
+}
+
+fn options(fake: &FakeGateway) -> GatewayOptions {
+    let address =
+        GatewayAddress { address: fake.address_string(), cert_dir: fake.cert_dir().to_owned(), server_name: None };
+    GatewayOptions::new(address, agent())
+}
+
+async fn driver(network: Option<Network>) -> (Arc<dyn SandboxDriver>, FakeGateway) {
+    let fake = FakeGateway::start().await.unwrap();
+    let d = lens_sandbox::start_gateway(options(&fake), &settings(network)).unwrap();
+    (d, fake)
+}
+
+fn hosts(names: &[&str]) -> Network {
+    Network {
+        policy: EgressPolicy {
+            hosts: names.iter().map(|s| s.to_string()).collect(),
+            trusted: vec![Cidr::parse("10.9.0.0/16").unwrap()],
+        },
+        env: vec![("PIP_USER".into(), "1".into()), ("HTTPS_PROXY".into(), "http://127.0.0.1:3128".into())],
+    }
+}
+
+#[tokio::test]
+async fn a_conversation_is_the_gateways_sandbox_lens_chat_id_with_its_labels_and_policy() {
+    let (d, fake) = driver(None).await;
+    d.ensure("abc").await.unwrap();
+    let (spec, labels) = fake.created("lens-chat-abc").expect("made under its conversation's name");
+    assert_eq!(labels.get("lens-chat").map(String::as_str), Some("abc"));
+    assert_eq!(labels.get("app").map(String::as_str), Some("lens"));
+    let policy = spec.policy.unwrap();
+    assert!(policy.network_policies.is_empty(), "network off: nothing may leave");
+    assert_eq!(policy.landlock.unwrap().compatibility, "hard_requirement");
+    let resources = spec.template.unwrap().resources.unwrap();
+    assert!(resources.fields.contains_key("limits"));
+    assert_eq!(d.list().await.unwrap().iter().map(|s| s.chat_id.as_str()).collect::<Vec<_>>(), ["abc"]);
+}
+
+#[tokio::test]
+async fn network_modes_become_the_gateways_policy_and_changes_reach_running_sandboxes() {
+    let (d, fake) = driver(Some(hosts(&["files.example.org"]))).await;
+    let (out, _, _) = bash(&*d, "net", "echo \"$PIP_USER/${HTTPS_PROXY:-none}\"", T).await;
+    assert_eq!(out, "1/none\n", "the registries' settings, never Lens's own proxy");
+    let rule = fake.policy("lens-chat-net").unwrap().network_policies.remove("lens").unwrap();
+    assert_eq!(rule.endpoints[0].host, "files.example.org");
+    assert_eq!(rule.endpoints[0].allowed_ips, ["10.9.0.0/16"]);
+    // A new list reaches the running sandbox.
+    d.configure(&settings(Some(hosts(&["pkgs.example.org", "files.example.org"]))));
+    let mut listed = Vec::new();
+    for _ in 0..400 {
+        let policy = fake.policy("lens-chat-net").unwrap();
+        listed = policy
+            .network_policies
+            .get("lens")
+            .map(|r| r.endpoints.iter().map(|e| e.host.clone()).collect())
+            .unwrap_or_default();
+        if listed.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(listed, ["pkgs.example.org", "files.example.org"]);
+    // Off: nothing.
+    d.configure(&settings(None));
+    for _ in 0..400 {
+        if fake.policy("lens-chat-net").unwrap().network_policies.is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the network was not turned off on the running sandbox");
+}
+
+#[tokio::test]
+async fn a_stream_dropped_mid_run_ends_the_run_and_the_next_run_works() {
+    let (d, fake) = driver(None).await;
+    common::bash(&*d, "drop", "echo kept > f", T).await;
+    let req = lens_sandbox::ExecRequest {
+        argv: vec!["sh".into(), "-c".into(), "echo begun; sleep 30".into()],
+        env: Default::default(),
+        timeout: T,
+    };
+    let mut stream = d.exec("drop", req).await.unwrap();
+    use futures_util::StreamExt;
+    assert!(matches!(stream.next().await, Some(lens_sandbox::RunEvent::Output { .. })));
+    fake.faults().drop_streams();
+    let run = tokio::time::timeout(Duration::from_secs(60), lens_sandbox::run_to_end(stream))
+        .await
+        .expect("the run ends, it does not hang")
+        .unwrap();
+    assert!(run.stderr_text().contains("the sandbox stopped during this run"), "{}", run.stderr_text());
+    assert!(matches!(run.ending, RunEnding::Killed { .. }), "{:?}", run.ending);
+    let (out, err, ending) = bash(&*d, "drop", "cat f", T).await;
+    assert_eq!((out.as_str(), ending), ("kept\n", RunEnding::Exited { code: 0 }));
+    assert!(err.contains("Lens restarted this conversation's sandbox"), "the person is told: {err}");
+}
+
+#[tokio::test]
+async fn an_unavailable_gateway_is_a_clear_error_and_the_next_run_works_once_it_is_back() {
+    let (d, fake) = driver(None).await;
+    bash(&*d, "down", "true", T).await;
+    d.stop("down").await.unwrap();
+    fake.faults().unavailable.store(true, Ordering::SeqCst);
+    let refused = tokio::time::timeout(Duration::from_secs(60), d.ensure("down")).await.expect("no hang");
+    assert!(matches!(&refused, Err(SandboxError::Unavailable(m)) if m.contains("unavailable")), "{refused:?}");
+    fake.faults().unavailable.store(false, Ordering::SeqCst);
+    let (out, _, _) = bash(&*d, "down", "echo back", T).await;
+    assert_eq!(out, "back\n");
+}
+
+#[tokio::test]
+async fn a_slow_create_is_waited_for() {
+    let (d, fake) = driver(None).await;
+    fake.faults().slow_create_ms.store(2_500, Ordering::SeqCst);
+    let (out, _, _) = bash(&*d, "slow", "echo ready", Duration::from_secs(20)).await;
+    assert_eq!(out, "ready\n");
+}
+
+#[tokio::test]
+async fn a_delete_answered_accepted_then_a_new_run_gets_a_fresh_sandbox() {
+    let (d, fake) = driver(None).await;
+    bash(&*d, "gone", "echo old > f", T).await;
+    fake.faults().delete_accepted.store(true, Ordering::SeqCst);
+    d.delete("gone").await.unwrap();
+    assert_eq!(d.status("gone").await.unwrap().state, SandboxState::Absent, "deleting counts as gone");
+    let (out, _, ending) = bash(&*d, "gone", "ls; echo new", T).await;
+    assert_eq!((out.as_str(), ending), ("new\n", RunEnding::Exited { code: 0 }), "a fresh workspace");
+}
+
+#[tokio::test]
+async fn the_agent_is_delivered_once_per_sandbox() {
+    let (d, fake) = driver(None).await;
+    bash(&*d, "once", "true", T).await;
+    let first = fake.execs();
+    d.stop("once").await.unwrap();
+    bash(&*d, "once", "true", T).await;
+    // The first start: the home readied, the agent delivered, the agent; a restart: no delivery.
+    assert_eq!((first, fake.execs() - first), (3, 2));
+}
+
+#[tokio::test]
+async fn a_large_file_goes_in_and_out_in_frames_under_the_message_limit() {
+    let (d, _fake) = driver(None).await;
+    let data: Vec<u8> = (0..25u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    d.put_file("big", "data.bin", data.clone()).await.unwrap();
+    let (out, _, _) = bash(&*d, "big", "wc -c < data.bin", T).await;
+    assert_eq!(out.trim(), (25u32 << 20).to_string());
+    assert_eq!(d.get_file("big", "data.bin", 30 << 20).await.unwrap(), data);
+}
+
+#[tokio::test]
+async fn another_gateways_certificates_are_refused_with_a_sentence_not_a_hang() {
+    let fake = FakeGateway::start().await.unwrap();
+    let other = tempfile::tempdir().unwrap();
+    lens_openshell::fake::write_certs(other.path(), &["localhost"]).unwrap();
+    let mut options = options(&fake);
+    options.gateway.cert_dir = other.path().to_owned();
+    let d = lens_sandbox::start_gateway(options.clone(), &settings(None)).unwrap();
+    let refused = tokio::time::timeout(Duration::from_secs(60), d.ensure("x")).await.expect("no hang");
+    assert!(matches!(&refused, Err(SandboxError::Unavailable(m)) if m.contains("not signed by ca.crt")), "{refused:?}");
+    let checked = lens_sandbox::check_gateway(&options).await;
+    assert!(matches!(&checked, Err(SandboxError::Unavailable(m)) if m.contains("not signed by ca.crt")), "{checked:?}");
+}
+
+#[tokio::test]
+async fn a_check_reports_the_version_and_leaves_no_sandbox() {
+    let fake = FakeGateway::start().await.unwrap();
+    let check = lens_sandbox::check_gateway(&options(&fake)).await.unwrap();
+    assert_eq!(check.version, "0.1.4");
+    assert!(fake.execs() >= 2, "a test sandbox ran");
+    assert!(fake.sandboxes().is_empty(), "and was deleted: {:?}", fake.sandboxes());
+}
