@@ -112,6 +112,18 @@ pub struct Config {
     /// option, when given, fixes that setting (Settings > Code sandbox shows it locked).
     #[arg(long, env = "LENS_SANDBOX", num_args = 0..=1, default_missing_value = "true")]
     pub sandbox: Option<bool>,
+    /// Where sandboxes run: local (this machine) or gateway (an OpenShell gateway) [default local].
+    #[arg(long, env = "LENS_SANDBOX_BACKEND")]
+    pub sandbox_backend: Option<String>,
+    /// The OpenShell gateway's host:port (port 17670 when left out).
+    #[arg(long, env = "LENS_SANDBOX_GATEWAY")]
+    pub sandbox_gateway: Option<String>,
+    /// The folder with the gateway's ca.crt and client/tls.crt, client/tls.key.
+    #[arg(long, env = "LENS_SANDBOX_GATEWAY_CERTS")]
+    pub sandbox_gateway_certs: Option<String>,
+    /// The name the gateway's certificate carries, when it is not the address's host.
+    #[arg(long, env = "LENS_SANDBOX_GATEWAY_SERVER_NAME")]
+    pub sandbox_gateway_server_name: Option<String>,
     /// The sandbox agent binary; by default the one beside the `lens` binary.
     #[arg(long, env = "LENS_SANDBOX_AGENT")]
     pub sandbox_agent: Option<PathBuf>,
@@ -202,6 +214,10 @@ impl Config {
             model_api_key: None,
             secret: None,
             sandbox: None,
+            sandbox_backend: None,
+            sandbox_gateway: None,
+            sandbox_gateway_certs: None,
+            sandbox_gateway_server_name: None,
             sandbox_timeout_secs: None,
             sandbox_shown: None,
             sandbox_network: None,

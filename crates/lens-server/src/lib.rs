@@ -17,6 +17,7 @@ pub mod disk;
 pub mod download;
 pub mod error;
 pub mod error_envelope;
+pub mod gateway_preflight;
 pub mod ids;
 pub mod json;
 pub mod model_probe;

@@ -4,6 +4,7 @@ pub mod answers;
 pub mod approvals;
 pub mod chat_files;
 pub mod chats;
+pub mod gateway_preflight;
 pub mod health;
 pub mod library_documents;
 pub mod library_namespaces;

@@ -9,11 +9,11 @@ use std::{
 };
 
 use lens_sandbox::{
-    DriverSettings, LocalOptions, Network, SandboxDriver, SandboxState,
+    DriverSettings, GatewayAddress, GatewayOptions, LocalOptions, Network, SandboxDriver, SandboxState,
     egress::{Cidr, EgressDecision, EgressPolicy},
     registries::{Registries, sandbox_env},
 };
-use lens_types::{NetworkMode, SandboxCheck};
+use lens_types::{GatewayCheckView, NetworkMode, SandboxBackend, SandboxCheck};
 
 use crate::{AppState, Config, sandbox_settings::SandboxSettings, tools::RunSettings};
 
@@ -26,6 +26,9 @@ pub struct SandboxHub {
     registries: std::sync::OnceLock<Registries>,
     active: RwLock<Option<Active>>,
     check: RwLock<Option<SandboxCheck>>,
+    gateway_check: RwLock<Option<GatewayCheckView>>,
+    /// Sandboxes that exist, as last counted.
+    count: std::sync::atomic::AtomicU64,
     /// One change at a time (turning on runs the check, turning off deletes sandboxes).
     switching: tokio::sync::Mutex<()>,
 }
@@ -34,6 +37,28 @@ pub struct SandboxHub {
 struct Active {
     driver: Arc<dyn SandboxDriver>,
     run: RunSettings,
+    /// Where its sandboxes run: a change of it is a new driver.
+    place: Place,
+}
+
+/// Where sandboxes run, as far as a change of it needs a new driver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Place {
+    Local,
+    Gateway(GatewayAddress),
+}
+
+impl Place {
+    fn of(settings: &SandboxSettings) -> Self {
+        match settings.backend {
+            SandboxBackend::Local => Self::Local,
+            SandboxBackend::Gateway => Self::Gateway(GatewayAddress {
+                address: settings.gateway_address.clone(),
+                cert_dir: settings.gateway_cert_dir.clone().into(),
+                server_name: Some(settings.gateway_server_name.clone()).filter(|n| !n.is_empty()),
+            }),
+        }
+    }
 }
 
 impl SandboxHub {
@@ -46,6 +71,8 @@ impl SandboxHub {
             registries: std::sync::OnceLock::new(),
             active: RwLock::default(),
             check: RwLock::default(),
+            gateway_check: RwLock::default(),
+            count: Default::default(),
             switching: tokio::sync::Mutex::default(),
         }
     }
@@ -90,6 +117,67 @@ impl SandboxHub {
 
     pub fn last_check(&self) -> Option<SandboxCheck> {
         self.check.read().ok().and_then(|c| c.clone())
+    }
+
+    pub fn last_gateway_check(&self) -> Option<GatewayCheckView> {
+        self.gateway_check.read().ok().and_then(|c| c.clone())
+    }
+
+    /// Sandboxes that exist, as last counted by [`Self::recount`].
+    pub fn count(&self) -> u64 {
+        self.count.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Counts the sandboxes that exist now (none when the sandbox is off).
+    pub async fn recount(&self) {
+        let n = match self.driver() {
+            Some(d) => d.list().await.map(|l| l.len() as u64).unwrap_or(0),
+            None => 0,
+        };
+        self.count.store(n, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn gateway_options(&self, address: GatewayAddress) -> GatewayOptions {
+        GatewayOptions::new(address, self.agent.clone())
+    }
+
+    /// Checks the gateway these settings name (health, version, a test sandbox) and
+    /// keeps the result.
+    pub async fn run_gateway_check(&self, settings: &SandboxSettings) -> GatewayCheckView {
+        let view = match Place::of(settings) {
+            Place::Local => {
+                return self.last_gateway_check().unwrap_or(GatewayCheckView {
+                    ok: false,
+                    message: "sandboxes run on this machine; no gateway is set".into(),
+                    version: None,
+                    round_trip_ms: None,
+                    sandbox_ms: None,
+                });
+            }
+            Place::Gateway(address) => match lens_sandbox::check_gateway(&self.gateway_options(address)).await {
+                Ok(c) => GatewayCheckView {
+                    ok: true,
+                    message: format!(
+                        "OpenShell {} answers in {} ms; a test sandbox was created, run and deleted in {} ms",
+                        c.version, c.round_trip_ms, c.sandbox_ms
+                    ),
+                    version: Some(c.version),
+                    round_trip_ms: Some(c.round_trip_ms),
+                    sandbox_ms: Some(c.sandbox_ms),
+                },
+                Err(e) => GatewayCheckView {
+                    ok: false,
+                    message: e.to_string(),
+                    version: None,
+                    round_trip_ms: None,
+                    sandbox_ms: None,
+                },
+            },
+        };
+        if let Ok(mut c) = self.gateway_check.write() {
+            *c = Some(view.clone());
+        }
+        view
     }
 
     /// The latest egress decisions, newest last.
@@ -140,8 +228,12 @@ impl SandboxHub {
             }
             return Ok(());
         }
-        if let Some(driver) = self.driver() {
-            driver.configure(&driver_settings);
+        let place = Place::of(settings);
+        let current = self.active.read().ok().and_then(|a| a.clone());
+        if let Some(active) = &current
+            && active.place == place
+        {
+            active.driver.configure(&driver_settings);
             if let Ok(mut a) = self.active.write()
                 && let Some(active) = a.as_mut()
             {
@@ -149,15 +241,33 @@ impl SandboxHub {
             }
             return Ok(());
         }
-        let check = self.run_check(settings).await;
-        if !check.ok {
-            let missing: Vec<String> =
-                check.items.iter().filter(|i| !i.ok).map(|i| format!("{}: {}", i.name, i.detail)).collect();
-            return Err(format!("the code sandbox cannot be turned on here. {}", missing.join("; ")));
+        // A new place: the new driver must work before the old one's sandboxes go.
+        let driver = match &place {
+            Place::Local => {
+                let check = self.run_check(settings).await;
+                if !check.ok {
+                    let missing: Vec<String> =
+                        check.items.iter().filter(|i| !i.ok).map(|i| format!("{}: {}", i.name, i.detail)).collect();
+                    return Err(format!("the code sandbox cannot be turned on here. {}", missing.join("; ")));
+                }
+                lens_sandbox::start_local(self.options(settings), &driver_settings).map_err(|e| e.to_string())?
+            }
+            Place::Gateway(address) => {
+                let check = self.run_gateway_check(settings).await;
+                if !check.ok {
+                    return Err(format!("the OpenShell gateway cannot be used: {}", check.message));
+                }
+                lens_sandbox::start_gateway(self.gateway_options(address.clone()), &driver_settings)
+                    .map_err(|e| e.to_string())?
+            }
+        };
+        // Switching deletes every sandbox where they ran before (the admin confirmed it).
+        if let Some(old) = current {
+            delete_all(&*old.driver).await;
+            old.driver.shutdown().await;
         }
-        let driver = lens_sandbox::start_local(self.options(settings), &driver_settings).map_err(|e| e.to_string())?;
         if let Ok(mut a) = self.active.write() {
-            *a = Some(Active { driver, run });
+            *a = Some(Active { driver, run, place });
         }
         Ok(())
     }
@@ -199,6 +309,11 @@ pub async fn start(state: &AppState) -> anyhow::Result<()> {
         state.sandbox.find_registries().await;
     }
     match state.sandbox.apply(&settings).await {
+        Ok(()) if settings.enabled && settings.backend == SandboxBackend::Gateway => tracing::info!(
+            network = settings.network.as_str(),
+            gateway = %settings.gateway_address,
+            "the code sandbox is on (an OpenShell gateway)"
+        ),
         Ok(()) if settings.enabled => {
             tracing::info!(network = settings.network.as_str(), "the code sandbox is on (bubblewrap on this machine)")
         }

@@ -2,7 +2,7 @@
 //! `--sandbox-*` option or `LENS_SANDBOX_*` variable (shown locked), checked as a whole
 //! before anything is written.
 
-use lens_types::{NetworkMode, SandboxSettingsView, UpdateSandboxSettingsRequest};
+use lens_types::{NetworkMode, SandboxBackend, SandboxSettingsView, UpdateSandboxSettingsRequest};
 
 use crate::{AppError, AppState, Config};
 
@@ -10,6 +10,10 @@ use crate::{AppError, AppState, Config};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxSettings {
     pub enabled: bool,
+    pub backend: SandboxBackend,
+    pub gateway_address: String,
+    pub gateway_cert_dir: String,
+    pub gateway_server_name: String,
     pub network: NetworkMode,
     pub hosts: Vec<String>,
     pub trusted_egress: Vec<String>,
@@ -83,6 +87,28 @@ impl SandboxSettings {
             Some(on) => on,
             None => store.setting(&key("enabled")).await?.as_deref() == Some("true"),
         };
+        let backend_env = config.sandbox_backend.as_deref().and_then(SandboxBackend::parse);
+        lock("backend", backend_env.is_some());
+        let backend = match backend_env {
+            Some(b) => b,
+            None => {
+                store.setting(&key("backend")).await?.as_deref().and_then(SandboxBackend::parse).unwrap_or_default()
+            }
+        };
+        let mut gateway = Vec::new();
+        for (field, env) in [
+            ("gateway_address", &config.sandbox_gateway),
+            ("gateway_cert_dir", &config.sandbox_gateway_certs),
+            ("gateway_server_name", &config.sandbox_gateway_server_name),
+        ] {
+            lock(field, env.is_some());
+            gateway.push(match env {
+                Some(v) => v.trim().to_owned(),
+                None => store.setting(&key(field)).await?.unwrap_or_default(),
+            });
+        }
+        let [gateway_address, gateway_cert_dir, gateway_server_name] =
+            <[String; 3]>::try_from(gateway).map_err(|_| AppError::internal("sandbox gateway settings"))?;
         let network_env = config.sandbox_network.as_deref().and_then(NetworkMode::parse);
         lock("network", network_env.is_some());
         let network = match network_env {
@@ -130,6 +156,10 @@ impl SandboxSettings {
         };
         Ok(Self {
             enabled,
+            backend,
+            gateway_address,
+            gateway_cert_dir,
+            gateway_server_name,
             network,
             hosts,
             trusted_egress,
@@ -152,6 +182,12 @@ impl SandboxSettings {
     pub fn view(&self, state: &AppState) -> SandboxSettingsView {
         SandboxSettingsView {
             enabled: self.enabled,
+            backend: self.backend,
+            gateway_address: self.gateway_address.clone(),
+            gateway_cert_dir: self.gateway_cert_dir.clone(),
+            gateway_server_name: self.gateway_server_name.clone(),
+            gateway_check: state.sandbox.last_gateway_check(),
+            sandbox_count: state.sandbox.count(),
             network: self.network,
             hosts: self.hosts.clone(),
             trusted_egress: self.trusted_egress.clone(),
@@ -216,6 +252,10 @@ impl SandboxSettings {
         ];
         let touched = [
             ("enabled", req.enabled.is_some()),
+            ("backend", req.backend.is_some()),
+            ("gateway_address", req.gateway_address.is_some()),
+            ("gateway_cert_dir", req.gateway_cert_dir.is_some()),
+            ("gateway_server_name", req.gateway_server_name.is_some()),
             ("network", req.network.is_some()),
             ("hosts", req.hosts.is_some()),
             ("trusted_egress", req.trusted_egress.is_some()),
@@ -252,6 +292,18 @@ impl SandboxSettings {
         if let Some(enabled) = req.enabled {
             pairs.push((key("enabled"), Some(enabled.to_string())));
         }
+        if let Some(backend) = req.backend {
+            pairs.push((key("backend"), Some(backend.as_str().to_owned())));
+        }
+        if let Some(address) = &req.gateway_address {
+            pairs.push((key("gateway_address"), Some(clean_address(address)?)));
+        }
+        if let Some(dir) = &req.gateway_cert_dir {
+            pairs.push((key("gateway_cert_dir"), Some(clean_cert_dir(dir)?)));
+        }
+        if let Some(name) = &req.gateway_server_name {
+            pairs.push((key("gateway_server_name"), Some(clean_server_name(name)?)));
+        }
         let old: Vec<(String, Option<String>)> = {
             let mut old = Vec::new();
             for (k, _) in &pairs {
@@ -261,6 +313,14 @@ impl SandboxSettings {
         };
         write(state, &pairs).await?;
         let next = Self::load(state).await?;
+        if next.backend == SandboxBackend::Gateway
+            && (next.gateway_address.is_empty() || next.gateway_cert_dir.is_empty())
+        {
+            write(state, &old).await?;
+            return Err(AppError::BadRequest(
+                "sandboxes on a gateway need its address and its certificate folder".into(),
+            ));
+        }
         // Put into force; if the sandbox cannot be turned on, nothing of the change stays.
         if let Err(reason) = state.sandbox.apply(&next).await {
             write(state, &old).await?;
@@ -311,4 +371,43 @@ fn clean_ranges(ranges: &[String]) -> Result<Vec<String>, AppError> {
         out.push(cidr.to_string());
     }
     Ok(out)
+}
+
+/// A gateway address: `host` or `host:port`, no scheme's path or credentials.
+fn clean_address(address: &str) -> Result<String, AppError> {
+    let address = address.trim().trim_start_matches("https://").trim_end_matches('/');
+    if address.is_empty() {
+        return Ok(String::new());
+    }
+    let (host, port) = match address.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') || h.ends_with(']') => (h, Some(p)),
+        _ => (address, None),
+    };
+    let host_ok = lens_sandbox::egress::is_host_name(host.trim_matches(['[', ']']))
+        || host.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok();
+    let port_ok = port.is_none_or(|p| p.parse::<u16>().is_ok_and(|p| p > 0));
+    if !host_ok || !port_ok || address.len() > 300 {
+        return Err(AppError::BadRequest(format!("`{address}` is not a gateway address (host or host:port)")));
+    }
+    Ok(address.to_owned())
+}
+
+/// The certificate folder: an absolute path on the server.
+fn clean_cert_dir(dir: &str) -> Result<String, AppError> {
+    let dir = dir.trim();
+    if !dir.is_empty() && (!dir.starts_with('/') || dir.contains('\0') || dir.len() > 4096) {
+        return Err(AppError::BadRequest(
+            "the certificate folder must be an absolute path on the server, such as /var/lib/lens/openshell".into(),
+        ));
+    }
+    Ok(dir.to_owned())
+}
+
+/// The TLS server name: a host name, or nothing.
+fn clean_server_name(name: &str) -> Result<String, AppError> {
+    let name = name.trim().to_ascii_lowercase();
+    if !name.is_empty() && !lens_sandbox::egress::is_host_name(&name) {
+        return Err(AppError::BadRequest(format!("`{name}` is not a host name")));
+    }
+    Ok(name)
 }

@@ -449,11 +449,87 @@ pub struct StorageView {
     pub message: Option<String>,
 }
 
+/// Where sandboxes run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxBackend {
+    /// On this machine, with bubblewrap.
+    #[default]
+    Local,
+    /// On an NVIDIA OpenShell gateway, over mutual TLS.
+    Gateway,
+}
+
+impl SandboxBackend {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "local" => Some(Self::Local),
+            "gateway" | "openshell" => Some(Self::Gateway),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Local => "local",
+            Self::Gateway => "gateway",
+        }
+    }
+}
+
+/// What the last check of the OpenShell gateway found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct GatewayCheckView {
+    pub ok: bool,
+    /// What was found, or what is wrong and what to do, in a sentence.
+    pub message: String,
+    /// The gateway's version.
+    pub version: Option<String>,
+    /// Connecting and a health call, milliseconds.
+    pub round_trip_ms: Option<u64>,
+    /// A test sandbox created, run once and deleted, milliseconds.
+    pub sandbox_ms: Option<u64>,
+}
+
+/// What "Run the gateway on this machine" needs, and the command that starts it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct GatewayPreflight {
+    /// Each requirement: a Compose install, a 64-bit machine, Landlock ABI 3 or newer.
+    pub items: Vec<CheckItem>,
+    pub ok: bool,
+    /// The command to run beside `compose.yaml` to start the gateway.
+    pub command: String,
+    /// Where Lens then finds the gateway, and the certificate folder it reads.
+    pub address: String,
+    pub cert_dir: String,
+}
+
 /// Admin Settings > Code sandbox, as shown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SandboxSettingsView {
     pub enabled: bool,
+    /// Where sandboxes run.
+    #[serde(default)]
+    pub backend: SandboxBackend,
+    /// The gateway's `host:port` (port 17670 when left out).
+    #[serde(default)]
+    pub gateway_address: String,
+    /// The folder on the server with the gateway's `ca.crt` and `client/tls.{crt,key}`.
+    #[serde(default)]
+    pub gateway_cert_dir: String,
+    /// The name the gateway's certificate carries, when it is not the address's host.
+    #[serde(default)]
+    pub gateway_server_name: String,
+    /// The last check of the gateway.
+    #[serde(default)]
+    pub gateway_check: Option<GatewayCheckView>,
+    /// Sandboxes that exist now (switching where they run, or turning off, deletes them).
+    #[serde(default)]
+    pub sandbox_count: u64,
     pub network: NetworkMode,
     /// Extra host names the `hosts` mode allows.
     pub hosts: Vec<String>,
@@ -501,6 +577,17 @@ pub struct SandboxSettingsView {
 pub struct UpdateSandboxSettingsRequest {
     #[serde(default)]
     pub enabled: Option<bool>,
+    #[serde(default)]
+    pub backend: Option<SandboxBackend>,
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 300))]
+    pub gateway_address: Option<String>,
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 4096))]
+    pub gateway_cert_dir: Option<String>,
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 253))]
+    pub gateway_server_name: Option<String>,
     #[serde(default)]
     pub network: Option<NetworkMode>,
     #[serde(default)]

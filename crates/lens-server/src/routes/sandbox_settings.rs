@@ -25,6 +25,7 @@ pub async fn get_sandbox_settings(
     if state.sandbox.last_check().is_none() {
         state.sandbox.run_check(&settings).await;
     }
+    state.sandbox.recount().await;
     Ok(Json(settings.view(&state)))
 }
 
@@ -47,10 +48,13 @@ pub async fn update_sandbox_settings(
     ApiJson(req): ApiJson<UpdateSandboxSettingsRequest>,
 ) -> Result<Json<SandboxSettingsView>> {
     state.sandbox.find_registries().await;
-    Ok(Json(SandboxSettings::update(&state, req).await?.view(&state)))
+    let settings = SandboxSettings::update(&state, req).await?;
+    state.sandbox.recount().await;
+    Ok(Json(settings.view(&state)))
 }
 
-/// Runs `sandbox check` again (after an admin fixed something on the machine).
+/// Checks where sandboxes run again: this machine (`sandbox check`, after an admin fixed
+/// something) or the gateway (health, version, a test sandbox created and deleted).
 #[utoipa::path(
     post,
     path = "/admin/sandbox/check",
@@ -62,6 +66,10 @@ pub async fn update_sandbox_settings(
 )]
 pub async fn check_sandbox(State(state): State<AppState>, _admin: AdminUser) -> Result<Json<SandboxSettingsView>> {
     let settings = SandboxSettings::load(&state).await?;
-    state.sandbox.run_check(&settings).await;
+    match settings.backend {
+        lens_types::SandboxBackend::Local => drop(state.sandbox.run_check(&settings).await),
+        lens_types::SandboxBackend::Gateway => drop(state.sandbox.run_gateway_check(&settings).await),
+    }
+    state.sandbox.recount().await;
     Ok(Json(settings.view(&state)))
 }

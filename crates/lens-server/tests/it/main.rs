@@ -14,6 +14,7 @@ mod llama_cpp;
 mod openapi;
 mod page_assistant;
 mod sandbox;
+mod sandbox_gateway;
 mod sandbox_settings;
 mod settings;
 mod test_app;

@@ -1,0 +1,115 @@
+//! Settings > Code sandbox > where sandboxes run: an OpenShell gateway (the fake one, over
+//! real mutual TLS), checked before it is used, answers running on it, and switching
+//! back deleting its sandboxes first.
+
+use lens_openshell::fake::{FakeGateway, write_certs};
+use lens_types::{MessageStatus, SandboxBackend, SandboxSettingsView, StreamEvent};
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::test_app::TestApp;
+
+fn view(body: serde_json::Value) -> SandboxSettingsView {
+    serde_json::from_value(body).expect("a settings view")
+}
+
+#[tokio::test]
+async fn an_admin_moves_the_sandboxes_onto_a_gateway_and_back() {
+    let fake = FakeGateway::start().await.unwrap();
+    let app = TestApp::builder().sandbox_available().settings_model().await;
+    let admin = app.admin().await;
+    let gateway = json!({
+        "enabled": true,
+        "backend": "gateway",
+        "gateway_address": fake.address_string(),
+        "gateway_cert_dir": fake.cert_dir(),
+    });
+
+    // Another gateway's certificates: refused with the reason, nothing kept.
+    let other = tempfile::tempdir().unwrap();
+    write_certs(other.path(), &["localhost"]).unwrap();
+    let mut wrong = gateway.clone();
+    wrong["gateway_cert_dir"] = json!(other.path());
+    let (status, body) = admin.put("/api/v1/admin/sandbox", wrong).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("not signed by ca.crt"), "{body}");
+    let (_, body) = admin.get("/api/v1/admin/sandbox").await;
+    let v = view(body);
+    assert_eq!((v.enabled, v.backend), (false, SandboxBackend::Local), "nothing of a refused change is kept");
+    assert!(!v.gateway_check.unwrap().ok);
+
+    // Bad addresses and folders are refused as bad requests.
+    for bad in [json!({"gateway_address": "https://x/y"}), json!({"gateway_cert_dir": "relative/dir"})] {
+        let (status, body) = admin.put("/api/v1/admin/sandbox", bad.clone()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+    }
+    let (status, body) = admin.put("/api/v1/admin/sandbox", json!({"enabled": true, "backend": "gateway"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "a gateway needs its address: {body}");
+
+    // The right ones: checked, then on.
+    let (status, body) = admin.put("/api/v1/admin/sandbox", gateway.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let v = view(body);
+    assert_eq!((v.enabled, v.backend), (true, SandboxBackend::Gateway));
+    let check = v.gateway_check.unwrap();
+    assert!(check.ok && check.version.as_deref() == Some("0.1.4"), "{check:?}");
+    assert!(fake.sandboxes().is_empty(), "the check's test sandbox is gone");
+
+    // An answer's code runs on the gateway.
+    let cid = admin.new_chat().await;
+    let aid = admin.ask(&cid, "```python\nprint(6 * 7)\n```").await;
+    let events = admin.events(&cid, &aid, None, 10_000).await;
+    let Some((_, StreamEvent::Done { message })) = events.last() else { panic!("{events:?}") };
+    assert_eq!(message.status, MessageStatus::Complete);
+    assert_eq!(message.steps[0].output.as_ref().unwrap().stdout, "42\n");
+    let name = format!("lens-chat-{cid}");
+    assert_eq!(fake.sandboxes().iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(), [name.clone()]);
+    let (_, body) = admin.get("/api/v1/admin/sandbox").await;
+    assert_eq!(view(body).sandbox_count, 1, "the confirmation can say how many");
+
+    // Check again.
+    let (status, body) = admin.post("/api/v1/admin/sandbox/check", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(view(body).gateway_check.unwrap().ok);
+
+    // Back to this machine: the gateway's sandboxes are deleted first.
+    let (status, body) = admin.put("/api/v1/admin/sandbox", json!({"backend": "local"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(view(body).backend, SandboxBackend::Local);
+    assert!(fake.sandboxes().is_empty(), "switching deleted them: {:?}", fake.sandboxes());
+    let aid = admin.ask(&cid, "```python\nprint(6 * 7)\n```").await;
+    let events = admin.events(&cid, &aid, None, 10_000).await;
+    let Some((_, StreamEvent::Done { message })) = events.last() else { panic!() };
+    assert_eq!(message.steps[0].output.as_ref().unwrap().stdout, "42\n", "and runs on this machine now");
+    assert!(fake.sandboxes().is_empty());
+}
+
+#[tokio::test]
+async fn the_gateway_settings_from_the_environment_are_locked() {
+    let fake = FakeGateway::start().await.unwrap();
+    let (address, certs) = (fake.address_string(), fake.cert_dir().to_string_lossy().into_owned());
+    let app = TestApp::builder()
+        .sandbox()
+        .config(move |c| {
+            c.sandbox_backend = Some("gateway".into());
+            c.sandbox_gateway = Some(address);
+            c.sandbox_gateway_certs = Some(certs);
+        })
+        .settings_model()
+        .await;
+    let admin = app.admin().await;
+    let (_, body) = admin.get("/api/v1/admin/sandbox").await;
+    let v = view(body);
+    assert_eq!((v.enabled, v.backend), (true, SandboxBackend::Gateway));
+    for field in ["backend", "gateway_address", "gateway_cert_dir"] {
+        assert!(v.locked.contains(&field.to_string()), "{field} locked: {:?}", v.locked);
+    }
+    let (status, _) = admin.put("/api/v1/admin/sandbox", json!({"backend": "local"})).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    let (status, body) = admin.get("/api/v1/admin/sandbox/gateway-preflight").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["address"], "openshell-gateway:17670");
+    assert!(body["command"].as_str().unwrap().contains("--profile sandbox"));
+    let names: Vec<&str> = body["items"].as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Compose", "64-bit machine", "Landlock"]);
+}
