@@ -3,12 +3,14 @@
 pub mod chat_page;
 pub mod document_page;
 pub mod egress_log;
+pub mod gateway_preflight;
 pub mod library_page;
 pub mod login_page;
 pub mod model_settings;
 pub mod namespace_page;
 pub mod not_found_page;
 pub mod sandbox_check_list;
+pub mod sandbox_place;
 pub mod sandbox_settings;
 pub mod settings_page;
 pub mod setup_page;

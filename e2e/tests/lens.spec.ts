@@ -1,5 +1,6 @@
 // Lens in real Chromium against the real release server: setup, login, chat, a Direct
 // answer, reload, Stop, the settings, and another person's chat staying private.
+import { spawn } from 'node:child_process';
 import { test, expect } from '@playwright/test';
 import { AuthPage, ChatPage, LibraryPage } from './pages';
 
@@ -560,6 +561,63 @@ test('API tokens: made once, usable by an agent, revoked', async ({ page, playwr
   await expect(page.getByTestId('token-row')).toHaveCount(0);
   expect((await agent.get('/api/v1/chats')).status()).toBe(401);
   await agent.dispose();
+});
+
+test('Settings > Code sandbox moves the sandboxes onto an OpenShell gateway, after asking, and back', async ({ page }) => {
+  // The fake gateway speaks the real protocol over real mutual TLS; its folder holds
+  // the certificates in the gateway's layout.
+  const gateway = spawn('../target/release/lens-fake-gateway', [], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const line = await new Promise<string>((resolve, reject) => {
+    gateway.stdout.once('data', (d) => resolve(d.toString()));
+    gateway.once('error', reject);
+  });
+  const { address, cert_dir } = JSON.parse(line);
+  try {
+    await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+    const chat = new ChatPage(page);
+    await page.goto('/chat');
+    await chat.send('```python\nimport os\nprint(os.environ["HOME"] == "/workspace")\n```');
+    const here = chat.lastAnswer().getByTestId('tool-step');
+    await expect(here).toHaveAttribute('data-status', 'succeeded');
+    await here.locator('summary').click();
+    await expect(here.getByTestId('run-stdout')).toHaveText('True');
+
+    await page.goto('/settings');
+    const section = page.locator('section[aria-labelledby=sandbox-h]');
+    await section.getByTestId('sandbox-backend-gateway').check();
+    await section.getByTestId('sandbox-gateway-address').fill(address);
+    await section.getByTestId('sandbox-gateway-certs').fill(cert_dir);
+    // Declined: nothing changes.
+    let asked = '';
+    page.once('dialog', (d) => { asked = d.message(); void d.dismiss(); });
+    await section.getByTestId('save-sandbox').click();
+    await expect(section.getByTestId('sandbox-status')).toHaveText('Nothing was changed.');
+    expect(asked).toMatch(/^Moving the sandboxes deletes (the 1 sandbox there is|all \d+ sandboxes), with the files/);
+    // Accepted: checked, then moved.
+    page.once('dialog', (d) => void d.accept());
+    await section.getByTestId('save-sandbox').click();
+    await expect(section.getByTestId('sandbox-status')).toHaveText('Saved.', { timeout: 60_000 });
+    await expect(section.getByTestId('sandbox-gateway-check')).toContainText('Gateway: working.');
+    await expect(section.getByTestId('sandbox-gateway-check')).toContainText('OpenShell 0.1.4');
+
+    // Code runs on the gateway now.
+    await page.goto('/chat');
+    await chat.send('```python\nimport os\nprint(os.environ["HOME"] == "/workspace")\n```');
+    const step = chat.lastAnswer().getByTestId('tool-step');
+    await expect(step).toHaveAttribute('data-status', 'succeeded', { timeout: 60_000 });
+    await step.locator('summary').click();
+    await expect(step.getByTestId('run-stdout')).toHaveText('False');
+
+    // And back to this machine.
+    await page.goto('/settings');
+    await section.getByTestId('sandbox-backend-local').check();
+    page.once('dialog', (d) => void d.accept());
+    await section.getByTestId('save-sandbox').click();
+    await expect(section.getByTestId('sandbox-status')).toHaveText('Saved.', { timeout: 60_000 });
+    await expect(section.getByTestId('sandbox-backend-local')).toBeChecked();
+  } finally {
+    gateway.kill('SIGTERM');
+  }
 });
 
 test('works on a phone-sized screen and by keyboard alone', async ({ browser }) => {

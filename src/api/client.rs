@@ -209,6 +209,10 @@ pub async fn usage() -> ApiResult<UsageReport> {
     get("/api/v1/admin/usage").await
 }
 
+pub async fn gateway_preflight() -> ApiResult<GatewayPreflight> {
+    get("/api/v1/admin/sandbox/gateway-preflight").await
+}
+
 pub async fn check_sandbox() -> ApiResult<SandboxSettingsView> {
     send_json(Request::post("/api/v1/admin/sandbox/check"), &serde_json::json!({})).await
 }

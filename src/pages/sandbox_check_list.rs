@@ -1,17 +1,20 @@
-//! The machine's sandbox check in Settings > Code sandbox, a line per piece.
+//! A check's pieces in Settings > Code sandbox, a line each: this machine's sandbox
+//! check, and what running the gateway here needs.
 
-use lens_types::SandboxSettingsView;
+use lens_types::CheckItem;
 use leptos::prelude::*;
 
-/// The machine's check, a line per piece.
+/// A check, a line per piece.
 #[component]
-pub fn CheckList(view_sig: RwSignal<Option<SandboxSettingsView>>) -> impl IntoView {
-    let items =
-        move || view_sig.with(|v| v.as_ref().and_then(|v| v.check.clone()).map(|c| c.items).unwrap_or_default());
+pub fn CheckList(
+    #[prop(into)] title: String,
+    #[prop(into)] items: Signal<Vec<CheckItem>>,
+    #[prop(into)] testid: String,
+) -> impl IntoView {
     view! {
-        <h3>"This machine"</h3>
-        <ul class="check-list" data-testid="sandbox-check">
-            <For each=items key=|i| (i.name.clone(), i.ok, i.detail.clone()) let:item>
+        <h3>{title}</h3>
+        <ul class="check-list" data-testid=testid>
+            <For each=move || items.get() key=|i| (i.name.clone(), i.ok, i.detail.clone()) let:item>
                 <li class=if item.ok { "ok" } else { "failed" } data-testid="check-item">
                     <span aria-hidden="true">{if item.ok { "✓ " } else { "✕ " }}</span>
                     <span class="sr-only">{if item.ok { "working: " } else { "missing: " }}</span>

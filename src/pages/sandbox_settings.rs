@@ -1,13 +1,14 @@
-//! Admin Settings > Code sandbox: on/off, the machine's check, network, limits and
-//! timers, and the egress proxy's latest decisions. Fields set by the server's
-//! environment are shown locked.
+//! Admin Settings > Code sandbox: on/off, where sandboxes run, the machine's check,
+//! network, limits and timers, and the egress proxy's latest decisions. Fields set by
+//! the server's environment are shown locked. Turning the sandbox off, or moving it,
+//! deletes every sandbox: the page asks first, saying how many.
 
-use lens_types::{NetworkMode, SandboxSettingsView, UpdateSandboxSettingsRequest};
+use lens_types::{NetworkMode, SandboxBackend, SandboxSettingsView, UpdateSandboxSettingsRequest};
 use leptos::prelude::*;
 
 use crate::{
     api,
-    pages::{egress_log::EgressLog, sandbox_check_list::CheckList},
+    pages::{egress_log::EgressLog, sandbox_check_list::CheckList, sandbox_place::SandboxPlace},
 };
 
 /// The numeric settings: (field, label, unit).
@@ -61,6 +62,32 @@ fn set_number(req: &mut UpdateSandboxSettingsRequest, field: &str, value: u64) {
     *slot = Some(value);
 }
 
+/// The sentence that asks before sandboxes are deleted; `None` when nothing is lost.
+fn deletion_question(before: &SandboxSettingsView, req: &UpdateSandboxSettingsRequest) -> Option<String> {
+    let count = before.sandbox_count;
+    if !before.enabled || count == 0 {
+        return None;
+    }
+    let moved = req.backend.is_some_and(|b| b != before.backend)
+        || (before.backend == SandboxBackend::Gateway
+            && (req.gateway_address.as_ref().is_some_and(|a| a.trim() != before.gateway_address)
+                || req.gateway_cert_dir.as_ref().is_some_and(|d| d.trim() != before.gateway_cert_dir)));
+    let what = if req.enabled == Some(false) {
+        "Turning the sandbox off"
+    } else if moved {
+        "Moving the sandboxes"
+    } else {
+        return None;
+    };
+    let them = if count == 1 { "the 1 sandbox there is".to_string() } else { format!("all {count} sandboxes") };
+    Some(format!("{what} deletes {them}, with the files in their workspaces. Go on?"))
+}
+
+/// Asks the person; `false` when they decline or the page cannot ask.
+fn confirmed(question: &str) -> bool {
+    web_sys::window().and_then(|w| w.confirm_with_message(question).ok()).unwrap_or(false)
+}
+
 fn lines(text: &str) -> Vec<String> {
     text.split(['\n', ',']).map(|l| l.trim().to_owned()).filter(|l| !l.is_empty()).collect()
 }
@@ -69,6 +96,10 @@ fn lines(text: &str) -> Vec<String> {
 pub fn SandboxSection() -> impl IntoView {
     let view_sig = RwSignal::new(None::<SandboxSettingsView>);
     let enabled = RwSignal::new(false);
+    let backend = RwSignal::new("local".to_string());
+    let address = RwSignal::new(String::new());
+    let cert_dir = RwSignal::new(String::new());
+    let server_name = RwSignal::new(String::new());
     let network = RwSignal::new("off".to_string());
     let hosts = RwSignal::new(String::new());
     let trusted = RwSignal::new(String::new());
@@ -79,6 +110,10 @@ pub fn SandboxSection() -> impl IntoView {
         let numbers = numbers.clone();
         move |v: SandboxSettingsView| {
             enabled.set(v.enabled);
+            backend.set(v.backend.as_str().to_owned());
+            address.set(v.gateway_address.clone());
+            cert_dir.set(v.gateway_cert_dir.clone());
+            server_name.set(v.gateway_server_name.clone());
             network.set(v.network.as_str().to_owned());
             hosts.set(v.hosts.join("\n"));
             trusted.set(v.trusted_egress.join("\n"));
@@ -106,6 +141,20 @@ pub fn SandboxSection() -> impl IntoView {
             if !locked("enabled") {
                 req.enabled = Some(enabled.get_untracked());
             }
+            if !locked("backend") {
+                req.backend = SandboxBackend::parse(&backend.get_untracked());
+            }
+            if req.backend == Some(SandboxBackend::Gateway) {
+                for (field, signal, slot) in [
+                    ("gateway_address", address, &mut req.gateway_address),
+                    ("gateway_cert_dir", cert_dir, &mut req.gateway_cert_dir),
+                    ("gateway_server_name", server_name, &mut req.gateway_server_name),
+                ] {
+                    if !locked(field) {
+                        *slot = Some(signal.get_untracked().trim().to_owned());
+                    }
+                }
+            }
             if !locked("network") {
                 req.network = NetworkMode::parse(&network.get_untracked());
             }
@@ -124,11 +173,19 @@ pub fn SandboxSection() -> impl IntoView {
                     Err(_) => return status.set(Some(format!("{label} must be a whole number."))),
                 }
             }
+            if let Some(question) = view_sig.with_untracked(|v| v.as_ref().and_then(|v| deletion_question(v, &req)))
+                && !confirmed(&question)
+            {
+                return status.set(Some("Nothing was changed.".into()));
+            }
             let fill = fill.clone();
             busy.set(true);
-            status.set(Some(
-                if req.enabled == Some(true) { "Saving (checking this machine)…" } else { "Saving…" }.into(),
-            ));
+            let checking = match (req.enabled, req.backend) {
+                (Some(true), Some(SandboxBackend::Gateway)) => "Saving (checking the gateway)…",
+                (Some(true), _) => "Saving (checking this machine)…",
+                _ => "Saving…",
+            };
+            status.set(Some(checking.into()));
             leptos::task::spawn_local(async move {
                 match api::update_sandbox_settings(&req).await {
                     Ok(v) => {
@@ -155,6 +212,13 @@ pub fn SandboxSection() -> impl IntoView {
             });
         }
     };
+    let machine_check = Signal::derive(move || {
+        view_sig.with(|v| v.as_ref().and_then(|v| v.check.clone()).map(|c| c.items).unwrap_or_default())
+    });
+    let on_ready = {
+        let fill = fill.clone();
+        Callback::new(move |v: SandboxSettingsView| fill(v))
+    };
     let number_fields = NUMBERS
         .iter()
         .zip(numbers)
@@ -173,7 +237,7 @@ pub fn SandboxSection() -> impl IntoView {
     view! {
         <section class="card" aria-labelledby="sandbox-h">
             <h2 id="sandbox-h">"Code sandbox"</h2>
-            <CheckList view_sig=view_sig />
+            <CheckList title="This machine" items=machine_check testid="sandbox-check" />
             <button type="button" data-testid="sandbox-recheck" on:click=recheck disabled=move || busy.get()>
                 "Check again"
             </button>
@@ -183,6 +247,8 @@ pub fn SandboxSection() -> impl IntoView {
                         prop:checked=move || enabled.get() on:change=move |ev| enabled.set(event_target_checked(&ev)) />
                     "Run code in a sandbox (run_python, run_bash, sandbox_files)"
                 </label>
+                <SandboxPlace view_sig=view_sig backend=backend address=address cert_dir=cert_dir
+                    server_name=server_name on_ready=on_ready />
                 <label>"Network"
                     <select data-testid="sandbox-network" disabled=move || locked("network")
                         prop:value=move || network.get() on:change=move |ev| network.set(event_target_value(&ev))>

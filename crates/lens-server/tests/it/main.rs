@@ -9,6 +9,7 @@ mod chats;
 mod cli;
 mod files;
 mod host_faults;
+mod install;
 mod library;
 mod llama_cpp;
 mod openapi;

@@ -1,0 +1,98 @@
+//! "Run the gateway on this machine": what it needs, the exact command, then waiting for
+//! the gateway to answer and turning the sandbox on there.
+
+use lens_types::{GatewayPreflight, SandboxBackend, SandboxSettingsView, UpdateSandboxSettingsRequest};
+use leptos::prelude::*;
+
+use crate::{api, components::copy_button::CopyButton, pages::sandbox_check_list::CheckList};
+
+/// How long between two tries while waiting for the gateway.
+const RETRY_MS: i32 = 5_000;
+
+#[component]
+pub fn GatewayPreflightPanel(on_ready: Callback<SandboxSettingsView>) -> impl IntoView {
+    let preflight = RwSignal::new(None::<GatewayPreflight>);
+    let waiting = RwSignal::new(false);
+    let note = RwSignal::new(None::<String>);
+    let open = move |_| {
+        leptos::task::spawn_local(async move {
+            match api::gateway_preflight().await {
+                Ok(p) => preflight.set(Some(p)),
+                Err(e) => note.set(Some(e.message)),
+            }
+        });
+    };
+    let wait = move |_| {
+        let Some(p) = preflight.get_untracked() else { return };
+        waiting.set(true);
+        leptos::task::spawn_local(async move {
+            let req = UpdateSandboxSettingsRequest {
+                enabled: Some(true),
+                backend: Some(SandboxBackend::Gateway),
+                gateway_address: Some(p.address.clone()),
+                gateway_cert_dir: Some(p.cert_dir.clone()),
+                gateway_server_name: Some(String::new()),
+                ..Default::default()
+            };
+            let mut tries = 0;
+            while waiting.get_untracked() {
+                tries += 1;
+                match api::update_sandbox_settings(&req).await {
+                    Ok(v) => {
+                        note.set(Some(format!("The gateway at {} answered: sandboxes now run on it.", p.address)));
+                        waiting.set(false);
+                        on_ready.run(v);
+                        return;
+                    }
+                    Err(e) => {
+                        note.set(Some(format!("Waiting for the gateway at {} (try {tries}): {}", p.address, e.message)))
+                    }
+                }
+                sleep(RETRY_MS).await;
+            }
+        });
+    };
+    let items = Signal::derive(move || preflight.with(|p| p.as_ref().map(|p| p.items.clone()).unwrap_or_default()));
+    let command = Signal::derive(move || preflight.with(|p| p.as_ref().map(|p| p.command.clone()).unwrap_or_default()));
+    view! {
+        <div class="preflight" data-testid="gateway-preflight">
+            <button type="button" data-testid="gateway-preflight-open" on:click=open>
+                "Run the gateway on this machine"
+            </button>
+            <Show when=move || preflight.with(Option::is_some)>
+                <CheckList title="What the gateway needs here" items=items testid="gateway-preflight-items" />
+                <Show
+                    when=move || preflight.with(|p| p.as_ref().is_some_and(|p| p.ok))
+                    fallback=|| view! { <p class="failed">"Fix what is missing above, then open this again."</p> }
+                >
+                    <p>"On the server, beside compose.yaml, run:"</p>
+                    <pre><code data-testid="gateway-command">{move || command.get()}</code></pre>
+                    <CopyButton text=command what="the command" testid="copy-gateway-command" />
+                    <Show
+                        when=move || waiting.get()
+                        fallback=move || view! {
+                            <button type="button" class="primary" data-testid="gateway-wait" on:click=wait>
+                                "I ran it: wait for the gateway"
+                            </button>
+                        }
+                    >
+                        <button type="button" data-testid="gateway-stop-waiting" on:click=move |_| waiting.set(false)>
+                            "Stop waiting"
+                        </button>
+                    </Show>
+                </Show>
+            </Show>
+            <p role="status" data-testid="gateway-preflight-status">{move || note.get().unwrap_or_default()}</p>
+        </div>
+    }
+}
+
+/// Waits `ms` milliseconds without blocking the page.
+async fn sleep(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(window) = web_sys::window() {
+            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
