@@ -96,6 +96,7 @@ fn uri(address: &str) -> Result<(String, String), GatewayError> {
 /// Connects (TCP, TLS and HTTP/2) and hands back a client; a failed handshake comes back
 /// as a sentence saying which side's certificate was refused.
 pub async fn connect(to: &GatewayAddress) -> Result<OpenShellClient<Channel>, GatewayError> {
+    use_ring();
     let certs = CertFolder::read(&to.cert_dir)?;
     let (uri, host) = uri(&to.address)?;
     let name = to.server_name.clone().filter(|n| !n.trim().is_empty()).unwrap_or(host);
@@ -130,6 +131,12 @@ pub async fn connect(to: &GatewayAddress) -> Result<OpenShellClient<Channel>, Ga
             other => other,
         }),
     }
+}
+
+/// Makes ring the process's TLS provider unless one is set: rustls cannot choose by
+/// itself when a build links two (a dependency may bring aws-lc beside tonic's ring).
+pub fn use_ring() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// A transport error's chain as the sentence an admin needs.

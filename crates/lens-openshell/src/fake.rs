@@ -197,6 +197,7 @@ impl FakeGateway {
     }
 
     pub async fn start_with(options: FakeOptions) -> Result<Self, String> {
+        crate::client::use_ring();
         let certs = tempfile::tempdir().map_err(|e| e.to_string())?;
         let names: Vec<&str> = options.server_names.iter().map(String::as_str).collect();
         write_certs(certs.path(), &names)?;

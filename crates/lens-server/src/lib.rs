@@ -20,6 +20,7 @@ pub mod error_envelope;
 pub mod gateway_preflight;
 pub mod ids;
 pub mod json;
+pub mod mcp;
 pub mod model_probe;
 pub mod model_settings;
 pub mod openapi;

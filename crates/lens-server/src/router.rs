@@ -109,6 +109,7 @@ pub fn router(state: AppState) -> Router {
     );
 
     root.nest("/api/v1", api)
+        .merge(crate::mcp::routes(state.clone()))
         .fallback_service(web)
         .layer(DefaultBodyLimit::max(state.config.body_limit))
         .layer(SetResponseHeaderLayer::overriding(

@@ -62,6 +62,27 @@ impl super::Store {
         }))
     }
 
+    /// The files shared in a conversation, oldest first (the caller has checked the
+    /// conversation is the person's).
+    pub async fn shared_files(&self, chat_id: &str) -> Result<Vec<SharedFileRef>, sqlx::Error> {
+        let rows = sqlx::query(
+            "SELECT id, name, size, mime FROM chat_files WHERE chat_id = ?1 AND kind = ?2 ORDER BY created_at, id",
+        )
+        .bind(chat_id)
+        .bind(FileKind::Shared.as_str())
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| SharedFileRef {
+                id: r.get("id"),
+                name: r.get("name"),
+                size: r.get::<i64, _>("size") as u64,
+                mime: r.get("mime"),
+            })
+            .collect())
+    }
+
     /// How many files a conversation keeps, of every kind (shared, images, run logs).
     pub async fn count_kept_files(&self, chat_id: &str) -> Result<u64, sqlx::Error> {
         let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chat_files WHERE chat_id = ?1")

@@ -12,6 +12,7 @@ mod host_faults;
 mod install;
 mod library;
 mod llama_cpp;
+mod mcp;
 mod openapi;
 mod page_assistant;
 mod sandbox;

@@ -63,7 +63,7 @@ async fn an_admin_moves_the_sandboxes_onto_a_gateway_and_back() {
     assert_eq!(message.status, MessageStatus::Complete);
     assert_eq!(message.steps[0].output.as_ref().unwrap().stdout, "42\n");
     let name = format!("lens-chat-{cid}");
-    assert_eq!(fake.sandboxes().iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(), [name.clone()]);
+    assert_eq!(fake.sandboxes().into_iter().map(|(n, _)| n).collect::<Vec<_>>(), [name]);
     let (_, body) = admin.get("/api/v1/admin/sandbox").await;
     assert_eq!(view(body).sandbox_count, 1, "the confirmation can say how many");
 
