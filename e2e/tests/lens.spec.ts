@@ -584,6 +584,8 @@ test('Settings > Code sandbox moves the sandboxes onto an OpenShell gateway, aft
 
     await page.goto('/settings');
     const section = page.locator('section[aria-labelledby=sandbox-h]');
+    // The settings have arrived (the form starts empty).
+    await expect(section.getByTestId('sandbox-timeout-secs')).not.toHaveValue('');
     await section.getByTestId('sandbox-backend-gateway').check();
     await section.getByTestId('sandbox-gateway-address').fill(address);
     await section.getByTestId('sandbox-gateway-certs').fill(cert_dir);
@@ -610,6 +612,7 @@ test('Settings > Code sandbox moves the sandboxes onto an OpenShell gateway, aft
 
     // And back to this machine.
     await page.goto('/settings');
+    await expect(section.getByTestId('sandbox-backend-gateway')).toBeChecked();
     await section.getByTestId('sandbox-backend-local').check();
     page.once('dialog', (d) => void d.accept());
     await section.getByTestId('save-sandbox').click();
