@@ -24,7 +24,7 @@ use std::{
 };
 
 pub use certs::{DEFAULT_SERVER_NAMES, write_certs};
-use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::{
     Request, Response, Status, Streaming,
     transport::{Certificate, Identity, Server, ServerTlsConfig},
@@ -215,15 +215,17 @@ impl FakeGateway {
             next_id: AtomicU64::new(1),
             execs: AtomicU64::new(0),
         });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(|e| e.to_string())?;
-        let address = listener.local_addr().map_err(|e| e.to_string())?;
+        // Without nodelay, each small reply waits for the client's delayed ACK (40 ms).
+        let incoming = tonic::transport::server::TcpIncoming::bind("127.0.0.1:0".parse().map_err(|_| "address")?)
+            .map_err(|e| e.to_string())?
+            .with_nodelay(Some(true));
+        let address = incoming.local_addr().map_err(|e| e.to_string())?;
         let service = OpenShellServer::new(Gateway { state: state.clone() })
             .max_decoding_message_size(MAX_MESSAGE)
             .max_encoding_message_size(MAX_MESSAGE);
         let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
         let server = Server::builder().tls_config(tls).map_err(|e| e.to_string())?.add_service(service);
         tokio::spawn(async move {
-            let incoming = TcpListenerStream::new(listener);
             if let Err(e) = server
                 .serve_with_incoming_shutdown(incoming, async {
                     let _ = stop.await;

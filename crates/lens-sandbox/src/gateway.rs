@@ -38,7 +38,7 @@ use crate::{
     DriverSettings, ExecRequest, FileEntry, RunStream, SandboxDriver, SandboxError, SandboxInfo, SandboxState,
     admission::{Admission, Ticket},
     link::{AgentLink, Unanswered, backend, gone},
-    run_stream::{RunHost, run_stream},
+    run_stream::{InUse, RunHost, run_stream},
     sandbox_name,
 };
 use bridge::gateway_error;
@@ -79,6 +79,8 @@ struct Remote {
     env: Vec<(String, String)>,
     last_used: Mutex<Instant>,
     active: AtomicUsize,
+    /// Calls that hold it ([`InUse`]): it is not let go to make room meanwhile.
+    in_use: Arc<AtomicUsize>,
     client: OpenShellClient<Channel>,
     /// Its room in the admission; given back when it is let go.
     ticket: Mutex<Option<Ticket>>,
@@ -97,6 +99,11 @@ impl Remote {
 
     fn idle_secs(&self) -> u64 {
         self.last_used.lock().map(|t| t.elapsed().as_secs()).unwrap_or(0)
+    }
+
+    /// A run in progress, or a call about to use it.
+    fn busy(&self) -> bool {
+        self.active.load(Ordering::SeqCst) > 0 || self.in_use.load(Ordering::SeqCst) > 0
     }
 
     /// Lets the agent go: its input closed (it ends its runs and itself), then its
@@ -220,7 +227,7 @@ impl GatewayDriver {
 
     /// The connected sandbox, started if need be; `true` when its agent had gone and
     /// was started afresh over the same workspace.
-    async fn remote(&self, chat_id: &str) -> Result<(Arc<Remote>, bool), SandboxError> {
+    async fn remote(&self, chat_id: &str) -> Result<(Arc<Remote>, bool, InUse), SandboxError> {
         let name = sandbox_name(chat_id)?;
         let slot = self.slot(&name).await;
         let mut live = slot.lock().await;
@@ -228,7 +235,7 @@ impl GatewayDriver {
             && !r.is_dead()
         {
             r.touch();
-            return Ok((r.clone(), false));
+            return Ok((r.clone(), false, InUse::new(&r.in_use)));
         }
         let healed = live.is_some();
         if let Some(dead) = live.take() {
@@ -238,7 +245,8 @@ impl GatewayDriver {
         let remote = self.start(chat_id, &name).await?;
         *live = Some(remote.clone());
         self.used(&name);
-        Ok((remote, healed))
+        let hold = InUse::new(&remote.in_use);
+        Ok((remote, healed, hold))
     }
 
     fn used(&self, name: &str) {
@@ -255,20 +263,20 @@ impl GatewayDriver {
         timeout: Duration,
         make: impl Fn(u64, Vec<(String, String)>) -> Request,
     ) -> Result<RunStream, SandboxError> {
-        let (mut remote, mut healed) = self.remote(chat_id).await?;
+        let (mut remote, mut healed, mut hold) = self.remote(chat_id).await?;
         let mut sent = remote.link.send(|id| make(id, remote.env.clone())).await;
         if sent.is_err() && remote.is_dead() {
-            (remote, healed) = self.remote(chat_id).await?;
+            (remote, healed, hold) = self.remote(chat_id).await?;
             sent = remote.link.send(|id| make(id, remote.env.clone())).await;
         }
         let (id, rx) = sent?;
         self.used(&remote.name);
-        Ok(run_stream(remote, id, rx, timeout, healed))
+        Ok(run_stream(remote, id, rx, timeout, healed, hold))
     }
 
     /// One request, one reply; an agent that does not answer is ended from outside.
     async fn ask(&self, chat_id: &str, make: impl FnOnce(u64) -> Request) -> Result<Reply, SandboxError> {
-        let (remote, _) = self.remote(chat_id).await?;
+        let (remote, _, _hold) = self.remote(chat_id).await?;
         self.used(&remote.name);
         match remote.link.ask(make).await {
             Ok(reply) => Ok(reply),
@@ -412,12 +420,65 @@ impl SandboxDriver for GatewayDriver {
         if let Some(remote) = live.take() {
             remote.release().await;
         }
-        if self.get(&name).await?.is_none() {
+        self.stop_on_gateway(&name).await
+    }
+
+    async fn delete(&self, chat_id: &str) -> Result<(), SandboxError> {
+        self.delete_sandbox(chat_id).await
+    }
+
+    async fn status(&self, chat_id: &str) -> Result<SandboxInfo, SandboxError> {
+        let name = sandbox_name(chat_id)?;
+        let sandbox = self.get(&name).await?;
+        Ok(self.info(chat_id, &name, sandbox.as_ref()).await)
+    }
+
+    async fn queued(&self, chat_id: &str) -> Option<usize> {
+        self.admission.place(&sandbox_name(chat_id).ok()?)
+    }
+
+    async fn list(&self) -> Result<Vec<SandboxInfo>, SandboxError> {
+        self.list_all().await
+    }
+
+    /// New limits apply to sandboxes started from now on; a new network policy is sent
+    /// to the running ones at once.
+    fn configure(&self, settings: &DriverSettings) {
+        let changed = self.settings().network != settings.network;
+        self.admission.set_limits(settings.admission);
+        if let Ok(mut s) = self.settings.lock() {
+            *s = settings.clone();
+        }
+        if changed {
+            self.push_policy();
+        }
+    }
+
+    /// The gateway's proxy decides and logs egress itself; Lens sees none of it.
+    fn egress_log(&self) -> Vec<crate::egress::EgressDecision> {
+        Vec::new()
+    }
+
+    /// Lets go of every agent and stops the sandboxes; their workspaces stay on the gateway.
+    async fn shutdown(&self) {
+        let names: Vec<String> = self.running.lock().await.keys().cloned().collect();
+        for name in names {
+            if let Some(chat_id) = name.strip_prefix("lens-chat-") {
+                let _ = self.stop(chat_id).await;
+            }
+        }
+    }
+}
+
+impl GatewayDriver {
+    /// Stops the gateway's sandbox (its processes end; its workspace stays), if it has one.
+    async fn stop_on_gateway(&self, name: &str) -> Result<(), SandboxError> {
+        if self.get(name).await?.is_none() {
             return Ok(());
         }
         let mut client = self.client().await?;
         let request = StopSandboxRequest {
-            name: name.clone(),
+            name: name.to_owned(),
             workspace_scope: workspace_scope(),
             request_id: uuid::Uuid::new_v4().to_string(),
         };
@@ -429,7 +490,8 @@ impl SandboxDriver for GatewayDriver {
         }
     }
 
-    async fn delete(&self, chat_id: &str) -> Result<(), SandboxError> {
+    /// Lets go of the agent and deletes the gateway's sandbox.
+    async fn delete_sandbox(&self, chat_id: &str) -> Result<(), SandboxError> {
         let name = sandbox_name(chat_id)?;
         let slot = self.slot(&name).await;
         let mut live = slot.lock().await;
@@ -455,17 +517,8 @@ impl SandboxDriver for GatewayDriver {
         Ok(())
     }
 
-    async fn status(&self, chat_id: &str) -> Result<SandboxInfo, SandboxError> {
-        let name = sandbox_name(chat_id)?;
-        let sandbox = self.get(&name).await?;
-        Ok(self.info(chat_id, &name, sandbox.as_ref()).await)
-    }
-
-    async fn queued(&self, chat_id: &str) -> Option<usize> {
-        self.admission.place(&sandbox_name(chat_id).ok()?)
-    }
-
-    async fn list(&self) -> Result<Vec<SandboxInfo>, SandboxError> {
+    /// Lens's sandboxes on the gateway (those labelled for a conversation).
+    async fn list_all(&self) -> Result<Vec<SandboxInfo>, SandboxError> {
         let mut client = self.client().await?;
         let mut out = Vec::new();
         let mut page_token = String::new();
@@ -496,34 +549,6 @@ impl SandboxDriver for GatewayDriver {
         out.retain(|s| s.state != SandboxState::Absent);
         out.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(out)
-    }
-
-    /// New limits apply to sandboxes started from now on; a new network policy is sent
-    /// to the running ones at once.
-    fn configure(&self, settings: &DriverSettings) {
-        let changed = self.settings().network != settings.network;
-        self.admission.set_limits(settings.admission);
-        if let Ok(mut s) = self.settings.lock() {
-            *s = settings.clone();
-        }
-        if changed {
-            self.push_policy();
-        }
-    }
-
-    /// The gateway's proxy decides and logs egress itself; Lens sees none of it.
-    fn egress_log(&self) -> Vec<crate::egress::EgressDecision> {
-        Vec::new()
-    }
-
-    /// Lets go of every agent and stops the sandboxes; their workspaces stay on the gateway.
-    async fn shutdown(&self) {
-        let names: Vec<String> = self.running.lock().await.keys().cloned().collect();
-        for name in names {
-            if let Some(chat_id) = name.strip_prefix("lens-chat-") {
-                let _ = self.stop(chat_id).await;
-            }
-        }
     }
 }
 

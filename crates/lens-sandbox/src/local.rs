@@ -38,7 +38,7 @@ use crate::{
     link::{AgentLink, Unanswered, backend, gone, read_reply},
     quota::Workspace,
     relay::{EgressLog, Network, Relay},
-    run_stream::{RunHost, run_stream},
+    run_stream::{InUse, RunHost, run_stream},
     sandbox_name,
 };
 
@@ -117,6 +117,8 @@ struct Running {
     last_used: Mutex<std::time::Instant>,
     /// Runs in progress; the proxy lets programs out only while one is.
     active: Arc<AtomicUsize>,
+    /// Calls that hold it ([`InUse`]): it is not stopped to make room meanwhile.
+    in_use: Arc<AtomicUsize>,
     relay: Arc<Relay>,
     /// Its room in the admission; given back when it is torn down.
     ticket: Mutex<Option<Ticket>>,
@@ -148,6 +150,11 @@ impl Running {
 
     fn idle_secs(&self) -> u64 {
         self.last_used.lock().map(|t| t.elapsed().as_secs()).unwrap_or(0)
+    }
+
+    /// A run in progress, or a call about to use it.
+    fn busy(&self) -> bool {
+        self.active.load(Ordering::SeqCst) > 0 || self.in_use.load(Ordering::SeqCst) > 0
     }
 }
 
@@ -249,7 +256,7 @@ impl LocalDriver {
             // A slot that is locked is starting or stopping: not idle.
             let Ok(live) = slot.try_lock() else { continue };
             let Some(r) = live.as_ref() else { continue };
-            if name == for_name || (!r.is_dead() && r.active.load(Ordering::SeqCst) > 0) {
+            if name == for_name || (!r.is_dead() && r.busy()) {
                 continue;
             }
             let idle = if r.is_dead() { u64::MAX } else { r.idle_secs() };
@@ -261,7 +268,7 @@ impl LocalDriver {
         let Some((_, slot)) = best else { return };
         let mut live = slot.lock().await;
         if let Some(r) = live.as_ref()
-            && (r.is_dead() || r.active.load(Ordering::SeqCst) == 0)
+            && (r.is_dead() || !r.busy())
             && let Some(taken) = live.take()
         {
             tracing::info!("stopping an idle sandbox to make room for another");
@@ -321,14 +328,14 @@ impl LocalDriver {
         all.entry(name.to_owned()).or_default().clone()
     }
 
-    /// The running sandbox, started if needed.
-    async fn running(&self, chat_id: &str) -> Result<Arc<Running>, SandboxError> {
-        self.running_healed(chat_id).await.map(|(r, _)| r)
+    /// The running sandbox, started if needed, held while the hold lives.
+    async fn running(&self, chat_id: &str) -> Result<(Arc<Running>, InUse), SandboxError> {
+        self.running_healed(chat_id).await.map(|(r, _, hold)| (r, hold))
     }
 
     /// The running sandbox, started if needed; `true` when it had died and was started
     /// afresh over the same workspace (the caller tells the person).
-    async fn running_healed(&self, chat_id: &str) -> Result<(Arc<Running>, bool), SandboxError> {
+    async fn running_healed(&self, chat_id: &str) -> Result<(Arc<Running>, bool, InUse), SandboxError> {
         let name = sandbox_name(chat_id)?;
         let slot = Self::slot_of(&mut *self.running.lock().await, &name);
         let mut live = slot.lock().await;
@@ -336,7 +343,7 @@ impl LocalDriver {
             && !r.is_dead()
         {
             r.touch();
-            return Ok((r.clone(), false));
+            return Ok((r.clone(), false, InUse::new(&r.in_use)));
         }
         let healed = live.is_some();
         if let Some(dead) = live.take() {
@@ -345,11 +352,13 @@ impl LocalDriver {
             tear_down(dead).await;
         } else if let Some(r) = self.claim(chat_id, &name).await {
             *live = Some(r.clone());
-            return Ok((r, false));
+            let hold = InUse::new(&r.in_use);
+            return Ok((r, false, hold));
         }
         let r = self.start(chat_id, &name).await?;
         *live = Some(r.clone());
-        Ok((r, healed))
+        let hold = InUse::new(&r.in_use);
+        Ok((r, healed, hold))
     }
 
     /// Starts a run: `make` builds its request. A sandbox found dead is started afresh,
@@ -361,14 +370,14 @@ impl LocalDriver {
         timeout: Duration,
         make: impl Fn(u64, Vec<(String, String)>) -> Request,
     ) -> Result<RunStream, SandboxError> {
-        let (mut running, mut healed) = self.running_healed(chat_id).await?;
+        let (mut running, mut healed, mut hold) = self.running_healed(chat_id).await?;
         let mut sent = self.send(&running, |id| make(id, self.run_env(&running))).await;
         if sent.is_err() && running.is_dead() {
-            (running, healed) = self.running_healed(chat_id).await?;
+            (running, healed, hold) = self.running_healed(chat_id).await?;
             sent = self.send(&running, |id| make(id, self.run_env(&running))).await;
         }
         let (id, rx) = sent?;
-        Ok(run_stream(running, id, rx, timeout, healed))
+        Ok(run_stream(running, id, rx, timeout, healed, hold))
     }
 
     /// The sandbox if it runs (waiting for a start or stop in progress).
@@ -388,7 +397,7 @@ impl LocalDriver {
 
     /// One request, one reply; a sandbox that does not answer is ended from outside.
     async fn ask(&self, chat_id: &str, make: impl FnOnce(u64) -> Request) -> Result<Reply, SandboxError> {
-        let running = self.running(chat_id).await?;
+        let (running, _hold) = self.running(chat_id).await?;
         match running.link.ask(make).await {
             Ok(reply) => Ok(reply),
             Err(Unanswered::Failed(e)) => Err(e),

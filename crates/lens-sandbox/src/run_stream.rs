@@ -3,7 +3,13 @@
 //! agent; what differs (how a sandbox is killed from outside, whether the kernel killed
 //! for memory) is the driver's [`RunHost`].
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
 
 use base64::{Engine, engine::general_purpose::STANDARD as B64};
 use lens_sandbox_agent::protocol::{Reply, Request};
@@ -21,6 +27,24 @@ pub const RUN_GRACE: Duration = Duration::from_secs(5);
 pub(crate) const RESTARTED: &str = "[Lens restarted this conversation's sandbox: it had stopped (its processes were \
                                     killed, it ran out of memory or stopped answering). Files in /workspace are kept; \
                                     Python names and imports are gone.]\n";
+
+/// A hold on a running sandbox while a call uses it: making room for another sandbox
+/// never stops one a call has been handed and not yet used (a run counts as active only
+/// once it is sent). Dropped, the hold is let go.
+pub(crate) struct InUse(Arc<AtomicUsize>);
+
+impl InUse {
+    pub(crate) fn new(count: &Arc<AtomicUsize>) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Self(count.clone())
+    }
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
 
 /// A running sandbox as a run sees it.
 #[async_trait::async_trait]
@@ -50,6 +74,7 @@ pub(crate) fn run_stream<H: RunHost>(
     rx: mpsc::Receiver<Reply>,
     timeout: Duration,
     healed: bool,
+    hold: InUse,
 ) -> RunStream {
     struct Guard<H: RunHost> {
         running: Arc<H>,
@@ -62,6 +87,8 @@ pub(crate) fn run_stream<H: RunHost>(
         oom_kills: u64,
         deadline: tokio::time::Instant,
         timeout: Duration,
+        /// Held for as long as the run's events are read.
+        _hold: InUse,
     }
     impl<H: RunHost> Guard<H> {
         /// A run that failed while the kernel killed for memory ran out of memory.
@@ -97,7 +124,7 @@ pub(crate) fn run_stream<H: RunHost>(
     if healed {
         queued.push_back(note_event(RESTARTED));
     }
-    let guard = Guard { running, id, ended: false, queued, oom_kills, deadline, timeout };
+    let guard = Guard { running, id, ended: false, queued, oom_kills, deadline, timeout, _hold: hold };
     Box::pin(futures_util::stream::unfold((rx, guard), |(mut rx, mut guard)| async move {
         if let Some(event) = guard.queued.pop_front() {
             return Some((event, (rx, guard)));

@@ -342,6 +342,30 @@ async fn a_start_with_no_room_waits_in_line_and_is_refused_after_the_wait(d: Arc
     assert_eq!(out, "in\n");
 }
 
+/// With room for one sandbox: two conversations taking turns stop each other's sandbox
+/// to make room, and no run is ever stopped under it (a call that was handed a sandbox
+/// holds it until its run is sent).
+async fn conversations_taking_turns_in_one_room_lose_no_run(d: Arc<dyn SandboxDriver>) {
+    let mut tasks = Vec::new();
+    for chat in ["turna", "turnb"] {
+        let d = d.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut failed = Vec::new();
+            for i in 0..8 {
+                let (out, err, ending) = run(&*d, chat, &format!("echo {chat}{i}"), T).await;
+                if out.trim() != format!("{chat}{i}") || ending != (RunEnding::Exited { code: 0 }) {
+                    failed.push(format!("{chat} run {i}: {ending:?} {err}"));
+                }
+            }
+            failed
+        }));
+    }
+    for task in tasks {
+        let failed = task.await.unwrap();
+        assert!(failed.is_empty(), "{failed:?}");
+    }
+}
+
 /// Waits until the driver's pool holds `n` sandboxes.
 async fn pool_reaches(d: &LocalDriver, n: usize) {
     for _ in 0..400 {
@@ -438,4 +462,5 @@ both!(
     runs_report_the_files_they_made_or_changed,
     an_idle_sandbox_is_stopped_to_make_room_for_another(1, T),
     a_start_with_no_room_waits_in_line_and_is_refused_after_the_wait(1, Duration::from_secs(3)),
+    conversations_taking_turns_in_one_room_lose_no_run(1, Duration::from_secs(60)),
 );

@@ -69,6 +69,7 @@ impl GatewayDriver {
             env,
             last_used: Mutex::new(Instant::now()),
             active: AtomicUsize::new(0),
+            in_use: Arc::default(),
             client,
             ticket: Mutex::new(Some(ticket)),
         }))
@@ -84,6 +85,9 @@ impl GatewayDriver {
         settings: &DriverSettings,
     ) -> Result<(), SandboxError> {
         let deadline = Instant::now() + READY_TIMEOUT;
+        // Looked at again soon, then less often: a sandbox that is ready in milliseconds
+        // is not kept waiting, one that pulls its image is not asked about a hundred times.
+        let mut pause = Duration::from_millis(2);
         loop {
             let sandbox = self.get(name).await?;
             let phase = sandbox.as_ref().and_then(|s| s.status.as_ref()).map(|s| s.phase());
@@ -118,7 +122,8 @@ impl GatewayDriver {
                     READY_TIMEOUT.as_secs()
                 )));
             }
-            tokio::time::sleep(Duration::from_millis(25)).await;
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(500));
         }
     }
 
@@ -202,7 +207,7 @@ impl GatewayDriver {
             // A slot that is locked is starting or stopping: not idle.
             let Ok(live) = slot.try_lock() else { continue };
             let Some(r) = live.as_ref() else { continue };
-            if name == for_name || (!r.is_dead() && r.active.load(Ordering::SeqCst) > 0) {
+            if name == for_name || (!r.is_dead() && r.busy()) {
                 continue;
             }
             let idle = if r.is_dead() { u64::MAX } else { r.idle_secs() };
@@ -210,11 +215,20 @@ impl GatewayDriver {
                 best = Some((idle, name));
             }
         }
-        if let Some((_, name)) = best
-            && let Some(chat_id) = name.strip_prefix("lens-chat-")
+        let Some((_, name)) = best else { return };
+        let slot = self.slot(&name).await;
+        // Held while it stops: a call that wants it meanwhile starts it again after.
+        let mut live = slot.lock().await;
+        // Looked at again under the lock: a call may have taken it since.
+        if let Some(r) = live.as_ref()
+            && (r.is_dead() || !r.busy())
+            && let Some(taken) = live.take()
         {
             tracing::info!(sandbox = %name, "stopping an idle sandbox to make room for another");
-            let _ = self.stop(chat_id).await;
+            taken.release().await;
+            if let Err(e) = self.stop_on_gateway(&name).await {
+                tracing::warn!(sandbox = %name, error = %e, "an idle sandbox could not be stopped on the gateway");
+            }
         }
     }
 }

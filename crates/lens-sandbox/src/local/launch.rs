@@ -118,6 +118,7 @@ impl LocalDriver {
             confinement,
             last_used: Mutex::new(std::time::Instant::now()),
             active,
+            in_use: Arc::default(),
             relay,
             ticket: Mutex::new(Some(ticket)),
         });

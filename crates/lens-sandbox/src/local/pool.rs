@@ -57,7 +57,8 @@ impl LocalDriver {
                 timeout_ms: START_TIMEOUT.as_millis() as u64,
             });
             if let Ok((id, rx)) = warm.await {
-                let _ = crate::run_to_end(run_stream(running.clone(), id, rx, START_TIMEOUT, false)).await;
+                let hold = InUse::new(&running.in_use);
+                let _ = crate::run_to_end(run_stream(running.clone(), id, rx, START_TIMEOUT, false, hold)).await;
             }
             if running.is_dead() {
                 tear_down(running).await;

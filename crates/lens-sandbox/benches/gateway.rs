@@ -1,0 +1,183 @@
+//! The gateway driver's figures against the fake gateway over real mutual TLS on
+//! loopback, each next to the local driver measured in the same run:
+//!
+//! - first run in a new conversation (`run_python("print(1)")`): sandbox made, agent
+//!   delivered and started, kernel started; target: at most 2x local;
+//! - a warm `run_python` (`print(1)`): target: the gateway adds at most 5 ms p50;
+//! - 100 conversations x 5 runs at once: failures (target 0), p50/p99, wall time;
+//! - a 25 MB file out of the workspace (`get_file`).
+//!
+//! The fake provisions at once and runs commands as plain processes, so the gateway's
+//! figures are the driver's and the protocol's own costs (TLS, HTTP/2, frames through
+//! exec streams), not a real gateway's container start.
+//!
+//! Run: `cargo build --release -p lens-sandbox-agent && cargo bench -p lens-sandbox --bench gateway`
+//! (`make bench` does both).
+
+use std::{
+    path::PathBuf,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use lens_openshell::fake::{FakeGateway, FakeOptions};
+use lens_sandbox::{
+    AdmissionLimits, DriverSettings, ExecRequest, GatewayAddress, GatewayOptions, LocalDriver, LocalOptions, RunEnding,
+    SandboxDriver, run_to_end,
+};
+
+const ROUNDS: usize = 20;
+const CONVERSATIONS: usize = 100;
+const RUNS_EACH: usize = 5;
+const FILE_BYTES: usize = 25 << 20;
+
+fn agent() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let agent = exe.parent().and_then(|d| d.parent()).unwrap().join("lens-sandbox-agent");
+    assert!(agent.is_file(), "build it first: cargo build --release -p lens-sandbox-agent");
+    agent
+}
+
+fn pct(mut v: Vec<f64>, p: usize) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[(v.len() * p / 100).min(v.len() - 1)]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+async fn print_one(d: &dyn SandboxDriver, chat: &str) -> f64 {
+    let start = Instant::now();
+    let run = run_to_end(d.run_python(chat, "print(1)", Duration::from_secs(60)).await.unwrap()).await.unwrap();
+    assert_eq!((run.stdout.as_slice(), run.ending), (&b"1\n"[..], RunEnding::Exited { code: 0 }));
+    ms(start.elapsed())
+}
+
+async fn first_runs(d: &dyn SandboxDriver, tag: &str) -> f64 {
+    let mut times = Vec::new();
+    for i in 0..ROUNDS {
+        let chat = format!("{tag}{i}");
+        times.push(print_one(d, &chat).await);
+        d.delete(&chat).await.unwrap();
+    }
+    pct(times, 50)
+}
+
+async fn warm_runs(d: &dyn SandboxDriver, chat: &str) -> f64 {
+    print_one(d, chat).await;
+    let mut times = Vec::new();
+    for _ in 0..ROUNDS * 3 {
+        times.push(print_one(d, chat).await);
+    }
+    d.delete(chat).await.unwrap();
+    pct(times, 50)
+}
+
+/// (failures, p50, p99, wall seconds)
+async fn many_at_once(d: Arc<dyn SandboxDriver>, tag: &str) -> (usize, f64, f64, f64) {
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..CONVERSATIONS {
+        let (d, chat) = (d.clone(), format!("{tag}{c}"));
+        tasks.push(tokio::spawn(async move {
+            let (mut times, mut failures) = (Vec::new(), 0);
+            for _ in 0..RUNS_EACH {
+                let start = Instant::now();
+                let ok = match d.run_python(&chat, "print(1)", Duration::from_secs(120)).await {
+                    Ok(run) => match run_to_end(run).await {
+                        Ok(r) if r.stdout == b"1\n" => true,
+                        Ok(r) => {
+                            eprintln!("    a failed run: {:?} {}", r.ending, r.stderr_text().trim());
+                            false
+                        }
+                        Err(e) => {
+                            eprintln!("    a run did not start: {e}");
+                            false
+                        }
+                    },
+                    Err(e) => {
+                        eprintln!("    a run was refused: {e}");
+                        false
+                    }
+                };
+                times.push(ms(start.elapsed()));
+                failures += usize::from(!ok);
+            }
+            (times, failures)
+        }));
+    }
+    let (mut times, mut failures) = (Vec::new(), 0);
+    for task in tasks {
+        let (t, f) = task.await.unwrap();
+        times.extend(t);
+        failures += f;
+    }
+    let wall = started.elapsed().as_secs_f64();
+    for c in 0..CONVERSATIONS {
+        d.delete(&format!("{tag}{c}")).await.unwrap();
+    }
+    (failures, pct(times.clone(), 50), pct(times, 99), wall)
+}
+
+async fn file_out(d: &dyn SandboxDriver, chat: &str) -> f64 {
+    let script = format!("head -c {FILE_BYTES} /dev/urandom > out.bin");
+    let req = ExecRequest {
+        argv: vec!["sh".into(), "-c".into(), script],
+        env: Default::default(),
+        timeout: Duration::from_secs(60),
+    };
+    run_to_end(d.exec(chat, req).await.unwrap()).await.unwrap();
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let start = Instant::now();
+        let bytes = d.get_file(chat, "out.bin", FILE_BYTES as u64).await.unwrap();
+        times.push(ms(start.elapsed()));
+        assert_eq!(bytes.len(), FILE_BYTES);
+    }
+    d.delete(chat).await.unwrap();
+    pct(times, 50)
+}
+
+#[tokio::main]
+async fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let local: Arc<dyn SandboxDriver> =
+        Arc::new(LocalDriver::new(LocalOptions::new(&dir.path().join("sandboxes"), &agent())).unwrap());
+    let fake = FakeGateway::start_with(FakeOptions { provision: Duration::ZERO, ..Default::default() }).await.unwrap();
+    let address =
+        GatewayAddress { address: fake.address_string(), cert_dir: fake.cert_dir().to_owned(), server_name: None };
+    let settings = DriverSettings {
+        limits: Default::default(),
+        admission: AdmissionLimits::for_host(),
+        pool_size: 0,
+        network: None,
+    };
+    let gateway = lens_sandbox::start_gateway(GatewayOptions::new(address, agent()), &settings).unwrap();
+
+    println!("lens gateway driver figures (fake gateway, mutual TLS on loopback; p50; 2-core machine)");
+    let (first_l, first_g) = (first_runs(&*local, "fl").await, first_runs(&*gateway, "fg").await);
+    println!(
+        "  first run in a new conversation  gateway {first_g:>8.2} ms   local {first_l:>8.2} ms  ({:.2}x; target <= 2x: {})",
+        first_g / first_l,
+        if first_g <= 2.0 * first_l { "met" } else { "NOT met" }
+    );
+    let (warm_l, warm_g) = (warm_runs(&*local, "wl").await, warm_runs(&*gateway, "wg").await);
+    println!(
+        "  warm run_python print(1)         gateway {warm_g:>8.2} ms   local {warm_l:>8.2} ms  (adds {:.2} ms; target <= 5 ms: {})",
+        warm_g - warm_l,
+        if warm_g - warm_l <= 5.0 { "met" } else { "NOT met" }
+    );
+    let (file_l, file_g) = (file_out(&*local, "xl").await, file_out(&*gateway, "xg").await);
+    println!(
+        "  25 MB file out (get_file)        gateway {file_g:>8.2} ms   local {file_l:>8.2} ms  ({:.2}x)",
+        file_g / file_l
+    );
+    let n = CONVERSATIONS * RUNS_EACH;
+    for (name, d, tag) in [("gateway", gateway.clone(), "mg"), ("local  ", local.clone(), "ml")] {
+        let (failures, p50, p99, wall) = many_at_once(d, tag).await;
+        println!(
+            "  {CONVERSATIONS} conversations x {RUNS_EACH} runs at once, {name}: {failures} failures of {n}; run p50 {p50:.1} ms, p99 {p99:.1} ms, all in {wall:.1} s"
+        );
+    }
+}
