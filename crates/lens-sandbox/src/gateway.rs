@@ -9,6 +9,7 @@
 //! the network policy (its proxy, by host name), and resources.
 
 mod bridge;
+mod last_used;
 mod policy;
 mod start;
 
@@ -61,11 +62,13 @@ pub struct GatewayOptions {
     /// The folder commands start in inside the sandbox (the sandbox user's home); the
     /// workspace is `workspace/` beneath it and the agent lives in `.lens/`.
     pub home: String,
+    /// Where this server keeps when each sandbox was last used (kept across restarts).
+    pub last_used_file: Option<PathBuf>,
 }
 
 impl GatewayOptions {
     pub fn new(gateway: GatewayAddress, agent: PathBuf) -> Self {
-        Self { gateway, agent, image: String::new(), home: "/sandbox".into() }
+        Self { gateway, agent, image: String::new(), home: "/sandbox".into(), last_used_file: None }
     }
 }
 
@@ -164,8 +167,8 @@ pub struct GatewayDriver {
     admission: Admission,
     /// One slot per sandbox touched; locked while its sandbox starts or stops.
     running: tokio::sync::Mutex<HashMap<String, Slot>>,
-    /// When each sandbox was last used, as far as this server knows.
-    last_used: Mutex<HashMap<String, SystemTime>>,
+    /// When each sandbox was last used.
+    last_used: last_used::LastUsed,
     /// Itself, for the tasks `configure` starts.
     me: std::sync::Weak<GatewayDriver>,
 }
@@ -176,6 +179,7 @@ impl GatewayDriver {
             SandboxError::Unavailable(format!("the sandbox agent is missing at {}", options.agent.display()))
         })?;
         let agent_file = format!(".lens/agent-{:016x}", crate::name::fnv1a(&agent));
+        let last_used = last_used::LastUsed::open(options.last_used_file.clone());
         Ok(Arc::new_cyclic(|me| Self {
             options,
             client: tokio::sync::Mutex::default(),
@@ -184,7 +188,7 @@ impl GatewayDriver {
             settings: Mutex::new(settings.clone()),
             admission: Admission::new(settings.admission),
             running: tokio::sync::Mutex::default(),
-            last_used: Mutex::default(),
+            last_used,
             me: me.clone(),
         }))
     }
@@ -250,9 +254,7 @@ impl GatewayDriver {
     }
 
     fn used(&self, name: &str) {
-        if let Ok(mut m) = self.last_used.lock() {
-            m.insert(name.to_owned(), SystemTime::now());
-        }
+        self.last_used.touch(name);
     }
 
     /// Starts a run: a sandbox whose agent is found gone is started afresh, also when
@@ -312,7 +314,7 @@ impl GatewayDriver {
 
     /// Seconds since last use: as this server saw it, else since the gateway made it.
     fn idle_since(&self, name: &str, sandbox: Option<&Sandbox>) -> u64 {
-        let seen = self.last_used.lock().ok().and_then(|m| m.get(name).copied());
+        let seen = self.last_used.get(name);
         let created = sandbox
             .and_then(|s| s.metadata.as_ref())
             .and_then(|m| m.created_time)
@@ -467,6 +469,7 @@ impl SandboxDriver for GatewayDriver {
                 let _ = self.stop(chat_id).await;
             }
         }
+        self.last_used.write();
     }
 }
 
@@ -511,9 +514,7 @@ impl GatewayDriver {
             Ok(Err(s)) => return Err(gateway_error(GatewayError::rpc("DeleteSandbox", &s))),
             Err(_) => return Err(SandboxError::Unavailable("the gateway did not delete the sandbox in time".into())),
         }
-        if let Ok(mut m) = self.last_used.lock() {
-            m.remove(&name);
-        }
+        self.last_used.forget(&name);
         Ok(())
     }
 

@@ -201,3 +201,27 @@ async fn a_check_reports_the_version_and_leaves_no_sandbox() {
     assert!(fake.execs() >= 2, "a test sandbox ran");
     assert!(fake.sandboxes().is_empty(), "and was deleted: {:?}", fake.sandboxes());
 }
+
+#[tokio::test]
+async fn a_restarted_server_remembers_when_each_sandbox_was_last_used() {
+    let fake = FakeGateway::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("gateway-last-used.json");
+    let mut opts = options(&fake);
+    opts.last_used_file = Some(file.clone());
+    let first = lens_sandbox::start_gateway(opts.clone(), &settings(None)).unwrap();
+    for chat in ["old", "recent"] {
+        bash(&*first, chat, "echo hi > f", T).await;
+    }
+    first.shutdown().await;
+    // The record as a server would have left it after "old" went unused for 15 days.
+    let mut record: std::collections::HashMap<String, u64> =
+        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    *record.get_mut("lens-chat-old").unwrap() -= 15 * 86_400;
+    std::fs::write(&file, serde_json::to_vec(&record).unwrap()).unwrap();
+    let second = lens_sandbox::start_gateway(opts, &settings(None)).unwrap();
+    let (old, recent) = (second.status("old").await.unwrap(), second.status("recent").await.unwrap());
+    assert_eq!((old.state, recent.state), (SandboxState::Stopped, SandboxState::Stopped));
+    assert!(old.idle_secs >= 15 * 86_400, "{old:?}");
+    assert!(recent.idle_secs < 3_600, "used minutes ago, whenever it was made: {recent:?}");
+}

@@ -138,7 +138,10 @@ impl SandboxHub {
     }
 
     fn gateway_options(&self, address: GatewayAddress) -> GatewayOptions {
-        GatewayOptions::new(address, self.agent.clone())
+        let mut options = GatewayOptions::new(address, self.agent.clone());
+        // Beside the local sandboxes' folder, in the data directory.
+        options.last_used_file = Some(self.root.with_file_name("gateway-last-used.json"));
+        options
     }
 
     /// Checks the gateway these settings name (health, version, a test sandbox) and

@@ -113,3 +113,47 @@ async fn the_gateway_settings_from_the_environment_are_locked() {
     let names: Vec<&str> = body["items"].as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["Compose", "64-bit machine", "Landlock"]);
 }
+
+#[tokio::test]
+async fn on_a_gateway_routines_stop_idle_sandboxes_and_a_deleted_chat_or_account_takes_its_sandbox() {
+    let fake = FakeGateway::start().await.unwrap();
+    let (address, certs) = (fake.address_string(), fake.cert_dir().to_string_lossy().into_owned());
+    let app = TestApp::builder()
+        .sandbox()
+        .config(move |c| {
+            c.sandbox_backend = Some("gateway".into());
+            c.sandbox_gateway = Some(address);
+            c.sandbox_gateway_certs = Some(certs);
+            c.sandbox_idle_stop_secs = Some(1);
+        })
+        .settings_model()
+        .await;
+    let admin = app.admin().await;
+    let bob = app.user(&admin, "bob").await;
+    let driver = app.state.sandbox.driver().unwrap();
+    let (kept, gone, bobs) = (admin.new_chat().await, admin.new_chat().await, bob.new_chat().await);
+    for (client, cid) in [(&admin, &kept), (&admin, &gone), (&bob, &bobs)] {
+        let aid = client.ask(cid, "```bash\necho keep > note.txt\n```").await;
+        client.events(cid, &aid, None, 10_000).await;
+    }
+    let names = || fake.sandboxes().into_iter().map(|(n, _)| n).collect::<Vec<_>>();
+    assert_eq!(names().len(), 3);
+    driver.ensure("ghost1").await.unwrap();
+    // (On a busy machine the first answers may already be idle for a second: stopped
+    // now or in the next pass, all three are by then.)
+    let (stopped, deleted) = lens_server::sandbox::tidy(&app.state).await;
+    assert_eq!(deleted, 1, "the orphan goes at once");
+    assert!(!names().contains(&"lens-chat-ghost1".to_string()));
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let (later, deleted) = lens_server::sandbox::tidy(&app.state).await;
+    assert_eq!((stopped + later, deleted), (3, 0), "idle sandboxes stop");
+    assert!(fake.sandboxes().iter().all(|(_, phase)| phase == "SANDBOX_PHASE_STOPPED"), "{:?}", fake.sandboxes());
+    assert_eq!(driver.get_file(&kept, "note.txt", 100).await.unwrap(), b"keep\n", "files are kept");
+
+    assert_eq!(admin.delete(&format!("/api/v1/chats/{gone}")).await.0, StatusCode::NO_CONTENT);
+    assert!(!names().contains(&format!("lens-chat-{gone}")), "the chat took its sandbox");
+    let (_, users) = admin.get("/api/v1/users").await;
+    let bob_id = users.as_array().unwrap().iter().find(|u| u["username"] == "bob").unwrap()["id"].clone();
+    assert_eq!(admin.delete(&format!("/api/v1/users/{bob_id}")).await.0, StatusCode::NO_CONTENT);
+    assert_eq!(names(), [format!("lens-chat-{kept}")], "the account took its sandbox");
+}

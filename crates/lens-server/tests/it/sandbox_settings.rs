@@ -104,9 +104,13 @@ async fn routines_stop_idle_sandboxes_and_delete_unused_and_orphaned_ones() {
         admin.events(cid, &aid, None, 10_000).await;
     }
     driver.ensure("ghost1").await.unwrap();
-    assert_eq!(lens_server::sandbox::tidy(&app.state).await, (0, 1), "the orphan goes at once");
+    // (On a busy machine the first answer may already be idle for a second: stopped now
+    // or in the next pass, both are by then.)
+    let (stopped, deleted) = lens_server::sandbox::tidy(&app.state).await;
+    assert_eq!(deleted, 1, "the orphan goes at once");
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(lens_server::sandbox::tidy(&app.state).await, (2, 0), "idle sandboxes stop");
+    let (later, deleted) = lens_server::sandbox::tidy(&app.state).await;
+    assert_eq!((stopped + later, deleted), (2, 0), "idle sandboxes stop");
     let status = driver.status(&kept).await.unwrap();
     assert_eq!(status.state, SandboxState::Stopped);
     assert_eq!(driver.get_file(&kept, "note.txt", 100).await.unwrap(), b"keep\n", "files are kept");
