@@ -23,7 +23,6 @@ use std::{
     time::{Duration, Instant, SystemTime},
 };
 
-use base64::{Engine, engine::general_purpose::STANDARD as B64};
 use lens_openshell::{
     GatewayAddress, GatewayError,
     proto::openshell::v1::{
@@ -38,7 +37,9 @@ use tonic::transport::Channel;
 use crate::{
     DriverSettings, ExecRequest, FileEntry, RunStream, SandboxDriver, SandboxError, SandboxInfo, SandboxState,
     admission::{Admission, Ticket},
-    link::{AgentLink, Unanswered, backend, gone},
+    calls,
+    link::{AgentLink, Unanswered, gone},
+    room::Idle,
     run_stream::{InUse, RunHost, run_stream},
     sandbox_name,
 };
@@ -90,23 +91,10 @@ struct Remote {
 }
 
 impl Remote {
-    fn is_dead(&self) -> bool {
-        self.link.is_dead()
-    }
-
     fn touch(&self) {
         if let Ok(mut t) = self.last_used.lock() {
             *t = Instant::now();
         }
-    }
-
-    fn idle_secs(&self) -> u64 {
-        self.last_used.lock().map(|t| t.elapsed().as_secs()).unwrap_or(0)
-    }
-
-    /// A run in progress, or a call about to use it.
-    fn busy(&self) -> bool {
-        self.active.load(Ordering::SeqCst) > 0 || self.in_use.load(Ordering::SeqCst) > 0
     }
 
     /// Lets the agent go: its input closed (it ends its runs and itself), then its
@@ -118,6 +106,20 @@ impl Remote {
             task.abort();
         }
         self.ticket.lock().map(|mut t| t.take()).ok();
+    }
+}
+
+impl Idle for Remote {
+    fn is_dead(&self) -> bool {
+        self.link.is_dead()
+    }
+
+    fn busy(&self) -> bool {
+        self.active.load(Ordering::SeqCst) > 0 || self.in_use.load(Ordering::SeqCst) > 0
+    }
+
+    fn idle_secs(&self) -> u64 {
+        self.last_used.lock().map(|t| t.elapsed().as_secs()).unwrap_or(0)
     }
 }
 
@@ -153,7 +155,7 @@ impl RunHost for Remote {
     }
 }
 
-type Slot = Arc<tokio::sync::Mutex<Option<Arc<Remote>>>>;
+type Slot = crate::room::Slot<Remote>;
 
 /// The gateway driver.
 pub struct GatewayDriver {
@@ -380,38 +382,23 @@ impl SandboxDriver for GatewayDriver {
     }
 
     async fn exec(&self, chat_id: &str, request: ExecRequest) -> Result<RunStream, SandboxError> {
-        let timeout_ms = request.timeout.as_millis() as u64;
-        self.start_run(chat_id, request.timeout, |id, mut env| {
-            env.extend(request.env.iter().map(|(k, v)| (k.clone(), v.clone())));
-            Request::Exec { id, argv: request.argv.clone(), env, timeout_ms }
-        })
-        .await
+        self.start_run(chat_id, request.timeout, calls::exec(&request)).await
     }
 
     async fn run_python(&self, chat_id: &str, code: &str, timeout: Duration) -> Result<RunStream, SandboxError> {
-        let timeout_ms = timeout.as_millis() as u64;
-        self.start_run(chat_id, timeout, |id, env| Request::Python { id, code: code.to_owned(), env, timeout_ms }).await
+        self.start_run(chat_id, timeout, calls::python(code, timeout)).await
     }
 
     async fn put_file(&self, chat_id: &str, path: &str, bytes: Vec<u8>) -> Result<(), SandboxError> {
-        let data = B64.encode(bytes);
-        self.ask(chat_id, |id| Request::WriteFile { id, path: path.to_owned(), data }).await.map(|_| ())
+        self.ask(chat_id, calls::write_file(path, bytes)).await.map(|_| ())
     }
 
     async fn get_file(&self, chat_id: &str, path: &str, max_bytes: u64) -> Result<Vec<u8>, SandboxError> {
-        match self.ask(chat_id, |id| Request::ReadFile { id, path: path.to_owned(), max_bytes }).await? {
-            Reply::File { data, .. } => B64.decode(data).map_err(backend),
-            other => Err(backend(format!("unexpected reply {other:?}"))),
-        }
+        calls::file_bytes(self.ask(chat_id, calls::read_file(path, max_bytes)).await?)
     }
 
     async fn list_files(&self, chat_id: &str, path: &str) -> Result<Vec<FileEntry>, SandboxError> {
-        match self.ask(chat_id, |id| Request::ListFiles { id, path: path.to_owned() }).await? {
-            Reply::Files { entries, .. } => {
-                Ok(entries.into_iter().map(|e| FileEntry { path: e.path, size: e.size, is_dir: e.is_dir }).collect())
-            }
-            other => Err(backend(format!("unexpected reply {other:?}"))),
-        }
+        calls::listing(self.ask(chat_id, calls::list_files(path)).await?)
     }
 
     async fn stop(&self, chat_id: &str) -> Result<(), SandboxError> {

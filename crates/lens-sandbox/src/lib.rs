@@ -15,6 +15,7 @@
 //! pass the same behavioural story (`tests/story.rs`).
 
 mod admission;
+mod calls;
 mod capture;
 mod cgroup;
 mod check;
@@ -29,6 +30,7 @@ mod name;
 mod quota;
 pub mod registries;
 mod relay;
+mod room;
 mod run_stream;
 
 pub use admission::{AdmissionLimits, host_memory};

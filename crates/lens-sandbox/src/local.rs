@@ -26,7 +26,6 @@ use std::{
     time::Duration,
 };
 
-use base64::{Engine, engine::general_purpose::STANDARD as B64};
 use lens_sandbox_agent::protocol::{Reply, Request};
 use tokio::{process::Child, sync::mpsc};
 
@@ -34,10 +33,12 @@ use crate::{
     AdmissionLimits, DriverSettings, ExecRequest, FileEntry, Limits, RunStream, SandboxDriver, SandboxError,
     SandboxInfo, SandboxState,
     admission::{Admission, Ticket},
+    calls,
     cgroup::{Cgroups, SandboxCgroup, process_tree},
     link::{AgentLink, Unanswered, backend, gone, read_reply},
     quota::Workspace,
     relay::{EgressLog, Network, Relay},
+    room::{self, Idle},
     run_stream::{InUse, RunHost, run_stream},
     sandbox_name,
 };
@@ -125,10 +126,6 @@ struct Running {
 }
 
 impl Running {
-    fn is_dead(&self) -> bool {
-        self.link.is_dead()
-    }
-
     /// Marks the sandbox dead and kills bwrap (its pid namespace goes with it); what
     /// is left in the cgroup goes with [`tear_down`] or [`Self::kill_from_outside`].
     fn end(&self) {
@@ -147,18 +144,23 @@ impl Running {
             *t = std::time::Instant::now();
         }
     }
+}
+
+impl room::Idle for Running {
+    fn is_dead(&self) -> bool {
+        self.link.is_dead()
+    }
+
+    fn busy(&self) -> bool {
+        self.active.load(Ordering::SeqCst) > 0 || self.in_use.load(Ordering::SeqCst) > 0
+    }
 
     fn idle_secs(&self) -> u64 {
         self.last_used.lock().map(|t| t.elapsed().as_secs()).unwrap_or(0)
     }
-
-    /// A run in progress, or a call about to use it.
-    fn busy(&self) -> bool {
-        self.active.load(Ordering::SeqCst) > 0 || self.in_use.load(Ordering::SeqCst) > 0
-    }
 }
 
-type Slot = Arc<tokio::sync::Mutex<Option<Arc<Running>>>>;
+type Slot = room::Slot<Running>;
 
 /// The local driver.
 pub struct LocalDriver {
@@ -249,26 +251,9 @@ impl LocalDriver {
             tear_down(running).await;
             return;
         }
-        let slots: Vec<(String, Slot)> =
-            self.running.lock().await.iter().map(|(n, s)| (n.clone(), s.clone())).collect();
-        let mut best: Option<(u64, Slot)> = None;
-        for (name, slot) in slots {
-            // A slot that is locked is starting or stopping: not idle.
-            let Ok(live) = slot.try_lock() else { continue };
-            let Some(r) = live.as_ref() else { continue };
-            if name == for_name || (!r.is_dead() && r.busy()) {
-                continue;
-            }
-            let idle = if r.is_dead() { u64::MAX } else { r.idle_secs() };
-            drop(live);
-            if best.as_ref().is_none_or(|(b, _)| idle >= *b) {
-                best = Some((idle, slot));
-            }
-        }
-        let Some((_, slot)) = best else { return };
+        let Some((_, slot)) = room::idlest(&self.running, for_name).await else { return };
         let mut live = slot.lock().await;
-        if let Some(r) = live.as_ref()
-            && (r.is_dead() || !r.busy())
+        if room::may_give_way(&live)
             && let Some(taken) = live.take()
         {
             tracing::info!("stopping an idle sandbox to make room for another");
@@ -485,38 +470,23 @@ impl SandboxDriver for LocalDriver {
     }
 
     async fn exec(&self, chat_id: &str, request: ExecRequest) -> Result<RunStream, SandboxError> {
-        let timeout_ms = request.timeout.as_millis() as u64;
-        self.start_run(chat_id, request.timeout, |id, mut env| {
-            env.extend(request.env.iter().map(|(k, v)| (k.clone(), v.clone())));
-            Request::Exec { id, argv: request.argv.clone(), env, timeout_ms }
-        })
-        .await
+        self.start_run(chat_id, request.timeout, calls::exec(&request)).await
     }
 
     async fn run_python(&self, chat_id: &str, code: &str, timeout: Duration) -> Result<RunStream, SandboxError> {
-        let timeout_ms = timeout.as_millis() as u64;
-        self.start_run(chat_id, timeout, |id, env| Request::Python { id, code: code.to_owned(), env, timeout_ms }).await
+        self.start_run(chat_id, timeout, calls::python(code, timeout)).await
     }
 
     async fn put_file(&self, chat_id: &str, path: &str, bytes: Vec<u8>) -> Result<(), SandboxError> {
-        let data = B64.encode(bytes);
-        self.ask(chat_id, |id| Request::WriteFile { id, path: path.to_owned(), data }).await.map(|_| ())
+        self.ask(chat_id, calls::write_file(path, bytes)).await.map(|_| ())
     }
 
     async fn get_file(&self, chat_id: &str, path: &str, max_bytes: u64) -> Result<Vec<u8>, SandboxError> {
-        match self.ask(chat_id, |id| Request::ReadFile { id, path: path.to_owned(), max_bytes }).await? {
-            Reply::File { data, .. } => B64.decode(data).map_err(backend),
-            other => Err(backend(format!("unexpected reply {other:?}"))),
-        }
+        calls::file_bytes(self.ask(chat_id, calls::read_file(path, max_bytes)).await?)
     }
 
     async fn list_files(&self, chat_id: &str, path: &str) -> Result<Vec<FileEntry>, SandboxError> {
-        match self.ask(chat_id, |id| Request::ListFiles { id, path: path.to_owned() }).await? {
-            Reply::Files { entries, .. } => {
-                Ok(entries.into_iter().map(|e| FileEntry { path: e.path, size: e.size, is_dir: e.is_dir }).collect())
-            }
-            other => Err(backend(format!("unexpected reply {other:?}"))),
-        }
+        calls::listing(self.ask(chat_id, calls::list_files(path)).await?)
     }
 
     async fn stop(&self, chat_id: &str) -> Result<(), SandboxError> {

@@ -200,28 +200,11 @@ impl GatewayDriver {
 
     /// Lets go of the sandbox idle longest (a dead one first) to make room for `for_name`.
     pub(super) async fn stop_idle(&self, for_name: &str) {
-        let slots: Vec<(String, Slot)> =
-            self.running.lock().await.iter().map(|(n, s)| (n.clone(), s.clone())).collect();
-        let mut best: Option<(u64, String)> = None;
-        for (name, slot) in slots {
-            // A slot that is locked is starting or stopping: not idle.
-            let Ok(live) = slot.try_lock() else { continue };
-            let Some(r) = live.as_ref() else { continue };
-            if name == for_name || (!r.is_dead() && r.busy()) {
-                continue;
-            }
-            let idle = if r.is_dead() { u64::MAX } else { r.idle_secs() };
-            if best.as_ref().is_none_or(|(b, _)| idle >= *b) {
-                best = Some((idle, name));
-            }
-        }
-        let Some((_, name)) = best else { return };
-        let slot = self.slot(&name).await;
+        let Some((name, slot)) = crate::room::idlest(&self.running, for_name).await else { return };
         // Held while it stops: a call that wants it meanwhile starts it again after.
         let mut live = slot.lock().await;
         // Looked at again under the lock: a call may have taken it since.
-        if let Some(r) = live.as_ref()
-            && (r.is_dead() || !r.busy())
+        if crate::room::may_give_way(&live)
             && let Some(taken) = live.take()
         {
             tracing::info!(sandbox = %name, "stopping an idle sandbox to make room for another");

@@ -269,12 +269,8 @@ impl LensMcp {
         answer_id: &str,
         wait: Duration,
     ) -> Result<Answer, ErrorData> {
+        self.own_chat(user, chat_id).await?;
         let store = &self.state.store;
-        store
-            .chat(user.id(), chat_id)
-            .await
-            .map_err(|e| refused(e.into()))?
-            .ok_or_else(|| refused(AppError::NotFound))?;
         let deadline = Instant::now() + wait;
         loop {
             let mut message = store
@@ -386,12 +382,8 @@ impl LensMcp {
         Extension(parts): Extension<Parts>,
     ) -> Result<Json<Files>, ErrorData> {
         let user = caller(&parts)?;
+        self.own_chat(&user, &req.chat_id).await?;
         let store = &self.state.store;
-        store
-            .chat(user.id(), &req.chat_id)
-            .await
-            .map_err(|e| refused(e.into()))?
-            .ok_or_else(|| refused(AppError::NotFound))?;
         let files = store.shared_files(&req.chat_id).await.map_err(|e| refused(e.into()))?;
         let files = files.into_iter().map(|f| File { id: f.id, name: f.name, size: f.size, mime: f.mime }).collect();
         Ok(Json(Files { files }))
@@ -404,12 +396,8 @@ impl LensMcp {
         Extension(parts): Extension<Parts>,
     ) -> Result<Json<FileContent>, ErrorData> {
         let user = caller(&parts)?;
+        self.own_chat(&user, &req.chat_id).await?;
         let store = &self.state.store;
-        store
-            .chat(user.id(), &req.chat_id)
-            .await
-            .map_err(|e| refused(e.into()))?
-            .ok_or_else(|| refused(AppError::NotFound))?;
         let file = store
             .chat_file(&req.chat_id, &req.file_id)
             .await
@@ -438,6 +426,12 @@ impl LensMcp {
 }
 
 impl LensMcp {
+    /// Refuses a conversation that is not the caller's as if it did not exist.
+    async fn own_chat(&self, user: &CurrentUser, chat_id: &str) -> Result<(), ErrorData> {
+        let chat = self.state.store.chat(user.id(), chat_id).await.map_err(|e| refused(e.into()))?;
+        chat.map(|_| ()).ok_or_else(|| refused(AppError::NotFound))
+    }
+
     fn state_of(&self, settings: &SandboxSettings, admin: bool) -> SandboxState {
         let check = self.state.sandbox.last_gateway_check();
         let gateway = admin.then(|| GatewayState {

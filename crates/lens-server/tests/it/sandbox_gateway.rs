@@ -9,6 +9,21 @@ use serde_json::json;
 
 use crate::test_app::TestApp;
 
+/// A server whose sandboxes are on `fake`, set by the environment (so locked).
+async fn on_gateway(fake: &FakeGateway, idle_stop_secs: Option<u64>) -> TestApp {
+    let (address, certs) = (fake.address_string(), fake.cert_dir().to_string_lossy().into_owned());
+    TestApp::builder()
+        .sandbox()
+        .config(move |c| {
+            c.sandbox_backend = Some("gateway".into());
+            c.sandbox_gateway = Some(address);
+            c.sandbox_gateway_certs = Some(certs);
+            c.sandbox_idle_stop_secs = idle_stop_secs;
+        })
+        .settings_model()
+        .await
+}
+
 fn view(body: serde_json::Value) -> SandboxSettingsView {
     serde_json::from_value(body).expect("a settings view")
 }
@@ -87,16 +102,7 @@ async fn an_admin_moves_the_sandboxes_onto_a_gateway_and_back() {
 #[tokio::test]
 async fn the_gateway_settings_from_the_environment_are_locked() {
     let fake = FakeGateway::start().await.unwrap();
-    let (address, certs) = (fake.address_string(), fake.cert_dir().to_string_lossy().into_owned());
-    let app = TestApp::builder()
-        .sandbox()
-        .config(move |c| {
-            c.sandbox_backend = Some("gateway".into());
-            c.sandbox_gateway = Some(address);
-            c.sandbox_gateway_certs = Some(certs);
-        })
-        .settings_model()
-        .await;
+    let app = on_gateway(&fake, None).await;
     let admin = app.admin().await;
     let (_, body) = admin.get("/api/v1/admin/sandbox").await;
     let v = view(body);
@@ -117,17 +123,7 @@ async fn the_gateway_settings_from_the_environment_are_locked() {
 #[tokio::test]
 async fn on_a_gateway_routines_stop_idle_sandboxes_and_a_deleted_chat_or_account_takes_its_sandbox() {
     let fake = FakeGateway::start().await.unwrap();
-    let (address, certs) = (fake.address_string(), fake.cert_dir().to_string_lossy().into_owned());
-    let app = TestApp::builder()
-        .sandbox()
-        .config(move |c| {
-            c.sandbox_backend = Some("gateway".into());
-            c.sandbox_gateway = Some(address);
-            c.sandbox_gateway_certs = Some(certs);
-            c.sandbox_idle_stop_secs = Some(1);
-        })
-        .settings_model()
-        .await;
+    let app = on_gateway(&fake, Some(1)).await;
     let admin = app.admin().await;
     let bob = app.user(&admin, "bob").await;
     let driver = app.state.sandbox.driver().unwrap();

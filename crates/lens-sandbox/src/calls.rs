@@ -1,0 +1,60 @@
+//! The agent requests behind the driver's calls, and what their replies mean: the same
+//! for every driver that runs the agent.
+
+use std::time::Duration;
+
+use base64::{Engine, engine::general_purpose::STANDARD as B64};
+use lens_sandbox_agent::protocol::{Reply, Request};
+
+use crate::{ExecRequest, FileEntry, SandboxError, link::backend};
+
+/// A run's environment: the sandbox's own, as the driver gives it.
+type Env = Vec<(String, String)>;
+
+/// A command, with its own variables added to the sandbox's.
+pub(crate) fn exec(request: &ExecRequest) -> impl Fn(u64, Env) -> Request + '_ {
+    let timeout_ms = request.timeout.as_millis() as u64;
+    move |id, mut env| {
+        env.extend(request.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+        Request::Exec { id, argv: request.argv.clone(), env, timeout_ms }
+    }
+}
+
+/// A cell in the conversation's kernel.
+pub(crate) fn python(code: &str, timeout: Duration) -> impl Fn(u64, Env) -> Request + '_ {
+    let timeout_ms = timeout.as_millis() as u64;
+    move |id, env| Request::Python { id, code: code.to_owned(), env, timeout_ms }
+}
+
+pub(crate) fn write_file(path: &str, bytes: Vec<u8>) -> impl FnOnce(u64) -> Request {
+    let (path, data) = (path.to_owned(), B64.encode(bytes));
+    move |id| Request::WriteFile { id, path, data }
+}
+
+pub(crate) fn read_file(path: &str, max_bytes: u64) -> impl FnOnce(u64) -> Request {
+    let path = path.to_owned();
+    move |id| Request::ReadFile { id, path, max_bytes }
+}
+
+pub(crate) fn list_files(path: &str) -> impl FnOnce(u64) -> Request {
+    let path = path.to_owned();
+    move |id| Request::ListFiles { id, path }
+}
+
+/// The bytes of a `read_file` reply.
+pub(crate) fn file_bytes(reply: Reply) -> Result<Vec<u8>, SandboxError> {
+    match reply {
+        Reply::File { data, .. } => B64.decode(data).map_err(backend),
+        other => Err(backend(format!("unexpected reply {other:?}"))),
+    }
+}
+
+/// The entries of a `list_files` reply.
+pub(crate) fn listing(reply: Reply) -> Result<Vec<FileEntry>, SandboxError> {
+    match reply {
+        Reply::Files { entries, .. } => {
+            Ok(entries.into_iter().map(|e| FileEntry { path: e.path, size: e.size, is_dir: e.is_dir }).collect())
+        }
+        other => Err(backend(format!("unexpected reply {other:?}"))),
+    }
+}
