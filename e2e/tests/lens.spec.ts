@@ -586,6 +586,18 @@ test('Settings > Code sandbox moves the sandboxes onto an OpenShell gateway, aft
     const section = page.locator('section[aria-labelledby=sandbox-h]');
     // The settings have arrived (the form starts empty).
     await expect(section.getByTestId('sandbox-timeout-secs')).not.toHaveValue('');
+    // Run the gateway here: what it needs, and the command only when all of it is there.
+    await section.getByTestId('gateway-preflight-open').click();
+    const needs = section.getByTestId('gateway-preflight-items').getByTestId('check-item');
+    await expect(needs).toHaveCount(3);
+    await expect(needs.first()).toContainText('Compose');
+    const missing = await section.getByTestId('gateway-preflight-items').locator('li.failed').count();
+    if (missing === 0) {
+      await expect(section.getByTestId('gateway-command')).toHaveText('docker compose --profile sandbox up -d');
+    } else {
+      await expect(section.getByTestId('gateway-command')).toBeHidden();
+      await expect(section.getByText('Fix what is missing above, then open this again.')).toBeVisible();
+    }
     await section.getByTestId('sandbox-backend-gateway').check();
     await section.getByTestId('sandbox-gateway-address').fill(address);
     await section.getByTestId('sandbox-gateway-certs').fill(cert_dir);

@@ -22,7 +22,11 @@ pub fn GatewayPreflightPanel(on_ready: Callback<SandboxSettingsView>) -> impl In
             }
         });
     };
+    // Starts waiting, or stops.
     let wait = move |_| {
+        if waiting.get_untracked() {
+            return waiting.set(false);
+        }
         let Some(p) = preflight.get_untracked() else { return };
         waiting.set(true);
         leptos::task::spawn_local(async move {
@@ -41,8 +45,7 @@ pub fn GatewayPreflightPanel(on_ready: Callback<SandboxSettingsView>) -> impl In
                     Ok(v) => {
                         note.set(Some(format!("The gateway at {} answered: sandboxes now run on it.", p.address)));
                         waiting.set(false);
-                        on_ready.run(v);
-                        return;
+                        return on_ready.run(v);
                     }
                     Err(e) => {
                         note.set(Some(format!("Waiting for the gateway at {} (try {tries}): {}", p.address, e.message)))
@@ -54,34 +57,24 @@ pub fn GatewayPreflightPanel(on_ready: Callback<SandboxSettingsView>) -> impl In
     };
     let items = Signal::derive(move || preflight.with(|p| p.as_ref().map(|p| p.items.clone()).unwrap_or_default()));
     let command = Signal::derive(move || preflight.with(|p| p.as_ref().map(|p| p.command.clone()).unwrap_or_default()));
+    let ready = move || preflight.with(|p| p.as_ref().is_some_and(|p| p.ok));
     view! {
         <div class="preflight" data-testid="gateway-preflight">
             <button type="button" data-testid="gateway-preflight-open" on:click=open>
                 "Run the gateway on this machine"
             </button>
-            <Show when=move || preflight.with(Option::is_some)>
+            <div hidden=move || preflight.with(Option::is_none)>
                 <CheckList title="What the gateway needs here" items=items testid="gateway-preflight-items" />
-                <Show
-                    when=move || preflight.with(|p| p.as_ref().is_some_and(|p| p.ok))
-                    fallback=|| view! { <p class="failed">"Fix what is missing above, then open this again."</p> }
-                >
+                <p class="failed" hidden=ready>"Fix what is missing above, then open this again."</p>
+                <div hidden=move || !ready()>
                     <p>"On the server, beside compose.yaml, run:"</p>
                     <pre><code data-testid="gateway-command">{move || command.get()}</code></pre>
                     <CopyButton text=command what="the command" testid="copy-gateway-command" />
-                    <Show
-                        when=move || waiting.get()
-                        fallback=move || view! {
-                            <button type="button" class="primary" data-testid="gateway-wait" on:click=wait>
-                                "I ran it: wait for the gateway"
-                            </button>
-                        }
-                    >
-                        <button type="button" data-testid="gateway-stop-waiting" on:click=move |_| waiting.set(false)>
-                            "Stop waiting"
-                        </button>
-                    </Show>
-                </Show>
-            </Show>
+                    <button type="button" class="primary" data-testid="gateway-wait" on:click=wait>
+                        {move || if waiting.get() { "Stop waiting" } else { "I ran it: wait for the gateway" }}
+                    </button>
+                </div>
+            </div>
             <p role="status" data-testid="gateway-preflight-status">{move || note.get().unwrap_or_default()}</p>
         </div>
     }

@@ -247,8 +247,8 @@ pub fn SandboxSection() -> impl IntoView {
                         prop:checked=move || enabled.get() on:change=move |ev| enabled.set(event_target_checked(&ev)) />
                     "Run code in a sandbox (run_python, run_bash, sandbox_files)"
                 </label>
-                <SandboxPlace view_sig=view_sig backend=backend address=address cert_dir=cert_dir
-                    server_name=server_name on_ready=on_ready />
+                <SandboxPlace view_sig=view_sig backend=backend gateway=[address, cert_dir, server_name]
+                    on_ready=on_ready />
                 <label>"Network"
                     <select data-testid="sandbox-network" disabled=move || locked("network")
                         prop:value=move || network.get() on:change=move |ev| network.set(event_target_value(&ev))>
