@@ -72,9 +72,16 @@ impl LoginLimiter {
         self.hashing.acquire().await.ok()
     }
 
-    pub fn succeeded(&self, username: &str) {
+    /// A success is not a failure: it clears the username's count and takes back its own
+    /// attempt from the address's (only that one, so an account of one's own cannot wipe
+    /// the guesses made from the same address at others).
+    pub fn succeeded(&self, username: &str, ip: Option<IpAddr>) {
         if let Ok(mut map) = self.failures.lock() {
-            map.remove(&format!("u:{}", username_key(username)));
+            let [(user, _), (addr, _)] = Self::keys(username, ip);
+            map.remove(&user);
+            if let Some((count, _)) = map.get_mut(&addr) {
+                *count = count.saturating_sub(1);
+            }
         }
     }
 }
@@ -93,5 +100,22 @@ mod tests {
         assert!(matches!(l.attempt("ann", ip), Err(AppError::RateLimited { .. })));
         assert!(matches!(l.attempt("  ANN ", ip), Err(AppError::RateLimited { .. })), "the lookup's spelling");
         assert!(l.attempt("bob", ip).is_ok());
+    }
+
+    #[test]
+    fn successes_do_not_use_up_the_address_but_failures_do() {
+        let l = LoginLimiter::default();
+        let ip = Some(IpAddr::from([10, 0, 0, 7]));
+        // Many people behind one address log in, more than the address's limit.
+        for i in 0..PER_ADDRESS * 2 {
+            let name = format!("person{i}");
+            assert!(l.attempt(&name, ip).is_ok(), "login {i}");
+            l.succeeded(&name, ip);
+        }
+        // Failures from it still count: the 21st is refused, for any name.
+        for i in 0..PER_ADDRESS {
+            assert!(l.attempt(&format!("guess{}", i % 4), ip).is_ok(), "failure {i}");
+        }
+        assert!(matches!(l.attempt("someone", ip), Err(AppError::RateLimited { .. })));
     }
 }

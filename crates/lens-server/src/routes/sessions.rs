@@ -80,7 +80,7 @@ pub async fn create_session(
     drop(turn);
     match user {
         Some(user) if matches => {
-            state.login_limiter.succeeded(&req.username);
+            state.login_limiter.succeeded(&req.username, ip);
             start_session(&state, jar, user).await
         }
         _ => {
