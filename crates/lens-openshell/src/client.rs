@@ -87,9 +87,10 @@ fn uri(address: &str) -> Result<(String, String), GatewayError> {
     if bare.is_empty() || bare.contains(['/', ' ', '@', '?', '#']) {
         return Err(bad());
     }
-    let has_port = bare.rsplit_once(':').is_some_and(|(h, p)| !h.ends_with(':') && p.parse::<u16>().is_ok());
-    let host = if has_port { bare.rsplit_once(':').map(|(h, _)| h).unwrap_or(bare) } else { bare };
-    let with_port = if has_port { bare.to_owned() } else { format!("{bare}:{DEFAULT_PORT}") };
+    let (host, with_port) = match bare.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(':') && p.parse::<u16>().is_ok() => (h, bare.to_owned()),
+        _ => (bare, format!("{bare}:{DEFAULT_PORT}")),
+    };
     Ok((format!("https://{with_port}"), host.trim_matches(['[', ']']).to_owned()))
 }
 
