@@ -6,10 +6,14 @@
 //! that is not ready FAILED_PRECONDITION, a call without `workspace_scope` is refused, an
 //! exec `request_id` is never run twice, every exec ends with exactly one exit event, and
 //! a timeout with exit 124. Commands run for real, in the sandbox's own temporary folder
-//! (its home, `/sandbox`), as this machine's user: the fake isolates nothing, and records
-//! the policy it was given instead of enforcing it. [`Faults`] makes it misbehave.
+//! (its home, `/sandbox`): as this machine's user, isolating nothing, or, with
+//! [`FakeOptions::contain`], each sandbox in a container of its own (a cgroup with its
+//! memory limit, bubblewrap around every command; see `container.rs`). Either way it
+//! records the network policy it was given instead of enforcing it. [`Faults`] makes it
+//! misbehave.
 
 mod certs;
+mod container;
 mod exec;
 
 use std::{
@@ -89,6 +93,8 @@ struct FakeSandbox {
     /// Its home folder (`/sandbox` inside).
     dir: PathBuf,
     policy_version: u32,
+    /// Its container, when the fake contains.
+    container: Option<Arc<container::Container>>,
 }
 
 impl FakeSandbox {
@@ -138,6 +144,9 @@ pub(crate) struct State {
     pub(crate) faults: Faults,
     next_id: AtomicU64,
     pub(crate) execs: AtomicU64,
+    /// Where containers' cgroups live, when the fake contains (after `sandboxes`: a
+    /// container goes before the folder that holds it).
+    containers: Option<container::Containers>,
 }
 
 impl State {
@@ -146,6 +155,10 @@ impl State {
         let groups = self.groups.lock().map(|mut g| g.remove(name).unwrap_or_default()).unwrap_or_default();
         for pgid in groups {
             exec::kill_group(pgid);
+        }
+        let container = self.sandboxes.lock().ok().and_then(|all| all.get(name).and_then(|s| s.container.clone()));
+        if let Some(container) = container {
+            container.kill_all();
         }
     }
 
@@ -180,6 +193,8 @@ pub struct FakeOptions {
     pub server_names: Vec<String>,
     /// How long a sandbox stays PROVISIONING (or STARTING).
     pub provision: Duration,
+    /// Runs each sandbox in a container (needs root and bubblewrap).
+    pub contain: bool,
 }
 
 impl Default for FakeOptions {
@@ -187,6 +202,7 @@ impl Default for FakeOptions {
         Self {
             server_names: DEFAULT_SERVER_NAMES.iter().map(|s| s.to_string()).collect(),
             provision: Duration::from_millis(50),
+            contain: false,
         }
     }
 }
@@ -214,6 +230,10 @@ impl FakeGateway {
             faults: Faults::default(),
             next_id: AtomicU64::new(1),
             execs: AtomicU64::new(0),
+            containers: match options.contain {
+                true => Some(container::Containers::new(&format!("{}-{}", std::process::id(), next_fake()))?),
+                false => None,
+            },
         });
         // Without nodelay, each small reply waits for the client's delayed ACK (40 ms).
         let incoming = tonic::transport::server::TcpIncoming::bind("127.0.0.1:0".parse().map_err(|_| "address")?)
@@ -296,6 +316,21 @@ impl Drop for FakeGateway {
     }
 }
 
+/// Fake gateways started by this process: each contains its sandboxes in cgroups of its own.
+fn next_fake() -> u64 {
+    static STARTED: AtomicU64 = AtomicU64::new(0);
+    STARTED.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The memory limit of a spec's resources (`limits.memory`), in bytes.
+fn memory_limit(spec: &SandboxSpec) -> Option<u64> {
+    use prost_types::value::Kind;
+    let resources = spec.template.as_ref()?.resources.as_ref()?;
+    let Some(Kind::StructValue(limits)) = resources.fields.get("limits")?.kind.as_ref() else { return None };
+    let Some(Kind::StringValue(memory)) = limits.fields.get("memory")?.kind.as_ref() else { return None };
+    container::quantity(memory)
+}
+
 struct Gateway {
     state: Arc<State>,
 }
@@ -365,11 +400,19 @@ impl OpenShell for Gateway {
             }
             let dir = self.state.root.path().join(&r.name);
             std::fs::create_dir_all(&dir).map_err(|e| Status::internal(e.to_string()))?;
+            let container = match &self.state.containers {
+                Some(containers) => {
+                    container::hand_over(&dir).map_err(Status::internal)?;
+                    let memory = r.spec.as_ref().and_then(memory_limit);
+                    Some(Arc::new(containers.create(&r.name, memory).map_err(Status::internal)?))
+                }
+                None => None,
+            };
             let id = format!("sbx-{}", self.state.next_id.fetch_add(1, Ordering::Relaxed));
             let life = Life::Coming(SandboxPhase::Provisioning, Instant::now() + wait);
             all.insert(
                 r.name.clone(),
-                FakeSandbox { id, labels: r.labels, spec: r.spec, life, dir, policy_version: 1 },
+                FakeSandbox { id, labels: r.labels, spec: r.spec, life, dir, policy_version: 1, container },
             );
         }
         self.respond(&r.name)
@@ -466,6 +509,8 @@ impl OpenShell for Gateway {
         } else {
             if let Some(s) = all.remove(&r.name) {
                 let _ = std::fs::remove_dir_all(&s.dir);
+                // A container waits for its processes to be reaped before it goes.
+                tokio::task::spawn_blocking(move || drop(s));
             }
             DeletionOutcome::Completed
         };
@@ -536,7 +581,7 @@ impl Gateway {
         if r.command.is_empty() {
             return Err(Status::invalid_argument("command is empty"));
         }
-        let (dir, env) = self.with(&r.sandbox, |s| {
+        let (dir, env, container) = self.with(&r.sandbox, |s| {
             if s.phase() != SandboxPhase::Ready {
                 return Err(Status::failed_precondition(format!(
                     "sandbox {} is not ready ({})",
@@ -544,7 +589,8 @@ impl Gateway {
                     s.phase().as_str_name()
                 )));
             }
-            Ok((s.dir.clone(), s.spec.as_ref().map(|sp| sp.environment.clone()).unwrap_or_default()))
+            let env = s.spec.as_ref().map(|sp| sp.environment.clone()).unwrap_or_default();
+            Ok((s.dir.clone(), env, s.container.clone()))
         })?;
         if !r.request_id.is_empty() {
             let mut seen = self.state.request_ids.lock().map_err(|_| Status::internal("poisoned"))?;
@@ -557,7 +603,7 @@ impl Gateway {
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         exec::spawn(
             self.state.clone(),
-            exec::Job { sandbox: r.sandbox.clone(), home: dir, workdir, env, request: r },
+            exec::Job { sandbox: r.sandbox.clone(), home: dir, workdir, env, container, request: r },
             input,
             tx,
         )?;

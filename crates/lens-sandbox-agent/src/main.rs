@@ -25,6 +25,7 @@ mod changes;
 mod confine;
 mod files;
 mod kernel;
+mod oom;
 mod proxy;
 mod reach;
 mod seccomp_policy;
@@ -48,7 +49,7 @@ struct Agent {
     /// The Python kernel, started by the first cell; one cell runs at a time.
     kernel: Mutex<Option<kernel::Kernel>>,
     /// Whether leftovers may be swept (only in the sandbox's own pid namespace).
-    sweeps: bool,
+    sweeps: sweep::Sweep,
     proxy: Arc<proxy::Proxy>,
     /// The Landlock domain every started program enters, one below the agent's.
     domain: reach::UserDomain,
@@ -75,8 +76,8 @@ impl Agent {
     fn finish(&self, id: u64, kernel_pid: Option<u32>) {
         let Ok(mut runs) = self.runs.lock() else { return };
         runs.remove(&id);
-        if self.sweeps && runs.is_empty() {
-            sweep::sweep(&kernel_pid.into_iter().collect::<Vec<_>>());
+        if runs.is_empty() {
+            self.sweeps.sweep(&kernel_pid.into_iter().collect::<Vec<_>>());
         }
     }
 
@@ -103,6 +104,8 @@ fn main() {
             _ => {}
         }
     }
+    // Chosen before confinement: becoming a subreaper is a prctl seccomp may refuse.
+    let sweeps = sweep::Sweep::choose(own_namespace);
     // Nothing the server was started with (an ignored SIGINT) reaches user code, and
     // the agent's memory and pipes are not open to it through /proc.
     reach::reset_signals();
@@ -128,7 +131,7 @@ fn main() {
         out: Mutex::new(std::io::stdout()),
         runs: Mutex::default(),
         kernel: Mutex::default(),
-        sweeps: sweep::allowed(own_namespace),
+        sweeps,
         proxy: Arc::default(),
         domain,
     });
@@ -205,6 +208,7 @@ fn exec(agent: &Arc<Agent>, id: u64, argv: Vec<String>, env: Vec<(String, String
         return agent.failed(id, "nothing to run");
     };
     let before = changes::list(&agent.root);
+    let oom_kills = oom::kills();
     // Counted as running before its process exists: a run ending meanwhile must not
     // sweep the new process away as a leftover (its sweep holds `runs` while it kills).
     let (kill_tx, kill_rx) = mpsc::channel();
@@ -302,6 +306,7 @@ fn exec(agent: &Arc<Agent>, id: u64, argv: Vec<String>, env: Vec<(String, String
             },
             (None, None) => RunEnding::Killed { signal: 0 },
         };
+        let ending = oom::judge(oom_kills, ending);
         let files = changes::changed(&before, &changes::list(&agent.root));
         agent.reply(&Reply::Ended { id, ending, files });
     });
@@ -336,7 +341,8 @@ fn python(agent: &Arc<Agent>, id: u64, code: String, env: Vec<(String, String)>,
                 }
             }
             let before = changes::list(&agent.root);
-            let ending = kernel::run_cell(&mut slot, &code, timeout, &kill_rx, &send);
+            let oom_kills = oom::kills();
+            let ending = oom::judge(oom_kills, kernel::run_cell(&mut slot, &code, timeout, &kill_rx, &send));
             agent.finish(id, slot.as_ref().map(|k| k.pid()));
             (ending, changes::changed(&before, &changes::list(&agent.root)))
         };

@@ -1,26 +1,59 @@
-//! Escape attempts against the local sandbox: each is contained, ends with a clear
-//! ending, and the driver still works afterwards. The limits here are smaller than the
-//! defaults so the bombs end quickly.
+//! Escape attempts: each is contained, ends with a clear ending, and the driver still
+//! works afterwards. Every attack runs against this machine's sandbox and, through the
+//! gateway driver, against a fake OpenShell gateway that runs each sandbox in a container
+//! (its own cgroup and bubblewrap; see the fake's `container.rs`), so what Lens itself
+//! does on a gateway (its agent, the kernel, the run stream, healing) meets the same
+//! code. The limits here are smaller than the defaults so the bombs end quickly.
 
-use std::{sync::Arc, time::Duration};
+use std::{path::Path, sync::Arc, time::Duration};
 
 use futures_util::StreamExt;
+use lens_openshell::fake::{FakeGateway, FakeOptions};
 use lens_sandbox::{
-    ExecRequest, Limits, LocalDriver, LocalOptions, RunEnding, RunEvent, SandboxDriver, SandboxError, run_to_end,
+    AdmissionLimits, DriverSettings, ExecRequest, GatewayAddress, GatewayOptions, Limits, LocalDriver, LocalOptions,
+    RunEnding, RunEvent, SandboxDriver, SandboxError, run_to_end,
 };
 
 mod common;
 
 use common::agent;
 
+/// Where an attack runs: the server's data directory, and how its agent's program is
+/// named on this machine (both drivers' sandboxes for the same conversation run at once).
+struct Host<'a> {
+    data: &'a Path,
+    agent: &'static str,
+}
+
+const LIMITS: Limits = Limits { memory_bytes: 256 << 20, processes: 64, cpu_millis: 1000, disk_bytes: 64 << 20 };
+
 /// A driver whose data directory holds a secret beside the sandboxes, as Lens's does.
 fn driver() -> (Arc<dyn SandboxDriver>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("secret.key"), "top-secret-key").unwrap();
     let mut options = LocalOptions::new(&dir.path().join("sandboxes"), &agent());
-    options.limits = Limits { memory_bytes: 256 << 20, processes: 64, cpu_millis: 1000, disk_bytes: 64 << 20 };
+    options.limits = LIMITS;
     let d = LocalDriver::new(options).unwrap();
     (Arc::new(d), dir)
+}
+
+/// The gateway driver with the same limits and a data directory like Lens's, on a fake
+/// gateway that contains its sandboxes.
+async fn gateway() -> (Arc<dyn SandboxDriver>, tempfile::TempDir, FakeGateway) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("secret.key"), "top-secret-key").unwrap();
+    let fake = FakeGateway::start_with(FakeOptions { contain: true, ..Default::default() }).await.unwrap();
+    let address =
+        GatewayAddress { address: fake.address_string(), cert_dir: fake.cert_dir().to_owned(), server_name: None };
+    let mut options = GatewayOptions::new(address, agent());
+    options.last_used_file = Some(dir.path().join("gateway-last-used.json"));
+    let settings = DriverSettings {
+        limits: LIMITS,
+        admission: AdmissionLimits { max_running: 8, max_memory_bytes: 64 << 30, wait: Duration::from_secs(20) },
+        pool_size: 0,
+        network: None,
+    };
+    (lens_sandbox::start_gateway(options, &settings).unwrap(), dir, fake)
 }
 
 async fn python(d: &dyn SandboxDriver, chat: &str, code: &str) -> (String, String, RunEnding) {
@@ -50,13 +83,11 @@ async fn still_healthy(d: &dyn SandboxDriver) {
     assert_eq!((out.as_str(), ending), ("ok\n", RunEnding::Exited { code: 0 }));
 }
 
-#[tokio::test]
-async fn host_secrets_and_lens_data_are_out_of_reach() {
-    let (d, dir) = driver();
+async fn host_secrets_and_lens_data_are_out_of_reach(d: Arc<dyn SandboxDriver>, host: &Host<'_>) {
     let probe = format!(
         "cat {0}/secret.key; ls {0}; cat /etc/shadow; cat /root/.bashrc; cat /proc/1/environ | tr '\\0' '\\n' | grep -c LENS; \
          find / -name secret.key -not -path '/proc/*' 2>/dev/null | wc -l",
-        dir.path().display()
+        host.data.display()
     );
     let (out, err, _) = bash(&*d, "thief", &probe).await;
     assert!(!out.contains("top-secret-key"), "{out}");
@@ -65,9 +96,7 @@ async fn host_secrets_and_lens_data_are_out_of_reach() {
     still_healthy(&*d).await;
 }
 
-#[tokio::test]
-async fn host_processes_cannot_be_seen_or_signalled() {
-    let (d, _dir) = driver();
+async fn host_processes_cannot_be_seen_or_signalled(d: Arc<dyn SandboxDriver>, _host: &Host<'_>) {
     let me = std::process::id();
     let (out, _, _) =
         bash(&*d, "signaller", &format!("kill -9 {me} 2>&1; kill -9 1 2>&1; ps -e -o pid= | wc -l")).await;
@@ -77,9 +106,7 @@ async fn host_processes_cannot_be_seen_or_signalled() {
     still_healthy(&*d).await; // this process was not killed either
 }
 
-#[tokio::test]
-async fn no_network_reaches_out() {
-    let (d, _dir) = driver();
+async fn no_network_reaches_out(d: Arc<dyn SandboxDriver>, _host: &Host<'_>) {
     // Loopback works inside (the sandbox's own), nothing else does; no DNS either.
     let script = "python3 - <<'EOF'\nimport socket\nfor host, port in [('127.0.0.1', 1), ('10.0.0.1', 80), ('1.1.1.1', 443)]:\n    \
         s = socket.socket(); s.settimeout(2)\n    \
@@ -91,23 +118,19 @@ async fn no_network_reaches_out() {
     still_healthy(&*d).await;
 }
 
-#[tokio::test]
-async fn nothing_is_writable_outside_the_workspace_and_tmp() {
-    let (d, _dir) = driver();
+async fn nothing_is_writable_outside_the_workspace_and_tmp(d: Arc<dyn SandboxDriver>, _host: &Host<'_>) {
     let (out, _, _) = bash(
         &*d,
         "writer",
-        "for p in /usr/x /etc/x /x /proc/sys/kernel/hostname /.lens/agent; do echo hi > $p 2>/dev/null && echo wrote $p; done; \
-         echo t > /tmp/t && echo tmp-ok; echo w > /workspace/w && echo ws-ok",
+        "for p in /usr/x /etc/x /x /proc/sys/kernel/hostname /sandbox/x $(ls -d /.lens/agent* /sandbox/.lens/agent* 2>/dev/null); \
+         do echo hi > $p 2>/dev/null && echo wrote $p; done; echo t > /tmp/t && echo tmp-ok; echo w > ./w && echo ws-ok",
     )
     .await;
     assert_eq!(out, "tmp-ok\nws-ok\n");
     still_healthy(&*d).await;
 }
 
-#[tokio::test]
-async fn no_nested_namespaces_and_no_capabilities() {
-    let (d, _dir) = driver();
+async fn no_nested_namespaces_and_no_capabilities(d: Arc<dyn SandboxDriver>, _host: &Host<'_>) {
     let (out, _, _) = bash(
         &*d,
         "nester",
@@ -119,9 +142,7 @@ async fn no_nested_namespaces_and_no_capabilities() {
     still_healthy(&*d).await;
 }
 
-#[tokio::test]
-async fn binary_output_and_a_large_flood_end_cleanly() {
-    let (d, _dir) = driver();
+async fn binary_output_and_a_large_flood_end_cleanly(d: Arc<dyn SandboxDriver>, _host: &Host<'_>) {
     let (out, _, ending) = bash(&*d, "binary", "head -c 100000 /dev/urandom; echo").await;
     assert_eq!(ending, RunEnding::Exited { code: 0 });
     assert!(out.len() >= 100_000 / 2, "bytes arrive (lossily shown): {}", out.len());
@@ -131,9 +152,7 @@ async fn binary_output_and_a_large_flood_end_cleanly() {
     still_healthy(&*d).await;
 }
 
-#[tokio::test]
-async fn a_fork_bomb_hits_the_process_limit_and_is_cleared() {
-    let (d, _dir) = driver();
+async fn a_fork_bomb_hits_the_process_limit_and_is_cleared(d: Arc<dyn SandboxDriver>, _host: &Host<'_>) {
     let req = ExecRequest {
         argv: vec!["bash".into(), "-c".into(), "bomb() { bomb | bomb & }; bomb; sleep 30".into()],
         env: Default::default(),
@@ -148,9 +167,7 @@ async fn a_fork_bomb_hits_the_process_limit_and_is_cleared() {
     still_healthy(&*d).await;
 }
 
-#[tokio::test]
-async fn a_memory_bomb_ends_out_of_memory_and_the_kernel_comes_back() {
-    let (d, _dir) = driver();
+async fn a_memory_bomb_ends_out_of_memory_and_the_kernel_comes_back(d: Arc<dyn SandboxDriver>, _host: &Host<'_>) {
     let (_, _, ending) = bash(&*d, "hog", "python3 -c 'x = bytearray(1 << 30); print(len(x))'").await;
     // Either the kernel kills it for the cgroup, or Python's allocation fails first.
     assert!(matches!(ending, RunEnding::OutOfMemory | RunEnding::Exited { code: 1 }), "{ending:?}");
@@ -183,9 +200,7 @@ async fn filling_the_disk_fails_clearly_and_stays_inside_the_quota() {
     still_healthy(&*d).await;
 }
 
-#[tokio::test]
-async fn ptrace_is_refused() {
-    let (d, _dir) = driver();
+async fn ptrace_is_refused(d: Arc<dyn SandboxDriver>, _host: &Host<'_>) {
     let code = "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n\
                 print(libc.ptrace(16, 1, 0, 0), os.strerror(ctypes.get_errno()))\n\
                 print(libc.ptrace(0, 0, 0, 0), os.strerror(ctypes.get_errno()))";
@@ -194,9 +209,7 @@ async fn ptrace_is_refused() {
     still_healthy(&*d).await;
 }
 
-#[tokio::test]
-async fn a_background_process_does_not_outlive_its_run() {
-    let (d, _dir) = driver();
+async fn a_background_process_does_not_outlive_its_run(d: Arc<dyn SandboxDriver>, _host: &Host<'_>) {
     let (_, _, ending) =
         bash(&*d, "lingerer", "setsid sleep 300 & (nohup sleep 301 &) ; disown -a; echo started").await;
     assert_eq!(ending, RunEnding::Exited { code: 0 });
@@ -244,9 +257,9 @@ async fn a_crashed_server_leaves_nothing_once_the_next_one_starts() {
     assert_eq!((processes_naming(&needle), mounts_under(&needle)), (0, 0), "a driver going away leaves nothing");
 }
 
-/// The host pid of a conversation's agent: the process running `/.lens/agent` in the
+/// The host pid of a conversation's agent: the process running `host.agent` in the
 /// sandbox's cgroup.
-fn agent_pid_on_host(chat: &str) -> i32 {
+fn agent_pid_on_host(host: &Host<'_>, chat: &str) -> i32 {
     let cgroup = format!("lens-chat-{chat}");
     std::fs::read_dir("/proc")
         .unwrap()
@@ -255,7 +268,9 @@ fn agent_pid_on_host(chat: &str) -> i32 {
         .find(|pid| {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             let groups = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
-            String::from_utf8_lossy(&cmdline).starts_with("/.lens/agent") && groups.contains(&cgroup)
+            let cmdline = String::from_utf8_lossy(&cmdline);
+            let program = cmdline.split('\0').next().unwrap_or_default();
+            program.starts_with(host.agent) && groups.contains(&cgroup)
         })
         .expect("the sandbox's agent runs")
 }
@@ -264,9 +279,7 @@ fn signal_on_host(pid: i32, signal: nix::sys::signal::Signal) {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal).unwrap();
 }
 
-#[tokio::test]
-async fn kill_minus_one_ends_the_run_and_the_next_runs_work() {
-    let (d, _dir) = driver();
+async fn kill_minus_one_ends_the_run_and_the_next_runs_work(d: Arc<dyn SandboxDriver>, _host: &Host<'_>) {
     python(&*d, "killer", "kept = 1").await;
     let (out, _, ending) = bash(&*d, "killer", "sleep 30 & kill -9 -1; echo after").await;
     assert_eq!((out.as_str(), ending), ("after\n", RunEnding::Exited { code: 0 }), "it kills only its own");
@@ -283,10 +296,8 @@ async fn kill_minus_one_ends_the_run_and_the_next_runs_work() {
     assert_eq!((out.as_str(), ending), ("again\n", RunEnding::Exited { code: 0 }), "{err}");
 }
 
-#[tokio::test]
-async fn the_agent_cannot_be_stopped_killed_or_read_from_inside() {
-    let (d, _dir) = driver();
-    let script = "a=$(pgrep -f '^/.lens/agent' | head -1); test -n \"$a\" && echo found; \
+async fn the_agent_cannot_be_stopped_killed_or_read_from_inside(d: Arc<dyn SandboxDriver>, _host: &Host<'_>) {
+    let script = "a=$(pgrep -f '^(/sandbox)?/.lens/agent' | head -1); test -n \"$a\" && echo found; \
                   for s in STOP KILL TERM; do kill -$s $a 2>/dev/null && echo sent $s; done; \
                   cat /proc/$a/environ >/dev/null 2>&1 && echo read environ; \
                   head -c1 /proc/$a/mem >/dev/null 2>&1 && echo read mem; \
@@ -300,13 +311,14 @@ async fn the_agent_cannot_be_stopped_killed_or_read_from_inside() {
     assert!(!err.contains("restarted"), "the same sandbox still serves: {err}");
 }
 
-#[tokio::test]
-async fn a_frozen_agent_cannot_hold_a_run_past_its_limit_and_the_sandbox_heals() {
-    let (d, _dir) = driver();
+async fn a_frozen_agent_cannot_hold_a_run_past_its_limit_and_the_sandbox_heals(
+    d: Arc<dyn SandboxDriver>,
+    host: &Host<'_>,
+) {
     python(&*d, "frozen", "kept = 1").await;
     let stream = long_run(&*d, "frozen", Duration::from_secs(2)).await;
     // Frozen from outside, as code with the agent in reach would have frozen it.
-    signal_on_host(agent_pid_on_host("frozen"), nix::sys::signal::Signal::SIGSTOP);
+    signal_on_host(agent_pid_on_host(host, "frozen"), nix::sys::signal::Signal::SIGSTOP);
     let run = tokio::time::timeout(Duration::from_secs(60), run_to_end(stream)).await.expect("the server ends the run");
     let run = run.unwrap();
     assert_eq!(run.ending, RunEnding::TimedOut { after_ms: 2000 });
@@ -320,12 +332,13 @@ async fn a_frozen_agent_cannot_hold_a_run_past_its_limit_and_the_sandbox_heals()
     assert!(err.contains("NameError"), "the Python names went with the sandbox: {err}");
 }
 
-#[tokio::test]
-async fn a_killed_agent_ends_its_run_clearly_and_the_sandbox_heals_over_the_same_files() {
-    let (d, _dir) = driver();
+async fn a_killed_agent_ends_its_run_clearly_and_the_sandbox_heals_over_the_same_files(
+    d: Arc<dyn SandboxDriver>,
+    host: &Host<'_>,
+) {
     bash(&*d, "victim", "echo kept > kept.txt").await;
     let stream = long_run(&*d, "victim", Duration::from_secs(20)).await;
-    signal_on_host(agent_pid_on_host("victim"), nix::sys::signal::Signal::SIGKILL);
+    signal_on_host(agent_pid_on_host(host, "victim"), nix::sys::signal::Signal::SIGKILL);
     let run = tokio::time::timeout(Duration::from_secs(30), run_to_end(stream)).await.expect("the run ends").unwrap();
     assert!(matches!(run.ending, RunEnding::Killed { .. } | RunEnding::OutOfMemory), "{:?}", run.ending);
     assert!(run.stderr_text().contains("the sandbox stopped during this run"), "{}", run.stderr_text());
@@ -336,9 +349,7 @@ async fn a_killed_agent_ends_its_run_clearly_and_the_sandbox_heals_over_the_same
     assert_eq!(d.get_file("victim", "kept.txt", 100).await.unwrap(), b"kept\n");
 }
 
-#[tokio::test]
-async fn filling_tmp_past_the_memory_limit_then_a_run_works() {
-    let (d, _dir) = driver();
+async fn filling_tmp_past_the_memory_limit_then_a_run_works(d: Arc<dyn SandboxDriver>, _host: &Host<'_>) {
     let (out, _, ending) = bash(&*d, "tmpfill", "head -c 400000000 /dev/zero > /tmp/fill && echo wrote").await;
     assert!(out.is_empty() && ending != RunEnding::Exited { code: 0 }, "the fill cannot succeed: {out} {ending:?}");
     let (out, err, ending) = bash(&*d, "tmpfill", "echo ok").await;
@@ -347,11 +358,9 @@ async fn filling_tmp_past_the_memory_limit_then_a_run_works() {
     assert_eq!((out.as_str(), ending), ("python too\n", RunEnding::Exited { code: 0 }), "{err}");
 }
 
-#[tokio::test]
-async fn stop_and_delete_do_not_wait_on_a_frozen_sandbox() {
-    let (d, _dir) = driver();
+async fn stop_and_delete_do_not_wait_on_a_frozen_sandbox(d: Arc<dyn SandboxDriver>, host: &Host<'_>) {
     bash(&*d, "icy", "echo hi").await;
-    signal_on_host(agent_pid_on_host("icy"), nix::sys::signal::Signal::SIGSTOP);
+    signal_on_host(agent_pid_on_host(host, "icy"), nix::sys::signal::Signal::SIGSTOP);
     // A request to the frozen agent: it must come back, not hang.
     let listed = tokio::time::timeout(Duration::from_secs(90), d.list_files("icy", "")).await;
     assert!(matches!(listed, Ok(Err(_))), "a frozen agent's request fails: {listed:?}");
@@ -359,7 +368,52 @@ async fn stop_and_delete_do_not_wait_on_a_frozen_sandbox() {
     assert!(matches!(stopped, Ok(Ok(()))), "{stopped:?}");
     let (out, _, _) = bash(&*d, "icy", "echo thawed").await;
     assert_eq!(out, "thawed\n");
-    signal_on_host(agent_pid_on_host("icy"), nix::sys::signal::Signal::SIGSTOP);
+    signal_on_host(agent_pid_on_host(host, "icy"), nix::sys::signal::Signal::SIGSTOP);
     let deleted = tokio::time::timeout(Duration::from_secs(30), d.delete("icy")).await;
     assert!(matches!(deleted, Ok(Ok(()))), "{deleted:?}");
 }
+
+/// Every attack above, on both drivers.
+macro_rules! both {
+    ($($name:ident),* $(,)?) => {
+        mod on_local {
+            use super::*;
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let (d, dir) = driver();
+                    super::$name(d, &Host { data: dir.path(), agent: "/.lens/agent" }).await;
+                }
+            )*
+        }
+        mod on_gateway {
+            use super::*;
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let (d, dir, _fake) = gateway().await;
+                    super::$name(d, &Host { data: dir.path(), agent: "/sandbox/.lens/agent-" }).await;
+                }
+            )*
+        }
+    };
+}
+
+both!(
+    host_secrets_and_lens_data_are_out_of_reach,
+    host_processes_cannot_be_seen_or_signalled,
+    no_network_reaches_out,
+    nothing_is_writable_outside_the_workspace_and_tmp,
+    no_nested_namespaces_and_no_capabilities,
+    binary_output_and_a_large_flood_end_cleanly,
+    a_fork_bomb_hits_the_process_limit_and_is_cleared,
+    a_memory_bomb_ends_out_of_memory_and_the_kernel_comes_back,
+    ptrace_is_refused,
+    a_background_process_does_not_outlive_its_run,
+    kill_minus_one_ends_the_run_and_the_next_runs_work,
+    the_agent_cannot_be_stopped_killed_or_read_from_inside,
+    a_frozen_agent_cannot_hold_a_run_past_its_limit_and_the_sandbox_heals,
+    a_killed_agent_ends_its_run_clearly_and_the_sandbox_heals_over_the_same_files,
+    filling_tmp_past_the_memory_limit_then_a_run_works,
+    stop_and_delete_do_not_wait_on_a_frozen_sandbox,
+);

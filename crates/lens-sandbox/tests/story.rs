@@ -7,7 +7,7 @@
 use std::{sync::Arc, time::Duration};
 
 use futures_util::StreamExt;
-use lens_openshell::fake::FakeGateway;
+use lens_openshell::fake::{FakeGateway, FakeOptions};
 use lens_sandbox::{
     AdmissionLimits, DEFAULT_HOST_UID, DriverSettings, ExecRequest, GatewayAddress, GatewayOptions, LocalDriver,
     LocalOptions, RunEnding, RunEvent, SandboxDriver, SandboxError, SandboxState, run_to_end,
@@ -40,8 +40,9 @@ async fn local(settings: DriverSettings) -> (Arc<dyn SandboxDriver>, Keep) {
     (Arc::new(d), Keep::Folder(dir))
 }
 
+/// The gateway driver, on a fake that runs each sandbox in a container of its own.
 async fn gateway(settings: DriverSettings) -> (Arc<dyn SandboxDriver>, Keep) {
-    let fake = FakeGateway::start().await.unwrap();
+    let fake = FakeGateway::start_with(FakeOptions { contain: true, ..Default::default() }).await.unwrap();
     let address =
         GatewayAddress { address: fake.address_string(), cert_dir: fake.cert_dir().to_owned(), server_name: None };
     let d = lens_sandbox::start_gateway(GatewayOptions::new(address, agent()), &settings).unwrap();

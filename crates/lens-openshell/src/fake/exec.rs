@@ -35,6 +35,8 @@ pub(crate) struct Job {
     pub workdir: PathBuf,
     /// The sandbox's own environment, from its spec.
     pub env: std::collections::HashMap<String, String>,
+    /// The sandbox's container, when the fake contains.
+    pub container: Option<Arc<super::container::Container>>,
     pub request: ExecSandboxRequest,
 }
 
@@ -68,12 +70,20 @@ pub(crate) fn spawn(
     events: Events,
 ) -> Result<(), Status> {
     let r = &job.request;
-    let mut cmd = tokio::process::Command::new(&r.command[0]);
-    cmd.args(&r.command[1..])
-        .current_dir(&job.workdir)
-        .env_clear()
+    let (mut cmd, home) = match &job.container {
+        Some(container) => {
+            let inside = if r.workdir.is_empty() { "/sandbox" } else { r.workdir.as_str() };
+            (container.command(&job.home, inside, &r.command), PathBuf::from("/sandbox"))
+        }
+        None => {
+            let mut cmd = tokio::process::Command::new(&r.command[0]);
+            cmd.args(&r.command[1..]).current_dir(&job.workdir);
+            (cmd, job.home.clone())
+        }
+    };
+    cmd.env_clear()
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("HOME", &job.home)
+        .env("HOME", &home)
         .env("LANG", "C.UTF-8")
         .envs(&job.env)
         .envs(&r.environment)
