@@ -80,18 +80,31 @@ impl std::fmt::Debug for CertFolder {
     }
 }
 
-/// The gateway's address as a URI, with the default port when none is given.
-fn uri(address: &str) -> Result<(String, String), GatewayError> {
+/// A gateway address as people write it (`host`, `host:port`, `[v6]:port`, with or
+/// without `https://`): its host, without brackets, and its port if it names one.
+/// `None` when it is not an address at all. Settings checks with this what `connect`
+/// will dial, so the two never read an address differently.
+pub fn split_address(address: &str) -> Option<(&str, Option<u16>)> {
     let bare = address.trim().trim_start_matches("https://").trim_end_matches('/');
-    let bad = || GatewayError::Connect(format!("`{address}` is not a gateway address (host or host:port)"));
     if bare.is_empty() || bare.contains(['/', ' ', '@', '?', '#']) {
-        return Err(bad());
+        return None;
     }
-    let (host, with_port) = match bare.rsplit_once(':') {
-        Some((h, p)) if !h.ends_with(':') && p.parse::<u16>().is_ok() => (h, bare.to_owned()),
-        _ => (bare, format!("{bare}:{DEFAULT_PORT}")),
-    };
-    Ok((format!("https://{with_port}"), host.trim_matches(['[', ']']).to_owned()))
+    match bare.rsplit_once(':') {
+        Some((host, port)) if !host.contains(':') || host.ends_with(']') => {
+            let port = port.parse::<u16>().ok().filter(|p| *p > 0)?;
+            Some((host.trim_matches(['[', ']']), Some(port)))
+        }
+        _ => Some((bare.trim_matches(['[', ']']), None)),
+    }
+}
+
+/// The URI to dial for `address` (the default port when it names none) and its host,
+/// the TLS server name unless one is given.
+fn uri(address: &str) -> Result<(String, String), GatewayError> {
+    let (host, port) = split_address(address)
+        .ok_or_else(|| GatewayError::Connect(format!("`{address}` is not a gateway address (host or host:port)")))?;
+    let dial = if host.contains(':') { format!("[{host}]") } else { host.to_owned() };
+    Ok((format!("https://{dial}:{}", port.unwrap_or(DEFAULT_PORT)), host.to_owned()))
 }
 
 /// Connects (TCP, TLS and HTTP/2) and hands back a client; a failed handshake comes back
@@ -182,7 +195,9 @@ mod tests {
         assert_eq!(uri("gw").unwrap(), ("https://gw:17670".into(), "gw".into()));
         assert_eq!(uri("127.0.0.1:9000").unwrap(), ("https://127.0.0.1:9000".into(), "127.0.0.1".into()));
         assert_eq!(uri("https://openshell-gateway:17670/").unwrap().1, "openshell-gateway");
-        for bad in ["", "a b", "x/y", "user@host"] {
+        assert_eq!(uri("[::1]:9000").unwrap(), ("https://[::1]:9000".into(), "::1".into()));
+        assert_eq!(uri("::1").unwrap(), ("https://[::1]:17670".into(), "::1".into()));
+        for bad in ["", "a b", "x/y", "user@host", "gw:0", "gw:port", "gw:70000"] {
             assert!(uri(bad).is_err(), "{bad}");
         }
     }

@@ -28,5 +28,5 @@ mod error;
 #[cfg(feature = "fake")]
 pub mod fake;
 
-pub use client::{CertFolder, GatewayAddress, connect, workspace_scope};
+pub use client::{CertFolder, GatewayAddress, connect, split_address, workspace_scope};
 pub use error::GatewayError;

@@ -379,14 +379,9 @@ fn clean_address(address: &str) -> Result<String, AppError> {
     if address.is_empty() {
         return Ok(String::new());
     }
-    let (host, port) = match address.rsplit_once(':') {
-        Some((h, p)) if !h.contains(':') || h.ends_with(']') => (h, Some(p)),
-        _ => (address, None),
-    };
-    let host_ok = lens_sandbox::egress::is_host_name(host.trim_matches(['[', ']']))
-        || host.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok();
-    let port_ok = port.is_none_or(|p| p.parse::<u16>().is_ok_and(|p| p > 0));
-    if !host_ok || !port_ok || address.len() > 300 {
+    let host_ok = lens_sandbox::split_gateway_address(address)
+        .is_some_and(|(host, _)| lens_sandbox::egress::is_host_name(host) || host.parse::<std::net::IpAddr>().is_ok());
+    if !host_ok || address.len() > 300 {
         return Err(AppError::BadRequest(format!("`{address}` is not a gateway address (host or host:port)")));
     }
     Ok(address.to_owned())
