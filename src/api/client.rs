@@ -40,40 +40,54 @@ fn network_error(e: impl std::fmt::Display) -> ClientError {
     ClientError { status: 0, code: None, message: format!("Lens could not be reached ({e}). Check your connection.") }
 }
 
-async fn read<T: DeserializeOwned>(resp: Response) -> ApiResult<T> {
+/// A response's body when it succeeded, or what it failed with. Not generic, so the
+/// waiting and the error handling exist once in the .wasm rather than once per type.
+async fn body(resp: Response) -> ApiResult<String> {
+    let status = resp.status();
+    let text = resp.text().await;
     if resp.ok() {
-        return resp.json::<T>().await.map_err(|e| ClientError {
-            status: resp.status(),
+        return text.map_err(|e| ClientError {
+            status,
             code: None,
             message: format!("the server's answer could not be read: {e}"),
         });
     }
-    let status = resp.status();
-    match resp.json::<ErrorBody>().await {
-        Ok(body) => Err(ClientError { status, code: Some(body.error.code), message: body.error.message }),
-        Err(_) => Err(ClientError { status, code: None, message: format!("the server answered HTTP {status}") }),
+    match text.ok().and_then(|t| serde_json::from_str::<ErrorBody>(&t).ok()) {
+        Some(body) => Err(ClientError { status, code: Some(body.error.code), message: body.error.message }),
+        None => Err(ClientError { status, code: None, message: format!("the server answered HTTP {status}") }),
     }
 }
 
-async fn read_empty(resp: Response) -> ApiResult<()> {
-    if resp.ok() {
-        return Ok(());
-    }
-    read::<serde_json::Value>(resp).await.map(|_| ())
+/// The one generic step: a body read as `T`.
+fn parse<T: DeserializeOwned>(text: ApiResult<String>) -> ApiResult<T> {
+    serde_json::from_str(&text?).map_err(|e| ClientError {
+        status: 200,
+        code: None,
+        message: format!("the server's answer could not be read: {e}"),
+    })
 }
 
 fn unsafe_req(builder: RequestBuilder) -> RequestBuilder {
     builder.header("X-CSRF-Token", &csrf())
 }
 
-async fn get<T: DeserializeOwned>(path: &str) -> ApiResult<T> {
-    let resp = Request::get(path).send().await.map_err(network_error)?;
-    read(resp).await
+async fn get_body(path: &str) -> ApiResult<String> {
+    body(Request::get(path).send().await.map_err(network_error)?).await
 }
 
-async fn send_json<B: Serialize, T: DeserializeOwned>(builder: RequestBuilder, body: &B) -> ApiResult<T> {
-    let req = unsafe_req(builder).json(body).map_err(network_error)?;
-    read(req.send().await.map_err(network_error)?).await
+async fn get<T: DeserializeOwned>(path: &str) -> ApiResult<T> {
+    parse(get_body(path).await)
+}
+
+/// Sends `json` (already written) with the CSRF proof.
+async fn send_body(builder: RequestBuilder, json: String) -> ApiResult<String> {
+    let req = unsafe_req(builder).header("Content-Type", "application/json").body(json).map_err(network_error)?;
+    body(req.send().await.map_err(network_error)?).await
+}
+
+async fn send_json<B: Serialize, T: DeserializeOwned>(builder: RequestBuilder, payload: &B) -> ApiResult<T> {
+    let json = serde_json::to_string(payload).map_err(network_error)?;
+    parse(send_body(builder, json).await)
 }
 
 /// Uploads a file the person picked (multipart, as the server takes it).
@@ -82,12 +96,12 @@ pub async fn upload(file: &web_sys::File) -> ApiResult<SharedFileRef> {
     form.append_with_blob_and_filename("file", file, &file.name())
         .map_err(|_| network_error("the browser cannot read the file"))?;
     let req = unsafe_req(Request::post("/api/v1/uploads")).body(form).map_err(network_error)?;
-    read(req.send().await.map_err(network_error)?).await
+    parse(body(req.send().await.map_err(network_error)?).await)
 }
 
 async fn send_empty(builder: RequestBuilder) -> ApiResult<()> {
     let resp = unsafe_req(builder).send().await.map_err(network_error)?;
-    read_empty(resp).await
+    body(resp).await.map(|_| ())
 }
 
 pub async fn setup_status() -> ApiResult<SetupStatus> {
@@ -260,9 +274,5 @@ pub async fn delete_document(id: &str) -> ApiResult<()> {
 
 /// A document's bytes as text (the caller checks first that it is text and not large).
 pub async fn document_text(id: &str) -> ApiResult<String> {
-    let resp = Request::get(&format!("/api/v1/library/documents/{id}/content")).send().await.map_err(network_error)?;
-    if !resp.ok() {
-        return read::<String>(resp).await;
-    }
-    resp.text().await.map_err(network_error)
+    get_body(&format!("/api/v1/library/documents/{id}/content")).await
 }
