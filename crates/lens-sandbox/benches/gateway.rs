@@ -7,9 +7,12 @@
 //! - 100 conversations x 5 runs at once: failures (target 0), p50/p99, wall time;
 //! - a 25 MB file out of the workspace (`get_file`).
 //!
-//! The fake provisions at once and runs commands as plain processes, so the gateway's
-//! figures are the driver's and the protocol's own costs (TLS, HTTP/2, frames through
-//! exec streams), not a real gateway's container start.
+//! The fake provisions at once; as root it runs each sandbox's commands in a container
+//! of its own (a cgroup, bubblewrap around each exec, as a gateway's `docker exec`
+//! would), otherwise as plain processes on this machine, which the agent then shares
+//! with every other process here (its sweep of leftovers reads all of them). Either way
+//! the figures are the driver's and the protocol's own costs (TLS, HTTP/2, frames
+//! through exec streams), not a real gateway's container start.
 //!
 //! Run: `cargo build --release -p lens-sandbox-agent && cargo bench -p lens-sandbox --bench gateway`
 //! (`make bench` does both).
@@ -144,7 +147,10 @@ async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let local: Arc<dyn SandboxDriver> =
         Arc::new(LocalDriver::new(LocalOptions::new(&dir.path().join("sandboxes"), &agent())).unwrap());
-    let fake = FakeGateway::start_with(FakeOptions { provision: Duration::ZERO, ..Default::default() }).await.unwrap();
+    let contain = nix::unistd::geteuid().is_root();
+    let fake = FakeGateway::start_with(FakeOptions { provision: Duration::ZERO, contain, ..Default::default() })
+        .await
+        .unwrap();
     let address =
         GatewayAddress { address: fake.address_string(), cert_dir: fake.cert_dir().to_owned(), server_name: None };
     let settings = DriverSettings {
@@ -155,7 +161,8 @@ async fn main() {
     };
     let gateway = lens_sandbox::start_gateway(GatewayOptions::new(address, agent()), &settings).unwrap();
 
-    println!("lens gateway driver figures (fake gateway, mutual TLS on loopback; p50; 2-core machine)");
+    let how = if contain { "each sandbox in a container" } else { "commands as plain processes" };
+    println!("lens gateway driver figures (fake gateway, {how}, mutual TLS on loopback; p50; 2-core machine)");
     let (first_l, first_g) = (first_runs(&*local, "fl").await, first_runs(&*gateway, "fg").await);
     println!(
         "  first run in a new conversation  gateway {first_g:>8.2} ms   local {first_l:>8.2} ms  ({:.2}x; target <= 2x: {})",
