@@ -227,6 +227,11 @@ pub async fn gateway_preflight() -> ApiResult<GatewayPreflight> {
     get("/api/v1/admin/sandbox/gateway-preflight").await
 }
 
+/// Asks the host helper Lens was given to start the gateway on this machine.
+pub async fn start_gateway() -> ApiResult<()> {
+    send_empty(Request::post("/api/v1/admin/sandbox/gateway-start")).await
+}
+
 pub async fn check_sandbox() -> ApiResult<SandboxSettingsView> {
     send_json(Request::post("/api/v1/admin/sandbox/check"), &serde_json::json!({})).await
 }

@@ -1,5 +1,6 @@
-//! "Run the gateway on this machine": what it needs, the exact command, then waiting for
-//! the gateway to answer and turning the sandbox on there.
+//! "Run the gateway on this machine": what it needs, the exact command (or, when Lens
+//! was given a host helper, Lens asks it to start the gateway), then waiting for the
+//! gateway to answer and turning the sandbox on there.
 
 use lens_types::{GatewayPreflight, SandboxBackend, SandboxSettingsView, UpdateSandboxSettingsRequest};
 use leptos::prelude::*;
@@ -30,6 +31,14 @@ pub fn GatewayPreflightPanel(on_ready: Callback<SandboxSettingsView>) -> impl In
         let Some(p) = preflight.get_untracked() else { return };
         waiting.set(true);
         leptos::task::spawn_local(async move {
+            // With a host helper, Lens starts the gateway itself first.
+            if p.helper {
+                note.set(Some("Asking the host helper to start the gateway…".into()));
+                if let Err(e) = api::start_gateway().await {
+                    note.set(Some(e.message));
+                    return waiting.set(false);
+                }
+            }
             let req = UpdateSandboxSettingsRequest {
                 enabled: Some(true),
                 backend: Some(SandboxBackend::Gateway),
@@ -58,6 +67,7 @@ pub fn GatewayPreflightPanel(on_ready: Callback<SandboxSettingsView>) -> impl In
     let items = Signal::derive(move || preflight.with(|p| p.as_ref().map(|p| p.items.clone()).unwrap_or_default()));
     let command = Signal::derive(move || preflight.with(|p| p.as_ref().map(|p| p.command.clone()).unwrap_or_default()));
     let ready = move || preflight.with(|p| p.as_ref().is_some_and(|p| p.ok));
+    let helper = move || preflight.with(|p| p.as_ref().is_some_and(|p| p.helper));
     view! {
         <div class="preflight" data-testid="gateway-preflight">
             <button type="button" data-testid="gateway-preflight-open" on:click=open>
@@ -67,11 +77,17 @@ pub fn GatewayPreflightPanel(on_ready: Callback<SandboxSettingsView>) -> impl In
                 <CheckList title="What the gateway needs here" items=items testid="gateway-preflight-items" />
                 <p class="failed" hidden=ready>"Fix what is missing above, then open this again."</p>
                 <div hidden=move || !ready()>
-                    <p>"On the server, beside compose.yaml, run:"</p>
-                    <pre><code data-testid="gateway-command">{move || command.get()}</code></pre>
-                    <CopyButton text=command what="the command" testid="copy-gateway-command" />
+                    <div hidden=helper>
+                        <p>"On the server, beside compose.yaml, run:"</p>
+                        <pre><code data-testid="gateway-command">{move || command.get()}</code></pre>
+                        <CopyButton text=command what="the command" testid="copy-gateway-command" />
+                    </div>
                     <button type="button" class="primary" data-testid="gateway-wait" on:click=wait>
-                        {move || if waiting.get() { "Stop waiting" } else { "I ran it: wait for the gateway" }}
+                        {move || match (waiting.get(), helper()) {
+                            (true, _) => "Stop waiting",
+                            (false, true) => "Start the gateway and wait for it",
+                            (false, false) => "I ran it: wait for the gateway",
+                        }}
                     </button>
                 </div>
             </div>

@@ -124,6 +124,10 @@ pub struct Config {
     /// The name the gateway's certificate carries, when it is not the address's host.
     #[arg(long, env = "LENS_SANDBOX_GATEWAY_SERVER_NAME")]
     pub sandbox_gateway_server_name: Option<String>,
+    /// A host helper's URL that may start Compose services (`POST <url>/v1/compose/up`):
+    /// "Run the gateway on this machine" then asks it instead of showing the command.
+    #[arg(long, env = "LENS_HOST_HELPER")]
+    pub host_helper: Option<String>,
     /// The sandbox agent binary; by default the one beside the `lens` binary.
     #[arg(long, env = "LENS_SANDBOX_AGENT")]
     pub sandbox_agent: Option<PathBuf>,
@@ -218,6 +222,7 @@ impl Config {
             sandbox_gateway: None,
             sandbox_gateway_certs: None,
             sandbox_gateway_server_name: None,
+            host_helper: None,
             sandbox_timeout_secs: None,
             sandbox_shown: None,
             sandbox_network: None,

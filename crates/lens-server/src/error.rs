@@ -52,6 +52,9 @@ pub enum AppError {
     /// 502: the model endpoint did not do what was asked; the message says what it said.
     #[error("{0}")]
     ModelUnavailable(String),
+    /// 502: the host helper could not start what was asked; the message says why.
+    #[error("{0}")]
+    HostHelperFailed(String),
     /// 507: the server's disk is full, so nothing new could be saved.
     #[error("{}", crate::disk::DISK_FULL)]
     DiskFull,
@@ -78,7 +81,7 @@ impl AppError {
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::ModelUnavailable(_) => StatusCode::BAD_GATEWAY,
+            Self::ModelUnavailable(_) | Self::HostHelperFailed(_) => StatusCode::BAD_GATEWAY,
             Self::DiskFull => StatusCode::INSUFFICIENT_STORAGE,
             Self::Database(_) | Self::Internal(_) | Self::Damaged => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -99,6 +102,7 @@ impl AppError {
             Self::UnsupportedMediaType(_) => ErrorCode::UnsupportedMediaType,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
             Self::ModelUnavailable(_) => ErrorCode::ModelUnavailable,
+            Self::HostHelperFailed(_) => ErrorCode::HostHelperFailed,
             Self::DiskFull => ErrorCode::DiskFull,
             Self::Database(_) | Self::Internal(_) | Self::Damaged => ErrorCode::Internal,
         }

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use lens_types::{CheckItem, GatewayPreflight};
 
+use crate::AppError;
+
 /// Where Lens finds the gateway the Compose `sandbox` profile starts.
 pub const COMPOSE_ADDRESS: &str = "openshell-gateway:17670";
 
@@ -17,7 +19,14 @@ pub const COMPOSE_COMMAND: &str = "docker compose --profile sandbox up -d";
 /// The oldest kernel with Landlock ABI 3 (truncation rights), which OpenShell's sandboxes need.
 const LANDLOCK_ABI_3: (u32, u32) = (6, 2);
 
-pub async fn preflight() -> GatewayPreflight {
+/// How long the host helper may take to start the profile (images may be pulled).
+const HELPER_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The most of a failing helper's answer that is passed on.
+const HELPER_SAYS: usize = 500;
+
+/// `helper`: whether Lens was given a host helper.
+pub async fn preflight(helper: bool) -> GatewayPreflight {
     let items = vec![compose().await, sixty_four_bit(), landlock()];
     GatewayPreflight {
         ok: items.iter().all(|i| i.ok),
@@ -25,7 +34,32 @@ pub async fn preflight() -> GatewayPreflight {
         command: COMPOSE_COMMAND.into(),
         address: COMPOSE_ADDRESS.into(),
         cert_dir: COMPOSE_CERT_DIR.into(),
+        helper,
     }
+}
+
+/// Asks the host helper at `url` to start the Compose `sandbox` profile: `POST
+/// <url>/v1/compose/up` with `{"profile": "sandbox"}`, done when it answers 2xx.
+pub async fn start_with_helper(http: &reqwest::Client, url: &str) -> Result<(), AppError> {
+    let endpoint = format!("{}/v1/compose/up", url.trim_end_matches('/'));
+    let sent = http
+        .post(&endpoint)
+        .json(&serde_json::json!({ "profile": "sandbox" }))
+        .timeout(HELPER_TIMEOUT)
+        .send()
+        .await
+        .map_err(|e| AppError::HostHelperFailed(format!("the host helper at {url} could not be reached: {e}")))?;
+    let status = sent.status();
+    if status.is_success() {
+        return Ok(());
+    }
+    let said = sent.text().await.unwrap_or_default();
+    let said: String = said.trim().chars().take(HELPER_SAYS).collect();
+    Err(AppError::HostHelperFailed(format!(
+        "the host helper could not start the gateway (HTTP {}){}",
+        status.as_u16(),
+        if said.is_empty() { String::new() } else { format!(": {said}") }
+    )))
 }
 
 fn item(name: &str, ok: bool, detail: String) -> CheckItem {

@@ -19,9 +19,9 @@ use crate::{
     AppError, AppState,
     openapi::ApiDoc,
     routes::{
-        answers, approvals, chat_files, chats, gateway_preflight, health, library_documents, library_namespaces,
-        messages, model_list, model_settings, model_test, openapi, sandbox_settings, sessions, setup, storage, tokens,
-        uploads, usage, users,
+        answers, approvals, chat_files, chats, gateway_preflight, gateway_start, health, library_documents,
+        library_namespaces, messages, model_list, model_settings, model_test, openapi, sandbox_settings, sessions,
+        setup, storage, tokens, uploads, usage, users,
     },
 };
 
@@ -76,6 +76,7 @@ pub fn documented_routes(upload_max_bytes: usize) -> DocumentedRoutes {
         .routes(routes!(sandbox_settings::get_sandbox_settings, sandbox_settings::update_sandbox_settings))
         .routes(routes!(sandbox_settings::check_sandbox))
         .routes(routes!(gateway_preflight::get_gateway_preflight))
+        .routes(routes!(gateway_start::start_gateway))
         .routes(routes!(storage::get_storage))
         .routes(routes!(usage::get_usage))
         .split_for_parts();

@@ -5,6 +5,7 @@ pub mod approvals;
 pub mod chat_files;
 pub mod chats;
 pub mod gateway_preflight;
+pub mod gateway_start;
 pub mod health;
 pub mod library_documents;
 pub mod library_namespaces;

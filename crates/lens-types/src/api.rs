@@ -505,6 +505,10 @@ pub struct GatewayPreflight {
     /// Where Lens then finds the gateway, and the certificate folder it reads.
     pub address: String,
     pub cert_dir: String,
+    /// Lens was given a host helper that starts the Compose services: Lens asks it
+    /// (`POST /admin/sandbox/gateway-start`) instead of showing the command.
+    #[serde(default)]
+    pub helper: bool,
 }
 
 /// Admin Settings > Code sandbox, as shown.

@@ -39,6 +39,8 @@ pub enum ErrorCode {
     StepLimit,
     /// The server's disk is full, so nothing new could be saved (507).
     DiskFull,
+    /// The host helper Lens was given could not do what was asked (502).
+    HostHelperFailed,
     /// Something failed inside the server; the log says what (500).
     Internal,
 }
@@ -63,6 +65,7 @@ impl ErrorCode {
             Self::ModelProtocol => "model_protocol",
             Self::StepLimit => "step_limit",
             Self::DiskFull => "disk_full",
+            Self::HostHelperFailed => "host_helper_failed",
             Self::Internal => "internal",
         }
     }

@@ -16,9 +16,6 @@ use crate::{AppState, Result, auth::AdminUser};
     ),
     security(("session" = ["admin"]), ("bearer" = ["admin"])),
 )]
-pub async fn get_gateway_preflight(
-    State(_state): State<AppState>,
-    _admin: AdminUser,
-) -> Result<Json<GatewayPreflight>> {
-    Ok(Json(crate::gateway_preflight::preflight().await))
+pub async fn get_gateway_preflight(State(state): State<AppState>, _admin: AdminUser) -> Result<Json<GatewayPreflight>> {
+    Ok(Json(crate::gateway_preflight::preflight(state.config.host_helper.is_some()).await))
 }

@@ -153,3 +153,79 @@ async fn on_a_gateway_routines_stop_idle_sandboxes_and_a_deleted_chat_or_account
     assert_eq!(admin.delete(&format!("/api/v1/users/{bob_id}")).await.0, StatusCode::NO_CONTENT);
     assert_eq!(names(), [format!("lens-chat-{kept}")], "the account took its sandbox");
 }
+
+/// A host helper as an admin would run one beside Compose: it records what it was asked
+/// and answers 200, or 500 with a sentence while `fail` is set.
+async fn host_helper(
+    fail: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>) {
+    use axum::{Json, extract::State, http::StatusCode as Code, routing::post};
+    type Asked = std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>;
+    let asked: Asked = Default::default();
+    let state = (asked.clone(), fail);
+    let app = axum::Router::new()
+        .route(
+            "/v1/compose/up",
+            post(
+                |State((asked, fail)): State<(Asked, std::sync::Arc<std::sync::atomic::AtomicBool>)>,
+                 Json(body): Json<serde_json::Value>| async move {
+                    asked.lock().unwrap().push(body);
+                    if fail.load(std::sync::atomic::Ordering::SeqCst) {
+                        (Code::INTERNAL_SERVER_ERROR, "docker: permission denied on /var/run/docker.sock")
+                    } else {
+                        (Code::OK, "started")
+                    }
+                },
+            ),
+        )
+        .with_state(state);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, asked)
+}
+
+#[tokio::test]
+async fn a_host_helper_starts_the_gateway_instead_of_the_command_and_its_failures_are_sentences() {
+    // Without a helper the preflight shows the command, and asking to start is refused.
+    let app = TestApp::builder().sandbox_available().settings_model().await;
+    let admin = app.admin().await;
+    let (_, body) = admin.get("/api/v1/admin/sandbox/gateway-preflight").await;
+    assert_eq!(body["helper"], false);
+    let (status, body) = admin.post("/api/v1/admin/sandbox/gateway-start", json!({})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("run the command"), "{body}");
+
+    let fail = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let (url, asked) = host_helper(fail.clone()).await;
+    let helper = url.clone();
+    let app =
+        TestApp::builder().sandbox_available().config(move |c| c.host_helper = Some(helper)).settings_model().await;
+    let admin = app.admin().await;
+    let (_, body) = admin.get("/api/v1/admin/sandbox/gateway-preflight").await;
+    assert_eq!(body["helper"], true);
+    // Only admins may ask.
+    let bob = app.user(&admin, "bob").await;
+    let (status, _) = bob.post("/api/v1/admin/sandbox/gateway-start", json!({})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(asked.lock().unwrap().is_empty(), "a refused person never reaches the helper");
+    // The helper's failure reaches the admin in its own words.
+    let (status, body) = admin.post("/api/v1/admin/sandbox/gateway-start", json!({})).await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    assert_eq!(body["error"]["code"], "host_helper_failed");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("HTTP 500") && message.contains("permission denied"), "{message}");
+    fail.store(false, std::sync::atomic::Ordering::SeqCst);
+    let (status, body) = admin.post("/api/v1/admin/sandbox/gateway-start", json!({})).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    assert_eq!(asked.lock().unwrap().last().unwrap(), &json!({"profile": "sandbox"}));
+    // A helper that is gone is a sentence too, not a hang or a 500.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let gone = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let app = TestApp::builder().sandbox_available().config(move |c| c.host_helper = Some(gone)).settings_model().await;
+    let admin = app.admin().await;
+    let (status, body) = admin.post("/api/v1/admin/sandbox/gateway-start", json!({})).await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("could not be reached"), "{body}");
+}
