@@ -67,6 +67,8 @@ function answer(res, request) {
   return text(res, words, 150);
 }
 
+let helperCalls = 0;
+
 const server = http.createServer((req, res) => {
   if (req.url === '/healthz') {
     res.writeHead(200).end('ok');
@@ -74,6 +76,17 @@ const server = http.createServer((req, res) => {
   }
   if (req.method === 'GET' && req.url.endsWith('/models')) {
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[{"id":"scripted","object":"model"}]}');
+    return;
+  }
+  // Also the host helper Lens is given (LENS_HOST_HELPER): it counts the calls that
+  // would start the Compose sandbox profile, and says how many.
+  if (req.method === 'POST' && req.url === '/helper/v1/compose/up') {
+    helperCalls += 1;
+    res.writeHead(200).end('started');
+    return;
+  }
+  if (req.method === 'GET' && req.url === '/helper/calls') {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ calls: helperCalls }));
     return;
   }
   if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {

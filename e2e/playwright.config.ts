@@ -46,7 +46,14 @@ export default defineConfig({
       gracefulShutdown: { signal: 'SIGTERM', timeout: 10_000 },
       // Every answer-events response ends after a second, so each test that follows a
       // running answer also proves the browser resumes with Last-Event-ID.
-      env: { LENS_LOG: 'warn', LENS_SSE_MAX_SECS: '1' },
+      // As under compose.yaml (so the gateway's preflight is the same on every machine),
+      // with the fake model's server as the host helper that starts the gateway.
+      env: {
+        LENS_LOG: 'warn',
+        LENS_SSE_MAX_SECS: '1',
+        LENS_COMPOSE: '1',
+        LENS_HOST_HELPER: `http://127.0.0.1:${MODEL_PORT}/helper`,
+      },
     },
   ],
 });

@@ -586,18 +586,26 @@ test('Settings > Code sandbox moves the sandboxes onto an OpenShell gateway, aft
     const section = page.locator('section[aria-labelledby=sandbox-h]');
     // The settings have arrived (the form starts empty).
     await expect(section.getByTestId('sandbox-timeout-secs')).not.toHaveValue('');
-    // Run the gateway here: what it needs, and the command only when all of it is there.
+    // Run the gateway here: what it needs (the server runs as under Compose, so all of
+    // it), then, as Lens was given a host helper, a button in place of the command.
     await section.getByTestId('gateway-preflight-open').click();
     const needs = section.getByTestId('gateway-preflight-items').getByTestId('check-item');
     await expect(needs).toHaveCount(3);
     await expect(needs.first()).toContainText('Compose');
-    const missing = await section.getByTestId('gateway-preflight-items').locator('li.failed').count();
-    if (missing === 0) {
-      await expect(section.getByTestId('gateway-command')).toHaveText('docker compose --profile sandbox up -d');
-    } else {
-      await expect(section.getByTestId('gateway-command')).toBeHidden();
-      await expect(section.getByText('Fix what is missing above, then open this again.')).toBeVisible();
-    }
+    await expect(section.getByTestId('gateway-preflight-items').locator('li.failed')).toHaveCount(0);
+    await expect(section.getByTestId('gateway-command')).toBeHidden();
+    const start = section.getByTestId('gateway-wait');
+    await expect(start).toHaveText('Start the gateway and wait for it');
+    await start.click();
+    // The helper is asked; no gateway answers at the Compose address here, so Lens waits
+    // and says why, until told to stop.
+    const status = section.getByTestId('gateway-preflight-status');
+    await expect(status).toContainText('Waiting for the gateway at openshell-gateway:17670 (try 1)', { timeout: 60_000 });
+    await expect(start).toHaveText('Stop waiting');
+    const calls = await (await fetch(`http://127.0.0.1:${MODEL_PORT}/helper/calls`)).json();
+    expect(calls.calls).toBe(1);
+    await start.click();
+    await expect(start).toHaveText('Start the gateway and wait for it');
     await section.getByTestId('sandbox-backend-gateway').check();
     await section.getByTestId('sandbox-gateway-address').fill(address);
     await section.getByTestId('sandbox-gateway-certs').fill(cert_dir);
