@@ -103,6 +103,11 @@ impl AgentLink {
     /// that long (frozen) is treated as gone.
     pub(crate) async fn write(&self, request: &Request) -> Result<(), SandboxError> {
         let body = serde_json::to_vec(request).map_err(backend)?;
+        // The agent ends on a frame it may not take, and the sandbox with it (its Python
+        // names, runs in progress): refuse here instead, and the sandbox goes on.
+        if body.len() > MAX_FRAME {
+            return Err(too_large(body.len()));
+        }
         let write = async {
             let mut guard = self.writer.lock().await;
             let writer = guard.as_mut().ok_or_else(|| gone("it was stopped"))?;
@@ -162,6 +167,18 @@ impl AgentLink {
             let _ = tokio::time::timeout(Duration::from_secs(1), w.shutdown()).await;
         }
     }
+}
+
+/// The refusal of a request larger than one frame (most often a file: base64 takes a
+/// third more room than its bytes).
+fn too_large(frame: usize) -> SandboxError {
+    const MB: usize = 1 << 20;
+    SandboxError::TooLarge(format!(
+        "too large for the sandbox: {} MB encoded, and it takes at most {} MB in one piece (a file of about {} MB)",
+        frame.div_ceil(MB),
+        MAX_FRAME / MB,
+        MAX_FRAME / MB * 3 / 4
+    ))
 }
 
 /// Reads one frame from the agent; `None` when it ended or sent something unreadable.

@@ -199,6 +199,20 @@ async fn python_keeps_its_names_between_runs_and_sees_the_same_files(d: Arc<dyn 
     assert_eq!(out, "'(2, 3)'\n");
 }
 
+/// A file too large for one frame is refused with its size and the limit, and the
+/// sandbox goes on as it was: its Python names are still there.
+async fn a_file_too_large_to_hand_over_is_refused_and_the_sandbox_goes_on(d: Arc<dyn SandboxDriver>) {
+    python(&*d, "big", "kept = 41").await;
+    let refused = d.put_file("big", "huge.bin", vec![7u8; 60 << 20]).await.unwrap_err();
+    assert!(
+        matches!(&refused, SandboxError::TooLarge(m) if m.contains("81 MB encoded, and it takes at most 72 MB")),
+        "{refused:?}"
+    );
+    let (out, err, _) = python(&*d, "big", "print(kept + 1)").await;
+    assert_eq!(out, "42\n", "{err}");
+    assert!(d.list_files("big", "").await.unwrap().is_empty(), "nothing half-written");
+}
+
 async fn stop_ends_a_run_still_in_progress(d: Arc<dyn SandboxDriver>) {
     let req = ExecRequest {
         argv: vec!["sh".into(), "-c".into(), "echo started; sleep 30".into()],
@@ -367,6 +381,25 @@ async fn conversations_taking_turns_in_one_room_lose_no_run(d: Arc<dyn SandboxDr
     }
 }
 
+/// With room for one sandbox: a file on its way into one conversation's sandbox keeps it
+/// from being stopped to make room for another; the other waits for the file to land.
+/// (Taking turns above rarely meets that window; a 48 MiB file keeps it open.)
+async fn a_sandbox_taking_a_file_is_not_stopped_to_make_room(d: Arc<dyn SandboxDriver>) {
+    run(&*d, "giving", "true", T).await;
+    let bytes: Vec<u8> = (0..48u32 << 20).map(|i| (i % 251) as u8).collect();
+    let put = {
+        let (d, bytes) = (d.clone(), bytes.clone());
+        tokio::spawn(async move { d.put_file("giving", "big.bin", bytes).await })
+    };
+    // Long enough for the call to be handed its sandbox, far shorter than the file takes.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let (out, err, _) = run(&*d, "taking", "echo in", T).await;
+    assert_eq!(out, "in\n", "{err}");
+    put.await.unwrap().expect("the file went in whole, its sandbox was not stopped under it");
+    let back = d.get_file("giving", "big.bin", 64 << 20).await.unwrap();
+    assert!(back == bytes, "the file came back as it went in ({} bytes of {})", back.len(), bytes.len());
+}
+
 /// Waits until the driver's pool holds `n` sandboxes.
 async fn pool_reaches(d: &LocalDriver, n: usize) {
     for _ in 0..400 {
@@ -459,9 +492,11 @@ both!(
     bad_names_and_paths_are_refused,
     python_keeps_its_names_between_runs_and_sees_the_same_files,
     stop_ends_a_run_still_in_progress,
+    a_file_too_large_to_hand_over_is_refused_and_the_sandbox_goes_on,
     a_run_right_after_a_dropped_one_is_not_swept_away,
     runs_report_the_files_they_made_or_changed,
     an_idle_sandbox_is_stopped_to_make_room_for_another(1, T),
     a_start_with_no_room_waits_in_line_and_is_refused_after_the_wait(1, Duration::from_secs(3)),
     conversations_taking_turns_in_one_room_lose_no_run(1, Duration::from_secs(60)),
+    a_sandbox_taking_a_file_is_not_stopped_to_make_room(1, Duration::from_secs(60)),
 );
