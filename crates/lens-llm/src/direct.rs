@@ -63,8 +63,13 @@ impl Direct {
         // After tool results, the turn is over: say what ran rather than run it again.
         let results = request.messages.iter().rev().take_while(|m| matches!(m, ChatMessage::ToolResult { .. })).count();
         if results > 0 {
-            let noun = if results == 1 { "block" } else { "blocks" };
-            return words(&format!("Ran {results} code {noun}; the results are above."));
+            // The page shows an answer's text above its runs.
+            let said = if results == 1 {
+                "Ran 1 code block; its output is below.".to_owned()
+            } else {
+                format!("Ran {results} code blocks; their output is below.")
+            };
+            return words(&said);
         }
         let last_user = request.messages.iter().rev().find_map(|m| match m {
             ChatMessage::User { text } => Some(text.as_str()),
@@ -185,6 +190,6 @@ mod tests {
             name: "run_bash".into(),
             content: "ok".into(),
         });
-        assert_eq!(text_of(&Direct::respond(&req)), "Ran 1 code block; the results are above.");
+        assert_eq!(text_of(&Direct::respond(&req)), "Ran 1 code block; its output is below.");
     }
 }

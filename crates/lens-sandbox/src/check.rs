@@ -6,7 +6,7 @@ use std::{path::Path, process::Command, time::Duration};
 
 use lens_types::{CheckItem, SandboxCheck};
 
-use crate::{Limits, LocalDriver, LocalOptions, SandboxDriver, cgroup::Cgroups, run_to_end};
+use crate::{Limits, LocalDriver, LocalOptions, SandboxDriver, cgroup::Cgroups, local::folders, run_to_end};
 
 const PROBE: &str = "import sys, numpy, pandas, matplotlib\n\
 print('Python %d.%d.%d' % sys.version_info[:3], 'numpy', numpy.__version__, 'pandas', pandas.__version__, \
@@ -48,6 +48,17 @@ fn quota_tools() -> Result<(), String> {
     Ok(())
 }
 
+/// Whether the sandbox's user can reach the folder its workspaces are mounted in.
+fn reachable(options: &LocalOptions) -> Result<String, String> {
+    let root =
+        options.root.canonicalize().or_else(|_| std::path::absolute(&options.root)).map_err(|e| e.to_string())?;
+    let as_root = nix::unistd::geteuid().is_root();
+    let mounts = options.mounts.clone().unwrap_or_else(|| folders::default_mounts(&root, as_root));
+    let user = if as_root { options.host_uid } else { nix::unistd::getuid().as_raw() };
+    folders::passable(&mounts, user)?;
+    Ok(format!("workspaces are mounted in {}, which the sandbox's user (uid {user}) can reach", mounts.display()))
+}
+
 /// Checks everything the local driver needs, with the driver's own options.
 pub async fn check(options: &LocalOptions) -> SandboxCheck {
     let mut items = vec![item("bubblewrap", bwrap_version())];
@@ -59,6 +70,7 @@ pub async fn check(options: &LocalOptions) -> SandboxCheck {
     items.push(item("cgroups", cgroups.map_err(|e| format!("{e}; the limits on memory, processes and CPU need it"))));
     let quota = quota_tools();
     items.push(item("disk quota", quota.clone().map(|()| "loop-mounted ext4 per workspace".into())));
+    items.push(item("folders", reachable(options)));
     if items.iter().all(|i| i.ok) {
         items.extend(probe(options).await);
     } else {
@@ -72,6 +84,8 @@ async fn probe(options: &LocalOptions) -> Vec<CheckItem> {
     let scratch = options.root.with_file_name(format!("sandbox-check-{}", std::process::id()));
     let mut scratch_options = options.clone();
     scratch_options.root = scratch.clone();
+    // Beside the server's own mounts, never in them: the scratch driver clears its folder.
+    scratch_options.mounts = options.mounts.as_ref().map(|m| m.join(format!("sandbox-check-{}", std::process::id())));
     scratch_options.limits = Limits { disk_bytes: 64 << 20, ..options.limits };
     let items = match LocalDriver::new(scratch_options) {
         Ok(driver) => probe_with(&driver).await,

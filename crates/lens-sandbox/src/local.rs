@@ -12,6 +12,7 @@
 //! Landlock and seccomp and says so in its first frame; only then is the sandbox moved
 //! into its cgroup and asked anything.
 
+pub(crate) mod folders;
 mod launch;
 mod pool;
 
@@ -78,8 +79,12 @@ const POOL_PREFIX: &str = "lens-pool-";
 /// How the local driver is set up.
 #[derive(Debug, Clone)]
 pub struct LocalOptions {
-    /// Holds one workspace image and mount folder per sandbox.
+    /// Holds one workspace image per sandbox.
     pub root: PathBuf,
+    /// Where workspaces are mounted while their sandboxes run, beside the agent's copy: a
+    /// folder the sandbox's host user can pass through. `None`: under `/run/lens` as root
+    /// (see `folders.rs`), else `root`.
+    pub mounts: Option<PathBuf>,
     /// The agent binary on the host.
     pub agent: PathBuf,
     /// The host user the sandboxes run as when Lens runs as root.
@@ -93,6 +98,7 @@ impl LocalOptions {
     pub fn new(root: &Path, agent: &Path) -> Self {
         Self {
             root: root.to_owned(),
+            mounts: None,
             agent: agent.to_owned(),
             host_uid: DEFAULT_HOST_UID,
             limits: Limits::default(),
@@ -165,6 +171,9 @@ type Slot = room::Slot<Running>;
 /// The local driver.
 pub struct LocalDriver {
     root: PathBuf,
+    /// Where workspaces are mounted (see `folders.rs`).
+    mounts: PathBuf,
+    /// The agent's copy in `mounts`, which the sandbox's user can reach.
     agent: PathBuf,
     host_uid: u32,
     limits: Mutex<Limits>,
@@ -188,18 +197,24 @@ impl LocalDriver {
     /// sandboxes' processes, cgroups and mounts.
     pub fn new(options: LocalOptions) -> Result<Self, SandboxError> {
         use std::os::unix::fs::PermissionsExt;
-        let LocalOptions { root, agent, host_uid, limits, admission } = options;
+        let LocalOptions { root, mounts, agent, host_uid, limits, admission } = options;
         std::fs::create_dir_all(&root).map_err(backend)?;
-        // The host user must be able to pass through to its own workspaces, and no further.
+        // Only root opens the images; where mounts are kept here, the host user must be
+        // able to pass through to its own workspaces, and no further.
         std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o711)).map_err(backend)?;
         if !agent.is_file() {
             return Err(SandboxError::Unavailable(format!("the sandbox agent is missing at {}", agent.display())));
         }
         let root = root.canonicalize().map_err(backend)?;
+        let as_root = running_as_root();
+        let mounts = mounts.unwrap_or_else(|| folders::default_mounts(&root, as_root));
+        let user = if as_root { host_uid } else { nix::unistd::getuid().as_raw() };
+        let agent = folders::prepare(&mounts, &agent, user).map_err(SandboxError::Unavailable)?;
         let cgroups = Cgroups::detect(&cgroup_folder(&root)).map_err(SandboxError::Unavailable)?;
         cgroups.sweep();
         let driver = Self {
             root,
+            mounts,
             agent,
             host_uid,
             limits: Mutex::new(limits),
@@ -214,6 +229,7 @@ impl LocalDriver {
             running: tokio::sync::Mutex::default(),
         };
         driver.unmount_all();
+        folders::forget_old_mount_points(&driver.root, &driver.mounts);
         driver.forget_pool_leftovers();
         Ok(driver)
     }
@@ -296,12 +312,12 @@ impl LocalDriver {
     }
 
     fn workspace(&self, name: &str) -> Workspace {
-        Workspace::new(&self.root, name)
+        Workspace::new(&self.root, &self.mounts, name)
     }
 
     /// Unmounts every workspace (on start-up: they belong to sandboxes that are gone).
     fn unmount_all(&self) {
-        for entry in std::fs::read_dir(&self.root).into_iter().flatten().flatten() {
+        for entry in std::fs::read_dir(&self.mounts).into_iter().flatten().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             if (name.starts_with("lens-chat-") || name.starts_with(POOL_PREFIX)) && entry.path().is_dir() {
                 self.workspace(&name).unmount();
@@ -427,6 +443,7 @@ impl Drop for LocalDriver {
         self.cgroups.remove_all();
         self.unmount_all();
         self.forget_pool_leftovers();
+        folders::clear(&self.mounts, &self.root);
     }
 }
 

@@ -18,8 +18,9 @@ pub struct Workspace {
 }
 
 impl Workspace {
-    pub fn new(root: &Path, name: &str) -> Self {
-        Self { image: root.join(format!("{name}.img")), dir: root.join(name) }
+    /// The image in `root`, mounted in `mounts`.
+    pub fn new(root: &Path, mounts: &Path, name: &str) -> Self {
+        Self { image: root.join(format!("{name}.img")), dir: mounts.join(name) }
     }
 
     /// Makes the image if absent (owned inside by `owner`) and mounts it.

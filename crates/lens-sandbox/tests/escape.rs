@@ -240,8 +240,11 @@ fn mounts_under(needle: &str) -> usize {
 async fn a_crashed_server_leaves_nothing_once_the_next_one_starts() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("sandboxes");
-    let needle = root.to_string_lossy().into_owned();
-    let first = LocalDriver::new(LocalOptions::new(&root, &agent())).unwrap();
+    // Mounted, and named on bwrap's command line, in a folder of the test's own.
+    let mut options = LocalOptions::new(&root, &agent());
+    options.mounts = Some(dir.path().join("mounts"));
+    let needle = dir.path().join("mounts").to_string_lossy().into_owned();
+    let first = LocalDriver::new(options.clone()).unwrap();
     for chat in ["crash1", "crash2"] {
         bash(&first, chat, "sleep 300 > /dev/null 2>&1 & echo ok > kept.txt").await;
     }
@@ -249,7 +252,7 @@ async fn a_crashed_server_leaves_nothing_once_the_next_one_starts() {
     assert_eq!(mounts_under(&needle), 2, "two workspaces are mounted");
     // The server dies without cleaning up: nothing of its Drop runs.
     std::mem::forget(first);
-    let second = LocalDriver::new(LocalOptions::new(&root, &agent())).unwrap();
+    let second = LocalDriver::new(options).unwrap();
     assert_eq!((processes_naming(&needle), mounts_under(&needle)), (0, 0), "the next start cleans up");
     let kept = second.get_file("crash1", "kept.txt", 100).await.unwrap();
     assert_eq!(kept, b"ok\n", "files survive the crash");

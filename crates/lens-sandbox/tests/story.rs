@@ -49,10 +49,13 @@ async fn gateway(settings: DriverSettings) -> (Arc<dyn SandboxDriver>, Keep) {
     (d, Keep::Gateway(fake))
 }
 
+/// A local driver whose workspaces are mounted in the test's folder (`mounts`), where the
+/// test can look at them.
 fn driver() -> (Arc<dyn SandboxDriver>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let d = LocalDriver::new(LocalOptions::new(&dir.path().join("sandboxes"), &agent())).unwrap();
-    (Arc::new(d), dir)
+    let mut options = LocalOptions::new(&dir.path().join("sandboxes"), &agent());
+    options.mounts = Some(dir.path().join("mounts"));
+    (Arc::new(LocalDriver::new(options).unwrap()), dir)
 }
 
 async fn run(d: &dyn SandboxDriver, chat: &str, script: &str, timeout: Duration) -> (String, String, RunEnding) {
@@ -130,7 +133,7 @@ async fn the_sandbox_sees_nothing_of_the_host() {
     assert!(lines.iter().any(|l| l.contains("Read-only file system")), "{out}");
     // Files the sandbox made belong to the unprivileged host user, never to root.
     run(&*d, "probe", "touch mine", T).await;
-    let meta = std::fs::metadata(dir.path().join("sandboxes/lens-chat-probe/mine")).unwrap();
+    let meta = std::fs::metadata(dir.path().join("mounts/lens-chat-probe/mine")).unwrap();
     use std::os::unix::fs::MetadataExt;
     assert_eq!(meta.uid(), DEFAULT_HOST_UID);
 }
@@ -299,8 +302,9 @@ async fn workspace_images_and_mount_points_are_roots_alone() {
     let (d, dir) = driver();
     run(&*d, "private", "echo hi > f", T).await;
     d.stop("private").await.unwrap();
-    let mode = |p: &str| std::fs::metadata(dir.path().join("sandboxes").join(p)).unwrap().permissions().mode() & 0o777;
-    assert_eq!((mode("lens-chat-private.img"), mode("lens-chat-private")), (0o600, 0o700));
+    let mode = |p: &str| std::fs::metadata(dir.path().join(p)).unwrap().permissions().mode() & 0o777;
+    assert_eq!((mode("sandboxes/lens-chat-private.img"), mode("mounts/lens-chat-private")), (0o600, 0o700));
+    assert_eq!(mode("mounts"), 0o711, "the sandbox's user may pass through the mount folder, not list it");
 }
 
 fn admitting(max_running: usize, wait: Duration) -> (Arc<LocalDriver>, tempfile::TempDir) {

@@ -131,6 +131,10 @@ pub struct Config {
     /// The sandbox agent binary; by default the one beside the `lens` binary.
     #[arg(long, env = "LENS_SANDBOX_AGENT")]
     pub sandbox_agent: Option<PathBuf>,
+    /// Where workspaces are mounted while their sandboxes run: a folder the sandbox's user can
+    /// pass through [default: /run/lens/sandboxes-<hash> as root, else the data directory].
+    #[arg(long, env = "LENS_SANDBOX_MOUNTS")]
+    pub sandbox_mounts: Option<PathBuf>,
     /// Seconds one run may take before it is stopped [default 60].
     #[arg(long, env = "LENS_SANDBOX_TIMEOUT_SECS")]
     pub sandbox_timeout_secs: Option<u64>,

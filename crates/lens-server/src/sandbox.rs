@@ -21,6 +21,8 @@ use crate::{AppState, Config, sandbox_settings::SandboxSettings, tools::RunSetti
 pub struct SandboxHub {
     root: PathBuf,
     agent: PathBuf,
+    /// Where workspaces are mounted, when configured.
+    mounts: Option<PathBuf>,
     /// Configured index URLs; `None`: ask the host's pip and npm (once, when first needed).
     configured_registries: Option<Vec<String>>,
     registries: std::sync::OnceLock<Registries>,
@@ -67,6 +69,7 @@ impl SandboxHub {
         Self {
             root: config.data_dir.join("sandboxes"),
             agent: config.sandbox_agent_path(),
+            mounts: config.sandbox_mounts.clone(),
             configured_registries: config.sandbox_registries.clone(),
             registries: std::sync::OnceLock::new(),
             active: RwLock::default(),
@@ -190,6 +193,7 @@ impl SandboxHub {
 
     fn options(&self, settings: &SandboxSettings) -> LocalOptions {
         let mut options = LocalOptions::new(&self.root, &self.agent);
+        options.mounts = self.mounts.clone();
         options.limits = settings.limits();
         options.admission = settings.admission();
         options

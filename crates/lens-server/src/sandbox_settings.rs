@@ -180,6 +180,7 @@ impl SandboxSettings {
     }
 
     pub fn view(&self, state: &AppState) -> SandboxSettingsView {
+        let host = lens_sandbox::AdmissionLimits::for_host();
         SandboxSettingsView {
             enabled: self.enabled,
             backend: self.backend,
@@ -204,6 +205,8 @@ impl SandboxSettings {
             max_memory_mb: self.max_memory_mb,
             queue_wait_secs: self.queue_wait_secs,
             pool_size: self.pool_size,
+            auto_max_running: host.max_running as u64,
+            auto_max_memory_mb: host.max_memory_bytes >> 20,
             locked: self.locked.clone(),
             check: state.sandbox.last_check(),
             recent_egress: state.sandbox.egress_log(),

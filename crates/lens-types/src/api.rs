@@ -360,7 +360,7 @@ pub struct Health {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CheckItem {
-    /// What was checked ("bubblewrap", "cgroups", "disk quota", "Landlock", "seccomp", "Python").
+    /// What was checked ("bubblewrap", "cgroups", "disk quota", "folders", "Landlock", "seccomp", "Python").
     pub name: String,
     pub ok: bool,
     /// What was found, or what is missing and how to fix it.
@@ -566,6 +566,12 @@ pub struct SandboxSettingsView {
     /// Sandboxes kept started for new conversations (counted like running ones).
     #[serde(default)]
     pub pool_size: u64,
+    /// What `max_running` 0 (automatic) stands for on this machine.
+    #[serde(default)]
+    pub auto_max_running: u64,
+    /// What `max_memory_mb` 0 (automatic) stands for on this machine, MiB.
+    #[serde(default)]
+    pub auto_max_memory_mb: u64,
     /// Fields set by a `LENS_SANDBOX_*` variable or flag: shown, not editable.
     pub locked: Vec<String>,
     /// The last `sandbox check` on this machine.

@@ -59,10 +59,13 @@ impl LocalDriver {
         if running_as_root() {
             cmd.uid(self.host_uid).gid(self.host_uid);
         }
-        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).kill_on_drop(true);
+        // The sandbox's user may not be able to enter the folder Lens runs in.
+        cmd.current_dir("/");
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
         let mut child = cmd.spawn().map_err(|e| SandboxError::Unavailable(format!("bwrap could not start: {e}")))?;
         let stdin = child.stdin.take().ok_or_else(|| backend("no stdin"))?;
         let mut stdout = child.stdout.take().ok_or_else(|| backend("no stdout"))?;
+        let said = first_words(child.stderr.take().ok_or_else(|| backend("no stderr"))?);
         // The agent's first frame says it is confined; until then nothing else runs inside,
         // so the whole tree can be moved into the cgroup without a race.
         let first = tokio::time::timeout(START_TIMEOUT, read_reply(&mut stdout)).await;
@@ -80,7 +83,14 @@ impl LocalDriver {
                 workspace.unmount();
                 return Err(SandboxError::Unavailable(match other {
                     Ok(Some(Reply::Failed { message, .. })) => message,
-                    Ok(_) => "the sandbox ended while starting (is bubblewrap allowed here?)".into(),
+                    // bwrap's own words say why (a folder it cannot reach, namespaces
+                    // that are not allowed here), rather than a guess.
+                    Ok(_) => match tokio::time::timeout(SAID_WAIT, said).await {
+                        Ok(Ok(words)) if !words.trim().is_empty() => {
+                            format!("the sandbox ended while starting: {}", words.trim())
+                        }
+                        _ => "the sandbox ended while starting, without saying why".into(),
+                    },
                     Err(_) => "the sandbox did not start in time".into(),
                 }));
             }
@@ -124,4 +134,26 @@ impl LocalDriver {
         });
         Ok(running)
     }
+}
+
+/// How long a sandbox that ended while starting is given to finish saying why.
+const SAID_WAIT: Duration = Duration::from_secs(5);
+
+/// What bwrap (and then the agent) writes to stderr: the first few lines are kept for a
+/// start that fails, the rest is read and dropped so a chatty sandbox never blocks on it.
+fn first_words(mut stderr: tokio::process::ChildStderr) -> tokio::task::JoinHandle<String> {
+    use tokio::io::AsyncReadExt;
+    const KEPT: usize = 2048;
+    tokio::spawn(async move {
+        let mut kept = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stderr.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            let room = KEPT.saturating_sub(kept.len());
+            kept.extend_from_slice(&buf[..n.min(room)]);
+        }
+        String::from_utf8_lossy(&kept).into_owned()
+    })
 }

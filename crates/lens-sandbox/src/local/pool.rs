@@ -112,7 +112,12 @@ impl LocalDriver {
         for entry in std::fs::read_dir(&self.root).into_iter().flatten().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             if let Some(stem) = name.strip_prefix(POOL_PREFIX) {
-                let _ = Workspace::new(&self.root, &format!("{POOL_PREFIX}{}", stem.trim_end_matches(".img"))).delete();
+                let _ = Workspace::new(
+                    &self.root,
+                    &self.mounts,
+                    &format!("{POOL_PREFIX}{}", stem.trim_end_matches(".img")),
+                )
+                .delete();
             }
         }
     }

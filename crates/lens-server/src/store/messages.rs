@@ -217,7 +217,7 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         }
-        let title: String = text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(60).collect();
+        let title = crate::chat::title::title_of(text);
         sqlx::query("UPDATE chats SET updated_at = ?2, title = CASE WHEN title = ?3 AND ?4 != '' THEN ?4 ELSE title END WHERE id = ?1")
             .bind(chat_id)
             .bind(now)

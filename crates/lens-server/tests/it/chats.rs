@@ -27,6 +27,28 @@ async fn create_list_rename_delete() {
 }
 
 #[tokio::test]
+async fn a_chat_opened_with_code_is_titled_with_readable_text() {
+    let app = TestApp::new().await;
+    let admin = app.admin().await;
+    let code = admin.new_chat().await;
+    admin.ask(&code, "```python\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\n```").await;
+    let prose = admin.new_chat().await;
+    let long = "## Please **plot** the monthly sales of every region in the attached file, with a legend";
+    admin.ask(&prose, &format!("```bash\nls\n```\n{long}")).await;
+    let title = |id: &str| {
+        let id = id.to_owned();
+        let admin = &admin;
+        async move { admin.get(&format!("/api/v1/chats/{id}")).await.1["chat"]["title"].as_str().unwrap().to_owned() }
+    };
+    assert_eq!(title(&code).await, "import matplotlib.pyplot as plt", "the code's first line, without its fence");
+    assert_eq!(
+        title(&prose).await,
+        "Please plot the monthly sales of every region in the…",
+        "prose first, cut on a word"
+    );
+}
+
+#[tokio::test]
 async fn another_persons_chat_is_not_found() {
     let app = TestApp::new().await;
     let admin = app.admin().await;

@@ -62,7 +62,7 @@ fn sandbox_check_reports_each_piece() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
-    for piece in ["bubblewrap", "cgroups", "disk quota", "Landlock", "seccomp", "Python"] {
+    for piece in ["bubblewrap", "cgroups", "disk quota", "folders", "Landlock", "seccomp", "Python"] {
         assert!(text.lines().any(|l| l.starts_with("ok   ") && l.contains(piece)), "{piece}: {text}");
     }
     let data = std::env::temp_dir().join(format!("lens-check-as-nobody-{}", std::process::id()));
@@ -84,4 +84,43 @@ fn sandbox_check_reports_each_piece() {
         )
     );
     assert!(text.contains("cannot run here"), "{text}");
+}
+
+/// A data directory under a private folder passes the check; mounts where the sandbox's
+/// user cannot pass make `sandbox check` and `serve` name that folder, its owner and mode,
+/// and the fix, with no guess about bubblewrap.
+#[test]
+fn a_private_folder_is_named_by_the_check_and_by_serve() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let data = home.path().join("lens-data");
+    let agent = std::path::Path::new(env!("CARGO_BIN_EXE_lens")).with_file_name("lens-sandbox-agent");
+    let run = |command: &[&str], mounts: Option<&std::path::Path>| {
+        // A serve that wrongly starts would never end: `timeout` ends it.
+        let mut cmd = Command::new("timeout");
+        cmd.arg("120").arg(env!("CARGO_BIN_EXE_lens"));
+        cmd.args(command).arg("--data-dir").arg(&data).arg("--sandbox-agent").arg(&agent);
+        if let Some(m) = mounts {
+            cmd.env("LENS_SANDBOX_MOUNTS", m);
+        }
+        let out = cmd.env("LENS_ADDR", "127.0.0.1:0").output().unwrap();
+        (out.status.code(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    };
+    let (code, text) = run(&["sandbox", "check"], None);
+    assert_eq!(code, Some(0), "the data directory's own folder is no obstacle: {text}");
+
+    let mounts = home.path().join("mounts");
+    let sentence = format!(
+        "cannot pass through {} (owner root, mode 0700) to reach {}: run `chmod o+x {}`",
+        home.path().display(),
+        mounts.display(),
+        home.path().display()
+    );
+    let (code, text) = run(&["sandbox", "check"], Some(&mounts));
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains(&format!("FAIL folders: the sandbox's user (uid 65534) {sentence}")), "{text}");
+    let (code, text) = run(&["serve", "--sandbox"], Some(&mounts));
+    assert_ne!(code, Some(0), "{text}");
+    assert!(text.contains(&sentence) && !text.contains("bubblewrap allowed"), "{text}");
 }

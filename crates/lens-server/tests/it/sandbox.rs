@@ -31,7 +31,7 @@ async fn direct_mode_runs_fenced_python_and_shows_its_output() {
         .collect();
     assert_eq!(live, "42\n", "the output streams live");
     assert_eq!(message.status, MessageStatus::Complete);
-    assert_eq!(message.text, "Ran 1 code block; the results are above.");
+    assert_eq!(message.text, "Ran 1 code block; its output is below.");
     let step = &message.steps[0];
     assert_eq!(
         (step.tool.as_str(), step.status, step.summary.as_str()),
@@ -40,6 +40,22 @@ async fn direct_mode_runs_fenced_python_and_shows_its_output() {
     let output = step.output.as_ref().unwrap();
     assert_eq!((output.stdout.as_str(), output.code.as_str()), ("42\n", "print(6 * 7)"));
     assert_eq!(output.ending, RunEnding::Exited { code: 0 });
+}
+
+#[tokio::test]
+async fn a_data_directory_inside_a_private_folder_runs_code() {
+    use std::os::unix::fs::PermissionsExt;
+    let app = TestApp::builder().data_dir_in_private_folder().sandbox().settings_model().await;
+    let mode = std::fs::metadata(app.dir.path()).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "the data directory's parent stays private");
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    let (_, message) =
+        answer(&admin, &cid, "```python\nopen('kept.txt', 'w').write('in the workspace')\nprint(6 * 7)\n```").await;
+    let output = message.steps[0].output.as_ref().unwrap();
+    assert_eq!((output.stdout.as_str(), &output.ending), ("42\n", &RunEnding::Exited { code: 0 }), "{output:?}");
+    let (_, message) = answer(&admin, &cid, "```bash\ncat kept.txt\n```").await;
+    assert_eq!(message.steps[0].output.as_ref().unwrap().stdout, "in the workspace", "the workspace keeps its files");
 }
 
 #[tokio::test]
@@ -96,17 +112,26 @@ async fn stop_during_a_long_run_kills_it() {
     assert_eq!(message.steps[0].output.as_ref().unwrap().stdout, "0\n", "{message:?}");
 }
 
+/// Where a conversation's workspace is mounted now, if it is.
+fn mounted_workspace(cid: &str) -> Option<std::path::PathBuf> {
+    let end = format!("/lens-chat-{cid}");
+    let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    table.lines().filter_map(|l| l.split(' ').nth(4)).find(|p| p.ends_with(&end)).map(Into::into)
+}
+
 #[tokio::test]
 async fn deleting_a_conversation_deletes_its_sandbox() {
     let app = TestApp::builder().sandbox().settings_model().await;
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
     let (_, message) = answer(&admin, &cid, "```bash\necho kept > notes.txt\n```").await;
-    let workspace = app.dir.path().join("sandboxes").join(format!("lens-chat-{cid}"));
+    let workspace = mounted_workspace(&cid).expect("the workspace is mounted while its sandbox runs");
+    let image = app.dir.path().join("sandboxes").join(format!("lens-chat-{cid}.img"));
     // The answer is printed when the file is missing: a clean-clone run once found it so.
-    assert!(workspace.join("notes.txt").is_file(), "{message:?}");
+    assert!(workspace.join("notes.txt").is_file() && image.is_file(), "{message:?}");
     assert_eq!(admin.delete(&format!("/api/v1/chats/{cid}")).await.0, StatusCode::NO_CONTENT);
-    assert!(!workspace.exists());
+    assert!(!workspace.exists() && !image.exists());
+    assert_eq!(mounted_workspace(&cid), None);
 }
 
 #[tokio::test]

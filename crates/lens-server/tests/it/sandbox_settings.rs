@@ -26,7 +26,11 @@ async fn an_admin_turns_the_sandbox_on_changes_it_and_turns_it_off() {
     let check = v.check.expect("the check ran");
     assert!(check.ok, "{check:?}");
     let names: Vec<&str> = check.items.iter().map(|i| i.name.as_str()).collect();
-    assert_eq!(names, ["bubblewrap", "cgroups", "disk quota", "Landlock", "seccomp", "Python"]);
+    assert_eq!(names, ["bubblewrap", "cgroups", "disk quota", "folders", "Landlock", "seccomp", "Python"]);
+    // "Automatic" (0) comes with what it stands for here.
+    let cpus = std::thread::available_parallelism().unwrap().get() as u64;
+    assert_eq!((v.max_running, v.auto_max_running), (0, (cpus * 4).max(2)));
+    assert!(v.max_memory_mb == 0 && v.auto_max_memory_mb > 0, "{}", v.auto_max_memory_mb);
 
     // Off: fenced code is not run.
     let cid = admin.new_chat().await;

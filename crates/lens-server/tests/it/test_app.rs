@@ -21,6 +21,8 @@ pub struct TestAppBuilder {
     sandbox: bool,
     /// The agent is set, but the sandbox is left to the settings.
     sandbox_agent: bool,
+    /// The data directory in a folder of mode 0700 (as in a home folder).
+    private_parent: bool,
     model: Arc<dyn ChatModel>,
     tools: ToolRegistry,
     config: Box<dyn FnOnce(&mut Config)>,
@@ -54,6 +56,13 @@ impl TestAppBuilder {
         self
     }
 
+    /// Keeps the data directory inside a folder only its owner may enter (mode 0700), as
+    /// `lens serve --data-dir ~/lens-data` does in most home folders.
+    pub fn data_dir_in_private_folder(mut self) -> Self {
+        self.private_parent = true;
+        self
+    }
+
     pub fn config(mut self, f: impl FnOnce(&mut Config) + 'static) -> Self {
         self.config = Box::new(f);
         self
@@ -69,7 +78,13 @@ impl TestAppBuilder {
 
     async fn start(self, from_settings: bool) -> TestApp {
         let dir = tempfile::tempdir().unwrap();
-        let mut config = Config::with_data_dir(dir.path());
+        let mut config = if self.private_parent {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+            Config::with_data_dir(dir.path().join("lens-data"))
+        } else {
+            Config::with_data_dir(dir.path())
+        };
         (self.config)(&mut config);
         let models = if from_settings { ModelSource::Settings } else { ModelSource::Fixed(self.model) };
         if self.sandbox || self.sandbox_agent {
@@ -103,6 +118,7 @@ impl TestApp {
         TestAppBuilder {
             sandbox: false,
             sandbox_agent: false,
+            private_parent: false,
             model: Arc::new(Scripted::new(vec![ScriptedTurn::text("Hello from the script.")])),
             tools: ToolRegistry::default(),
             config: Box::new(|_| {}),
