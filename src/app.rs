@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 use leptos_router::{
-    components::{Route, Router, Routes},
+    components::{Redirect, Route, Router, Routes},
     hooks::use_params_map,
     path,
 };
@@ -39,13 +39,22 @@ fn Pages() -> impl IntoView {
                 <Route path=path!("/") view=|| view! { <RequireLogin><ChatPage /></RequireLogin> } />
                 <Route path=path!("/chat") view=|| view! { <RequireLogin><ChatPage /></RequireLogin> } />
                 <Route path=path!("/chat/:id") view=|| view! { <RequireLogin><ChatPage /></RequireLogin> } />
-                <Route path=path!("/settings") view=|| view! { <RequireLogin><SettingsPage /></RequireLogin> } />
+                <Route path=path!("/settings") view=SettingsHome />
+                <Route path=path!("/settings/:section") view=|| view! { <RequireLogin><SettingsPage /></RequireLogin> } />
                 <Route path=path!("/library") view=|| view! { <RequireLogin><LibraryPage /></RequireLogin> } />
                 <Route path=path!("/library/documents/:id") view=|| view! { <RequireLogin><Document /></RequireLogin> } />
                 <Route path=path!("/library/:id") view=|| view! { <RequireLogin><Namespace /></RequireLogin> } />
             </Routes>
         </main>
     }
+}
+
+/// `/settings` alone: its first section, in place of the bare address (so Back does not
+/// land on a redirect).
+#[component]
+fn SettingsHome() -> impl IntoView {
+    let options = leptos_router::NavigateOptions { replace: true, ..Default::default() };
+    view! { <Redirect path="/settings/account" options /> }
 }
 
 /// The `:id` of the route, tracked.

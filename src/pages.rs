@@ -1,5 +1,6 @@
 //! One file per page, and one per section of the settings page.
 
+pub mod account_settings;
 pub mod chat_page;
 pub mod document_page;
 pub mod egress_log;

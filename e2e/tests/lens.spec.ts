@@ -2,7 +2,7 @@
 // answer, reload, Stop, the settings, and another person's chat staying private.
 import { spawn } from 'node:child_process';
 import { test, expect } from '@playwright/test';
-import { AuthPage, ChatPage, LibraryPage } from './pages';
+import { AuthPage, ChatPage, LibraryPage, distanceToEnd, tallCode } from './pages';
 
 const MODEL_PORT = process.env.LENS_E2E_MODEL_PORT ?? '8182';
 const ADMIN = { name: 'admin', password: 'admin-password-1' };
@@ -69,8 +69,15 @@ test('every page is a route: by link, by address, back and forward, and an unkno
   await expect(page.getByTestId('chat-title')).toHaveText('Hello <b>there</b>');
   await expect(link).toHaveAttribute('aria-current', 'page');
   await page.getByTestId('settings-link').click();
-  await expect(page).toHaveURL(/\/settings$/);
+  await expect(page).toHaveURL(/\/settings\/account$/);
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('Settings');
+  // Each section is its own address, named in the side list.
+  await page.getByTestId('settings-nav-sandbox').click();
+  await expect(page).toHaveURL(/\/settings\/sandbox$/);
+  await expect(page.getByTestId('settings-nav-sandbox')).toHaveAttribute('aria-current', 'page');
+  await expect(page.getByRole('heading', { level: 2 })).toHaveText('Code sandbox');
+  await page.goBack();
+  await expect(page.getByTestId('account-name')).toBeVisible();
   await page.getByTestId('back-to-chat').click();
   await expect(page).toHaveURL(/\/chat$/);
   await page.getByTestId('library-link').click();
@@ -84,16 +91,19 @@ test('every page is a route: by link, by address, back and forward, and an unkno
   await page.goBack();
   await expect(page.getByTestId('chat-title')).toHaveText('Hello <b>there</b>');
   await page.goForward();
-  await expect(page).toHaveURL(/\/settings$/);
+  await expect(page).toHaveURL(/\/settings\/account$/);
 
   for (const [address, shown] of [
     [`/chat/${adminChat}`, page.getByTestId('chat-title')],
     ['/settings', page.getByTestId('account-name')],
+    ['/settings/usage', page.getByTestId('usage')],
     ['/library', page.getByTestId('library-link')],
   ] as const) {
     await page.goto(address);
     await expect(shown.first()).toBeVisible();
   }
+  await page.goto('/settings/nonsense');
+  await expect(page.getByTestId('settings-unknown')).toBeVisible();
   await page.goto('/no/such/page');
   await expect(page.getByTestId('not-found')).toContainText('This page does not exist.');
   await page.getByRole('link', { name: 'Go to your chats' }).click();
@@ -228,14 +238,104 @@ test('Copy puts a step\'s code, its output and the answer\'s text on the clipboa
   expect(await clipboard()).toBe(text);
 });
 
+test('the conversation follows the newest answer; opening it shows its end', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  const messages = chat.messages();
+  const jump = page.getByTestId('jump-newest');
+  await page.goto('/chat');
+  for (const name of ['first run', 'second run', 'third run']) {
+    if (name === 'third run') {
+      // Read further up: the button offers the way back, and sending follows again.
+      await messages.evaluate((el) => { el.scrollTop = 0; });
+      await expect(jump).toBeVisible();
+    }
+    await chat.send(tallCode(name));
+    await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
+    await expect(chat.lastAnswer().getByTestId('tool-step')).toContainText('Run Python');
+    await expect(chat.lastAnswer().getByTestId('tool-step')).toBeInViewport();
+    await expect.poll(() => distanceToEnd(messages)).toBeLessThan(48);
+    await expect(jump).toBeHidden();
+  }
+  expect(await messages.evaluate((el) => el.scrollHeight > 2 * el.clientHeight)).toBe(true);
+  // Its title is the code's first line, without the fence.
+  await expect(page.getByTestId('chat-title')).toHaveText('# note 1 of first run');
+  await expect(chat.lastAnswer().locator('.markdown')).toHaveText('Ran 1 code block; its output is below.');
+
+  // Opened again, it shows its end.
+  await page.reload();
+  await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
+  await expect.poll(() => distanceToEnd(messages)).toBeLessThan(48);
+  await expect(chat.lastAnswer().getByTestId('tool-step')).toBeInViewport();
+
+  // The button brings the person back to the end and to the composer.
+  await messages.evaluate((el) => { el.scrollTop = 0; });
+  await expect(jump).toBeVisible();
+  await jump.click();
+  await expect(jump).toBeHidden();
+  await expect.poll(() => distanceToEnd(messages)).toBeLessThan(48);
+  await expect(chat.composer()).toBeFocused();
+
+  // While an answer streams: followed, until the person scrolls up to read; then the view
+  // stays put; the button follows again.
+  await chat.withScriptedModel(MODEL_PORT, async () => {
+    await chat.send('Count while I read');
+    const answer = chat.lastAnswer();
+    await expect(answer).toContainText('word3');
+    await expect.poll(() => distanceToEnd(messages)).toBeLessThan(48);
+    await messages.evaluate((el) => { el.scrollTop = 0; });
+    await expect(jump).toBeVisible();
+    await expect(answer).toContainText('word20');
+    expect(await messages.evaluate((el) => el.scrollTop)).toBe(0);
+    await jump.click();
+    await expect(answer).toContainText('word70');
+    await expect(answer).toHaveAttribute('data-status', 'streaming');
+    await expect.poll(() => distanceToEnd(messages)).toBeLessThan(48);
+    await expect(jump).toBeHidden();
+    await page.getByTestId('stop').click();
+    await expect(answer).toHaveAttribute('data-status', 'stopped');
+  });
+});
+
+test('the page assistant\'s panel follows its newest answer too', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const library = new LibraryPage(page);
+  await page.goto('/library');
+  let panel = page.getByTestId('page-assistant');
+  for (const name of ['panel one', 'panel two', 'panel three']) {
+    panel = await library.askAssistant(tallCode(name));
+    const answer = panel.getByTestId('assistant-message').last();
+    await expect(answer).toHaveAttribute('data-status', 'complete');
+    await expect(answer.getByTestId('tool-step')).toBeInViewport();
+    await expect.poll(() => distanceToEnd(panel.getByTestId('messages'))).toBeLessThan(48);
+  }
+  const messages = panel.getByTestId('messages');
+  await messages.evaluate((el) => { el.scrollTop = 0; });
+  await expect(panel.getByTestId('jump-newest')).toBeVisible();
+  await expect(panel.getByTestId('assistant-message').last().getByTestId('tool-step')).not.toBeInViewport();
+  await panel.getByTestId('jump-newest').click();
+  await expect.poll(() => distanceToEnd(messages)).toBeLessThan(48);
+  await expect(panel.getByTestId('jump-newest')).toBeHidden();
+  await expect(panel.getByTestId('composer-input')).toBeFocused();
+});
+
 test('Settings > Code sandbox shows the check; a shorter time limit ends a long run', async ({ page }) => {
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
-  await page.goto('/settings');
+  await page.goto('/settings/storage');
+  await expect(page.getByTestId('storage').getByTestId('storage-free')).toContainText(/\d+ MiB free of \d+ MiB/);
+  await page.goto('/settings/sandbox');
   const section = page.locator('section[aria-labelledby=sandbox-h]');
-  await expect(section.getByTestId('check-item')).toHaveCount(6);
+  await expect(section.getByTestId('check-item')).toHaveCount(7);
   await expect(section.getByTestId('check-item').filter({ hasText: 'Python' })).toContainText('numpy');
   await expect(section.locator('.check-list li.failed')).toHaveCount(0);
-  await expect(page.getByTestId('storage').getByTestId('storage-free')).toContainText(/\d+ MiB free of \d+ MiB/);
+  // "Automatic" says what it stands for on this machine; unticked, the number is asked for.
+  await expect(section.getByTestId('sandbox-max-running-auto')).toBeChecked();
+  await expect(section.locator('fieldset.automatic').first()).toContainText(/automatic \(\d+ on this machine: four per CPU\)/);
+  await expect(section.getByTestId('sandbox-max-running')).toBeHidden();
+  await section.getByTestId('sandbox-max-running-auto').uncheck();
+  await expect(section.getByTestId('sandbox-max-running')).toBeVisible();
+  await expect(section.getByTestId('sandbox-max-running')).not.toHaveValue('0');
+  await section.getByTestId('sandbox-max-running-auto').check();
   // Turned on by the server's --sandbox option: shown, locked.
   await expect(section.getByTestId('sandbox-enabled')).toBeChecked();
   await expect(section.getByTestId('sandbox-enabled')).toBeDisabled();
@@ -256,7 +356,7 @@ test('Settings > Code sandbox shows the check; a shorter time limit ends a long 
   await expect(step.getByTestId('run-stdout')).toHaveText('started');
   await expect(step.getByTestId('run-ending')).toHaveText('timed out after 2 s');
 
-  await page.goto('/settings');
+  await page.goto('/settings/sandbox');
   await section.getByTestId('sandbox-timeout-secs').fill('60');
   await section.getByTestId('save-sandbox').click();
   await expect(section.getByTestId('sandbox-status')).toHaveText('Saved.');
@@ -302,6 +402,7 @@ test('the admin makes an account in Settings; it cannot see the admin\'s chat', 
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
   await page.getByTestId('settings-link').click();
   await expect(page.getByTestId('account-name')).toHaveText(ADMIN.name);
+  await page.getByTestId('settings-nav-model').click();
   await expect(page.getByTestId('model-provider')).toHaveValue('direct');
   // The model's context window: a setting, checked by the server, kept.
   await expect(page.getByTestId('model-context-tokens')).toHaveValue('32768');
@@ -315,6 +416,7 @@ test('the admin makes an account in Settings; it cannot see the admin\'s chat', 
   await expect(page.getByTestId('model-status')).toHaveText('Saved.');
   await page.reload();
   await expect(page.getByTestId('model-context-tokens')).toHaveValue('65536');
+  await page.getByTestId('settings-nav-accounts').click();
   await page.getByTestId('new-username').fill(BOB.name);
   await page.getByTestId('new-password').fill(BOB.password);
   await page.getByTestId('create-user').click();
@@ -331,8 +433,14 @@ test('the admin makes an account in Settings; it cannot see the admin\'s chat', 
   expect((await api.json()).error.code).toBe('not_found');
   await expect(bobPage.getByTestId('settings-link')).toBeVisible();
   await bobPage.getByTestId('settings-link').click();
-  await expect(bobPage.getByTestId('model-form')).toHaveCount(0);
+  await expect(bobPage.getByTestId('account-name')).toHaveText(BOB.name);
+  // A person's side list has their own sections; an admin's address says it is for admins.
+  await expect(bobPage.getByTestId('settings-nav').getByRole('link')).toHaveText(['Account', 'API tokens']);
+  await bobPage.goto('/settings/storage');
+  await expect(bobPage.getByTestId('settings-admins-only')).toBeVisible();
   await expect(bobPage.getByTestId('storage')).toHaveCount(0);
+  await bobPage.goto('/settings/model');
+  await expect(bobPage.getByTestId('model-form')).toHaveCount(0);
   await bobContext.close();
 });
 
@@ -419,9 +527,9 @@ test('an attached file reaches the run of the message that carries it', async ({
 test('with the network on, a run after an attachment asks first: approve runs it, decline does not', async ({ page }) => {
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
   const setNetwork = async (mode: string) => {
-    await page.goto('/settings');
+    await page.goto('/settings/sandbox');
     const section = page.locator('section[aria-labelledby=sandbox-h]');
-    await expect(section.getByTestId('check-item')).toHaveCount(6);
+    await expect(section.getByTestId('check-item')).toHaveCount(7);
     await section.getByTestId('sandbox-network').selectOption(mode);
     await section.getByTestId('save-sandbox').click();
     await expect(section.getByTestId('sandbox-status')).toHaveText('Saved.');
@@ -457,7 +565,7 @@ test('an import asks first: decline keeps the library empty, approve puts the fi
   const library = new LibraryPage(page);
   await chat.withScriptedModel(MODEL_PORT, async () => {
     // Settings > Model: the endpoint's models, and Test.
-    await page.goto('/settings');
+    await page.goto('/settings/model');
     await page.getByTestId('list-models').click();
     await expect(page.getByTestId('model-list-status')).toHaveText('The endpoint offers 1 model: pick it in Model name.');
     await expect(page.locator('#model-names option')).toHaveAttribute('value', 'scripted');
@@ -541,7 +649,7 @@ test('an import asks first: decline keeps the library empty, approve puts the fi
     await expect(page.getByTestId('library-empty')).toBeVisible();
 
     // The admin sees each person's tokens for the last 30 days.
-    await page.goto('/settings');
+    await page.goto('/settings/usage');
     const row = page.getByTestId('usage').getByTestId('usage-row').filter({ hasText: ADMIN.name });
     await expect(row).toBeVisible();
     expect(Number(await row.locator('td').nth(1).innerText())).toBeGreaterThan(0);
@@ -550,7 +658,7 @@ test('an import asks first: decline keeps the library empty, approve puts the fi
 
 test('API tokens: made once, usable by an agent, revoked', async ({ page, playwright, baseURL }) => {
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
-  await page.goto('/settings');
+  await page.goto('/settings/tokens');
   await page.getByTestId('token-name').fill('my agent');
   await page.getByTestId('create-token').click();
   const secret = await page.getByTestId('token-secret').innerText();
@@ -582,7 +690,7 @@ test('Settings > Code sandbox moves the sandboxes onto an OpenShell gateway, aft
     await here.locator('summary').click();
     await expect(here.getByTestId('run-stdout')).toHaveText('True');
 
-    await page.goto('/settings');
+    await page.goto('/settings/sandbox');
     const section = page.locator('section[aria-labelledby=sandbox-h]');
     // The settings have arrived (the form starts empty).
     await expect(section.getByTestId('sandbox-timeout-secs')).not.toHaveValue('');
@@ -631,7 +739,7 @@ test('Settings > Code sandbox moves the sandboxes onto an OpenShell gateway, aft
     await expect(step.getByTestId('run-stdout')).toHaveText('False');
 
     // And back to this machine.
-    await page.goto('/settings');
+    await page.goto('/settings/sandbox');
     await expect(section.getByTestId('sandbox-backend-gateway')).toBeChecked();
     await section.getByTestId('sandbox-backend-local').check();
     page.once('dialog', (d) => void d.accept());
@@ -640,6 +748,37 @@ test('Settings > Code sandbox moves the sandboxes onto an OpenShell gateway, aft
     await expect(section.getByTestId('sandbox-backend-local')).toBeChecked();
   } finally {
     gateway.kill('SIGTERM');
+  }
+});
+
+test('each Settings section is its own page that fits at 1280 and 390 wide', async ({ browser }) => {
+  const sections = [
+    ['account', 'Account'], ['tokens', 'API tokens'], ['model', 'Model'], ['sandbox', 'Code sandbox'],
+    ['storage', 'Storage'], ['usage', 'Usage'], ['accounts', 'Accounts'],
+  ] as const;
+  for (const width of [1280, 390]) {
+    const context = await browser.newContext({ viewport: { width, height: 900 } });
+    const page = await context.newPage();
+    await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+    for (const [slug, name] of sections) {
+      await page.goto(`/settings/${slug}`);
+      await expect(page.getByRole('heading', { level: 2 }).first()).toHaveText(name);
+      await expect(page.getByTestId(`settings-nav-${slug}`)).toHaveAttribute('aria-current', 'page');
+      await expect(page.getByTestId('settings-nav').getByRole('link')).toHaveCount(sections.length);
+      if (slug === 'sandbox') {
+        // Boxes and radios sit at the start of their own label, beside its words.
+        await expect(page.getByTestId('check-item')).toHaveCount(7);
+        for (const id of ['sandbox-enabled', 'sandbox-backend-local', 'sandbox-max-running-auto']) {
+          const box = (await page.getByTestId(id).boundingBox())!;
+          const label = (await page.getByTestId(id).locator('xpath=..').boundingBox())!;
+          expect(box.x - label.x, id).toBeLessThan(8);
+          expect(box.width, id).toBeLessThan(30);
+        }
+      }
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), `${slug} at ${width}`).toBeLessThanOrEqual(width);
+      await page.screenshot({ path: `test-results/settings-${slug}-${width}.png`, fullPage: true });
+    }
+    await context.close();
   }
 });
 

@@ -1,5 +1,16 @@
 // Page objects: what a person does on each page, in one place.
-import { expect, type Page } from '@playwright/test';
+import { expect, type Locator, type Page } from '@playwright/test';
+
+/** Pixels between the bottom of what a conversation's list shows and its end. */
+export function distanceToEnd(messages: Locator): Promise<number> {
+  return messages.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight);
+}
+
+/** A fenced Python block as tall as a screen: 30 comment lines, then a print. */
+export function tallCode(name: string): string {
+  const notes = Array.from({ length: 30 }, (_, i) => `# note ${i + 1} of ${name}`).join('\n');
+  return `\`\`\`python\n${notes}\nprint("${name} done")\n\`\`\``;
+}
 
 export class AuthPage {
   constructor(readonly page: Page) {}
@@ -33,6 +44,11 @@ export class ChatPage {
 
   lastAnswer() {
     return this.page.getByTestId('assistant-message').last();
+  }
+
+  /** The scrolling list of the conversation's messages. */
+  messages() {
+    return this.page.getByTestId('messages');
   }
 
   /** The chat id in the URL. */

@@ -25,7 +25,7 @@ pub fn ChatList(
                 <p class="muted">"No conversations yet."</p>
             </Show>
             <A href="/library" attr:class="settings-link" attr:data-testid="library-link">"Library"</A>
-            <A href="/settings" attr:class="settings-link" attr:data-testid="settings-link">"Settings"</A>
+            <A href="/settings/account" attr:class="settings-link" attr:data-testid="settings-link">"Settings"</A>
         </nav>
     }
 }

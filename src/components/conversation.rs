@@ -12,7 +12,11 @@ use leptos::prelude::*;
 
 use crate::{
     api::{self, events::AnswerStream},
-    components::{composer::Composer, message_view::MessageView},
+    components::{
+        composer::Composer,
+        follow::{Follow, JumpToNewest},
+        message_view::MessageView,
+    },
 };
 
 /// The conversation's messages and live output, as signals.
@@ -149,9 +153,12 @@ pub fn Conversation(
         stream: StoredValue::new_local(None),
     };
 
+    let follow = Follow::start();
     Effect::new(move |_| {
         state.stream.set_value(None);
         state.error.set(None);
+        // Opening a conversation shows its end.
+        follow.to_end();
         match chat_id.get() {
             Some(id) => leptos::task::spawn_local(state.load(id)),
             None => {
@@ -169,6 +176,8 @@ pub fn Conversation(
 
     let on_send = Callback::new(move |(text, attachments): (String, Vec<String>)| {
         let page = page.map(|p| p.run(()));
+        // Sending follows again: the question, then its answer.
+        follow.to_end();
         leptos::task::spawn_local(async move {
             state.error.set(None);
             let id = match chat_id.get_untracked() {
@@ -219,7 +228,8 @@ pub fn Conversation(
                 </p>
             }
         >
-            <div class="messages" data-testid="messages" aria-live="polite">
+            <div class="messages" data-testid="messages" node_ref=follow.list() on:scroll=move |_| follow.scrolled()>
+                <div class="message-stack" node_ref=follow.content() aria-live="polite">
                 <For each=message_ids key=|id| id.clone() let:id>
                     {
                         let fallback_id = id.clone();
@@ -233,6 +243,8 @@ pub fn Conversation(
                 <Show when=move || state.messages.with(|m| m.is_empty())>
                     <p class="muted empty-chat">{hint.get_value()}</p>
                 </Show>
+                </div>
+                <JumpToNewest follow />
             </div>
             <p class="error" role="alert" data-testid="chat-error">{move || state.error.get().unwrap_or_default()}</p>
             <Composer on_send on_stop answering />

@@ -22,7 +22,7 @@ pub fn LibraryLayout(
                 <nav class="top-nav" aria-label="Sections">
                     <A href="/chat">"Chats"</A>
                     <A href="/library" attr:data-testid="library-link">"Library"</A>
-                    <A href="/settings">"Settings"</A>
+                    <A href="/settings/account">"Settings"</A>
                 </nav>
                 {children()}
             </section>

@@ -21,8 +21,8 @@ const NUMBERS: &[(&str, &str, &str)] = &[
     ("disk_mb", "Disk quota", "MiB per workspace"),
     ("idle_stop_secs", "Stop when idle for", "seconds (files are kept)"),
     ("unused_delete_days", "Delete when unused for", "days"),
-    ("max_running", "Sandboxes at once", "at most (0: four per CPU)"),
-    ("max_memory_mb", "Memory of all sandboxes", "MiB together (0: three quarters of the host's)"),
+    ("max_running", "Sandboxes at once", "at most"),
+    ("max_memory_mb", "Memory of all sandboxes", "MiB together"),
     ("queue_wait_secs", "Wait for a free sandbox", "seconds, then the run is refused"),
     ("pool_size", "Kept ready", "sandboxes started ahead for new conversations"),
 ];
@@ -41,6 +41,20 @@ fn number(v: &SandboxSettingsView, field: &str) -> u64 {
         "queue_wait_secs" => v.queue_wait_secs,
         "pool_size" => v.pool_size,
         _ => v.unused_delete_days,
+    }
+}
+
+/// The numbers whose 0 means "automatic": the host's own figure.
+const AUTOMATIC: [&str; 2] = ["max_running", "max_memory_mb"];
+
+/// For a number whose 0 means "automatic": what that stands for on this machine.
+fn automatic(v: &SandboxSettingsView, field: &str) -> Option<String> {
+    match field {
+        "max_running" => Some(format!("automatic ({} on this machine: four per CPU)", v.auto_max_running)),
+        "max_memory_mb" => {
+            Some(format!("automatic ({} MiB on this machine: three quarters of its memory)", v.auto_max_memory_mb))
+        }
+        _ => None,
     }
 }
 
@@ -224,14 +238,49 @@ pub fn SandboxSection() -> impl IntoView {
         .zip(numbers)
         .map(|((field, label, unit), signal)| {
             let id = format!("sandbox-{}", field.replace('_', "-"));
-            view! {
-                <label>{*label}
-                    <input type="number" min="0" inputmode="numeric" data-testid=id.clone() id=id
-                        disabled=move || locked(field)
-                        prop:value=move || signal.get() on:input=move |ev| signal.set(event_target_value(&ev)) />
-                    <span class="muted">{*unit}</span>
-                </label>
+            let means = move || view_sig.with(|v| v.as_ref().and_then(|v| automatic(v, field)));
+            if !AUTOMATIC.contains(field) {
+                return view! {
+                    <label>{*label}
+                        <input type="number" min="0" inputmode="numeric" data-testid=id.clone() id=id
+                            disabled=move || locked(field)
+                            prop:value=move || signal.get() on:input=move |ev| signal.set(event_target_value(&ev)) />
+                        <span class="muted">{*unit}</span>
+                    </label>
+                }
+                .into_any();
             }
+            // 0 is "automatic": a box that says what it stands for here, the number only
+            // when it is not.
+            let auto = Signal::derive(move || signal.with(|s| s.trim() == "0"));
+            let toggle = move |ev: leptos::ev::Event| {
+                let stands_for = view_sig.with_untracked(|v| match (v.as_ref(), *field) {
+                    (Some(v), "max_running") => v.auto_max_running,
+                    (Some(v), _) => v.auto_max_memory_mb,
+                    (None, _) => 0,
+                });
+                signal.set(if event_target_checked(&ev) { "0".into() } else { stands_for.to_string() });
+            };
+            view! {
+                <fieldset class="automatic">
+                    <legend>{*label}</legend>
+                    <div class="number-row">
+                        <label class="check">
+                            <input type="checkbox" data-testid=format!("{id}-auto") disabled=move || locked(field)
+                                prop:checked=auto on:change=toggle />
+                            {move || means().unwrap_or_else(|| "automatic".into())}
+                        </label>
+                        <span class="number-row" hidden=auto>
+                            // Disabled while automatic: a hidden field is no obstacle to Save.
+                            <input type="number" min="0" inputmode="numeric" data-testid=id.clone() id=id
+                                aria-label=*label disabled=move || locked(field) || auto.get()
+                                prop:value=move || signal.get() on:input=move |ev| signal.set(event_target_value(&ev)) />
+                            <span class="muted">{*unit}</span>
+                        </span>
+                    </div>
+                </fieldset>
+            }
+            .into_any()
         })
         .collect_view();
     view! {
@@ -269,7 +318,7 @@ pub fn SandboxSection() -> impl IntoView {
                     <textarea rows="2" data-testid="sandbox-trusted" disabled=move || locked("trusted_egress")
                         prop:value=move || trusted.get() on:input=move |ev| trusted.set(event_target_value(&ev))></textarea>
                 </label>
-                {number_fields}
+                <div class="number-fields">{number_fields}</div>
                 <Show when=move || view_sig.with(|v| v.as_ref().is_some_and(|v| !v.locked.is_empty()))>
                     <p class="muted" data-testid="sandbox-locked">"Greyed fields are set by the server's --sandbox options or LENS_SANDBOX_* environment."</p>
                 </Show>

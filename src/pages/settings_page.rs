@@ -1,49 +1,97 @@
-//! Settings: the account and its API tokens; for the admin, the model, the code sandbox,
-//! storage and accounts.
+//! Settings: one route per section (`/settings/<section>`) with a side list of the
+//! sections; a person sees Account and API tokens, an admin also the model, the code
+//! sandbox, storage, usage and accounts.
 
 use leptos::prelude::*;
-use leptos_router::components::A;
+use leptos_router::{components::A, hooks::use_params_map};
 
 use crate::{
-    api,
-    context::{Nav, Session},
+    context::Session,
     pages::{
-        model_settings::ModelSection, sandbox_settings::SandboxSection, storage_settings::StorageSection,
-        tokens_settings::TokensSection, usage_settings::UsageSection, users_settings::UsersSection,
+        account_settings::AccountSection, model_settings::ModelSection, sandbox_settings::SandboxSection,
+        storage_settings::StorageSection, tokens_settings::TokensSection, usage_settings::UsageSection,
+        users_settings::UsersSection,
     },
 };
+
+/// The sections: (address segment, name, for admins only), in the side list's order.
+const SECTIONS: [(&str, &str, bool); 7] = [
+    ("account", "Account", false),
+    ("tokens", "API tokens", false),
+    ("model", "Model", true),
+    ("sandbox", "Code sandbox", true),
+    ("storage", "Storage", true),
+    ("usage", "Usage", true),
+    ("accounts", "Accounts", true),
+];
+
+/// The section an address names (`/settings` alone is the first).
+fn section_of(segment: Option<&str>) -> Option<(&'static str, &'static str, bool)> {
+    let wanted = segment.filter(|s| !s.is_empty()).unwrap_or(SECTIONS[0].0);
+    SECTIONS.iter().copied().find(|(slug, ..)| *slug == wanted)
+}
 
 #[component]
 pub fn SettingsPage() -> impl IntoView {
     let session = expect_context::<Session>();
-    let is_admin = move || session.0.with(|s| s.as_ref().is_some_and(|s| s.user.is_admin));
-    let username = move || session.0.with(|s| s.as_ref().map(|s| s.user.username.clone()).unwrap_or_default());
-    let nav = expect_context::<Nav>();
-    let logout = move |_| {
-        leptos::task::spawn_local(async move {
-            let _ = api::logout().await;
-            session.0.set(None);
-            nav.go("/login");
-        });
+    let is_admin = Signal::derive(move || session.0.with(|s| s.as_ref().is_some_and(|s| s.user.is_admin)));
+    let params = use_params_map();
+    let section = Memo::new(move |_| params.with(|p| section_of(p.get("section").as_deref())));
+    let links = move || {
+        SECTIONS
+            .iter()
+            .filter(|(.., admin_only)| !admin_only || is_admin.get())
+            .map(|&(slug, name, _)| {
+                view! {
+                    <li><A href=format!("/settings/{slug}") attr:data-testid=format!("settings-nav-{slug}")>{name}</A></li>
+                }
+            })
+            .collect_view()
+    };
+    let shown = move || {
+        match section.get() {
+        None => view! {
+            <p class="page-message" role="alert" data-testid="settings-unknown">"There is no such section of the settings."</p>
+        }
+        .into_any(),
+        Some((.., true)) if !is_admin.get() => view! {
+            <p class="page-message" role="alert" data-testid="settings-admins-only">"This section is for admins."</p>
+        }
+        .into_any(),
+        Some((slug, ..)) => match slug {
+            "tokens" => view! { <TokensSection /> }.into_any(),
+            "model" => view! { <ModelSection /> }.into_any(),
+            "sandbox" => view! { <SandboxSection /> }.into_any(),
+            "storage" => view! { <StorageSection /> }.into_any(),
+            "usage" => view! { <UsageSection /> }.into_any(),
+            "accounts" => view! { <UsersSection /> }.into_any(),
+            _ => view! { <AccountSection /> }.into_any(),
+        },
+    }
     };
     view! {
         <div class="settings-page">
             <nav class="crumbs"><A href="/chat" attr:data-testid="back-to-chat">"← Back to chat"</A></nav>
             <h1>"Settings"</h1>
-            <section class="card" aria-labelledby="account-h">
-                <h2 id="account-h">"Account"</h2>
-                <p>"Logged in as " <strong data-testid="account-name">{username}</strong>
-                    {move || if is_admin() { " (admin)" } else { "" }}</p>
-                <button type="button" data-testid="logout" on:click=logout>"Log out"</button>
-            </section>
-            <TokensSection />
-            <Show when=is_admin>
-                <ModelSection />
-                <SandboxSection />
-                <StorageSection />
-                <UsageSection />
-                <UsersSection />
-            </Show>
+            <div class="settings-layout">
+                <nav class="settings-nav" aria-label="Settings sections" data-testid="settings-nav">
+                    <ul>{links}</ul>
+                </nav>
+                <div class="settings-section">{shown}</div>
+            </div>
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_names_one_section_and_the_bare_one_is_the_account() {
+        assert_eq!(section_of(None).map(|s| s.0), Some("account"));
+        assert_eq!(section_of(Some("")).map(|s| s.0), Some("account"));
+        assert_eq!(section_of(Some("sandbox")), Some(("sandbox", "Code sandbox", true)));
+        assert_eq!(section_of(Some("nope")), None);
     }
 }
