@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 use leptos_router::{
-    components::{Redirect, Route, Router, Routes},
+    components::{Route, Router, Routes},
     hooks::use_params_map,
     path,
 };
@@ -53,8 +53,7 @@ fn Pages() -> impl IntoView {
 /// land on a redirect).
 #[component]
 fn SettingsHome() -> impl IntoView {
-    let options = leptos_router::NavigateOptions { replace: true, ..Default::default() };
-    view! { <Redirect path="/settings/account" options /> }
+    expect_context::<Nav>().replace("/settings/account");
 }
 
 /// The `:id` of the route, tracked.

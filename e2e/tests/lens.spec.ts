@@ -330,7 +330,7 @@ test('Settings > Code sandbox shows the check; a shorter time limit ends a long 
   await expect(section.locator('.check-list li.failed')).toHaveCount(0);
   // "Automatic" says what it stands for on this machine; unticked, the number is asked for.
   await expect(section.getByTestId('sandbox-max-running-auto')).toBeChecked();
-  await expect(section.locator('fieldset.automatic').first()).toContainText(/automatic \(\d+ on this machine: four per CPU\)/);
+  await expect(section.getByTestId('sandbox-max-running-auto').locator('xpath=..')).toHaveText(/^automatic \(\d+ on this machine: four per CPU\)$/);
   await expect(section.getByTestId('sandbox-max-running')).toBeHidden();
   await section.getByTestId('sandbox-max-running-auto').uncheck();
   await expect(section.getByTestId('sandbox-max-running')).toBeVisible();

@@ -238,21 +238,10 @@ pub fn SandboxSection() -> impl IntoView {
         .zip(numbers)
         .map(|((field, label, unit), signal)| {
             let id = format!("sandbox-{}", field.replace('_', "-"));
-            let means = move || view_sig.with(|v| v.as_ref().and_then(|v| automatic(v, field)));
-            if !AUTOMATIC.contains(field) {
-                return view! {
-                    <label>{*label}
-                        <input type="number" min="0" inputmode="numeric" data-testid=id.clone() id=id
-                            disabled=move || locked(field)
-                            prop:value=move || signal.get() on:input=move |ev| signal.set(event_target_value(&ev)) />
-                        <span class="muted">{*unit}</span>
-                    </label>
-                }
-                .into_any();
-            }
-            // 0 is "automatic": a box that says what it stands for here, the number only
-            // when it is not.
-            let auto = Signal::derive(move || signal.with(|s| s.trim() == "0"));
+            // Where 0 is "automatic": a box that says what it stands for here, and the
+            // number only when it is not.
+            let auto = Signal::derive(move || AUTOMATIC.contains(field) && signal.with(|s| s.trim() == "0"));
+            let means = move || view_sig.with(|v| v.as_ref().and_then(|v| automatic(v, field))).unwrap_or_default();
             let toggle = move |ev: leptos::ev::Event| {
                 let stands_for = view_sig.with_untracked(|v| match (v.as_ref(), *field) {
                     (Some(v), "max_running") => v.auto_max_running,
@@ -261,26 +250,30 @@ pub fn SandboxSection() -> impl IntoView {
                 });
                 signal.set(if event_target_checked(&ev) { "0".into() } else { stands_for.to_string() });
             };
+            let auto_box = AUTOMATIC.contains(field).then(|| {
+                view! {
+                    <label class="check">
+                        <input type="checkbox" data-testid=format!("{id}-auto") disabled=move || locked(field)
+                            prop:checked=auto on:change=toggle />
+                        {means}
+                    </label>
+                }
+            });
             view! {
-                <fieldset class="automatic">
-                    <legend>{*label}</legend>
+                <div class="number-field">
+                    <label for=id.clone()>{*label}</label>
                     <div class="number-row">
-                        <label class="check">
-                            <input type="checkbox" data-testid=format!("{id}-auto") disabled=move || locked(field)
-                                prop:checked=auto on:change=toggle />
-                            {move || means().unwrap_or_else(|| "automatic".into())}
-                        </label>
+                        {auto_box}
+                        // Disabled while automatic: a hidden field is no obstacle to Save.
                         <span class="number-row" hidden=auto>
-                            // Disabled while automatic: a hidden field is no obstacle to Save.
                             <input type="number" min="0" inputmode="numeric" data-testid=id.clone() id=id
-                                aria-label=*label disabled=move || locked(field) || auto.get()
+                                disabled=move || locked(field) || auto.get()
                                 prop:value=move || signal.get() on:input=move |ev| signal.set(event_target_value(&ev)) />
                             <span class="muted">{*unit}</span>
                         </span>
                     </div>
-                </fieldset>
+                </div>
             }
-            .into_any()
         })
         .collect_view();
     view! {
