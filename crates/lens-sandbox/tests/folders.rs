@@ -19,7 +19,11 @@ fn private_folder() -> tempfile::TempDir {
 async fn a_data_directory_under_a_private_folder_runs_code_and_keeps_its_files() {
     let home = private_folder();
     let root = home.path().join("lens-data/sandboxes");
-    let d = LocalDriver::new(LocalOptions::new(&root, &agent())).unwrap();
+    // Built in a clone in the home folder too, as `make run` there does.
+    let built = home.path().join("lens/target/release/lens-sandbox-agent");
+    std::fs::create_dir_all(built.parent().unwrap()).unwrap();
+    std::fs::copy(agent(), &built).unwrap();
+    let d = LocalDriver::new(LocalOptions::new(&root, &built)).unwrap();
     let (out, err, _) = bash(&d, "home", "echo kept > notes.txt; cat notes.txt; pwd", Duration::from_secs(30)).await;
     assert_eq!(out, "kept\n/workspace\n", "stderr: {err}");
     d.stop("home").await.unwrap();
