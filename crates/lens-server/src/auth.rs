@@ -6,6 +6,7 @@
 //! carry `X-CSRF-Token` equal to the session's proof; token requests need not, since a
 //! browser never attaches a Bearer token on its own.
 
+pub mod client_addr;
 mod current_user;
 mod password;
 mod rate_limit;

@@ -198,6 +198,10 @@ pub struct Config {
     /// Mark cookies Secure (set this behind HTTPS).
     #[arg(long, env = "LENS_SECURE_COOKIES")]
     pub secure_cookies: bool,
+    /// Reverse proxies whose `Forwarded` / `X-Forwarded-For` name the client (addresses or
+    /// CIDR ranges, comma-separated) [default none: the peer is the client].
+    #[arg(long, env = "LENS_TRUSTED_PROXIES", value_delimiter = ',')]
+    pub trusted_proxies: Vec<String>,
 }
 
 impl Config {

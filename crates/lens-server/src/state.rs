@@ -19,6 +19,8 @@ pub struct AppState {
     pub models: ModelSource,
     pub tools: ToolRegistry,
     pub login_limiter: Arc<LoginLimiter>,
+    /// The reverse proxies whose forwarding headers name the client (`LENS_TRUSTED_PROXIES`).
+    pub trusted_proxies: Arc<Vec<lens_sandbox::egress::Cidr>>,
     /// The HTTP client the model providers share.
     pub http: reqwest::Client,
     /// Files that left a sandbox, encrypted.
@@ -46,6 +48,8 @@ impl AppState {
         // workspaces, never list or read Lens's files.
         std::fs::set_permissions(&config.data_dir, std::fs::Permissions::from_mode(0o711))
             .with_context(|| format!("securing {}", config.data_dir.display()))?;
+        let trusted_proxies =
+            crate::auth::client_addr::parse_trusted(&config.trusted_proxies).map_err(anyhow::Error::msg)?;
         let secret = ServerSecret::load(config.secret.as_deref(), &config.data_dir)?;
         let store =
             Store::open(&config.db_path()).await.with_context(|| format!("opening {}", config.db_path().display()))?;
@@ -77,6 +81,7 @@ impl AppState {
             models,
             tools,
             login_limiter: Arc::new(LoginLimiter::default()),
+            trusted_proxies: Arc::new(trusted_proxies),
             http: lens_llm::http_client(),
             sandbox,
         })

@@ -5,14 +5,14 @@ use std::net::SocketAddr;
 use axum::{
     Json,
     extract::{ConnectInfo, State},
-    http::StatusCode,
+    http::{HeaderMap, StatusCode},
 };
 use axum_extra::extract::CookieJar;
 use lens_types::{CredentialsRequest, SessionResponse};
 
 use crate::{
     AppError, AppState, Result,
-    auth::{CurrentUser, SESSION_COOKIE, session_cookie, verify_password},
+    auth::{CurrentUser, SESSION_COOKIE, client_addr::client_ip, session_cookie, verify_password},
     ids::{secret_token, token_hash},
     json::ApiJson,
     now_ms,
@@ -63,12 +63,17 @@ pub async fn start_session(
 pub async fn create_session(
     State(state): State<AppState>,
     ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
     jar: CookieJar,
     ApiJson(req): ApiJson<CredentialsRequest>,
 ) -> Result<(CookieJar, Json<SessionResponse>)> {
-    let ip = Some(addr.ip());
+    let ip = Some(client_ip(addr.ip(), &headers, &state.trusted_proxies));
     // Counted before the hash: parallel guesses get no more tries than serial ones.
-    state.login_limiter.attempt(&req.username, ip)?;
+    let slowed = state.login_limiter.attempt(&req.username, ip)?;
+    // A name guessed at from elsewhere is answered slowly, never refused.
+    if !slowed.is_zero() {
+        tokio::time::sleep(slowed).await;
+    }
     let user = state.store.user_by_name(req.username.trim()).await?;
     let hash_owned = user.as_ref().map(|u| u.password_hash.clone()).unwrap_or_else(|| dummy_hash().to_owned());
     let password = req.password.clone();
@@ -84,7 +89,7 @@ pub async fn create_session(
             start_session(&state, jar, user).await
         }
         _ => {
-            tracing::info!(ip = %addr.ip(), "failed login");
+            tracing::info!(ip = ?ip, "failed login");
             Err(AppError::InvalidCredentials)
         }
     }

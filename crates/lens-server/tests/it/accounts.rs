@@ -84,6 +84,64 @@ async fn login_attempts_are_rate_limited() {
     assert!(resp.headers().contains_key("retry-after"));
 }
 
+/// A login from `client`; the status.
+async fn login_from(
+    client: &crate::test_app::Client,
+    name: &str,
+    password: &str,
+    forwarded: Option<&str>,
+) -> StatusCode {
+    let mut req = client.request(reqwest::Method::POST, "/api/v1/auth/login");
+    if let Some(f) = forwarded {
+        req = req.header("x-forwarded-for", f);
+    }
+    req.json(&json!({"username": name, "password": password})).send().await.unwrap().status()
+}
+
+#[tokio::test]
+async fn strangers_cannot_lock_a_person_out() {
+    let app = TestApp::new().await;
+    app.admin().await;
+    let from = |last: u8| app.anonymous_from(std::net::IpAddr::from([127, 0, 0, last]));
+    // Five wrong passwords for the admin from one address stop that address at that name...
+    let guesser = from(2);
+    for _ in 0..5 {
+        assert_eq!(login_from(&guesser, "admin", "guess-guess", None).await, StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!(login_from(&guesser, "admin", "admin-password", None).await, StatusCode::TOO_MANY_REQUESTS);
+    // ...and the admin, from an address that has not been failing, gets in.
+    assert_eq!(login_from(&from(3), "admin", "admin-password", None).await, StatusCode::OK);
+    // Twenty wrong logins for made-up names from one address stop that address only.
+    let sprayer = from(4);
+    for i in 0..20 {
+        assert_eq!(login_from(&sprayer, &format!("made-up-{i}"), "guess-guess", None).await, StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!(login_from(&sprayer, "admin", "admin-password", None).await, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(login_from(&from(5), "admin", "admin-password", None).await, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn behind_a_trusted_proxy_each_forwarded_client_is_counted_apart() {
+    let app = TestApp::builder().config(|c| c.trusted_proxies = vec!["127.0.0.1".into()]).build().await;
+    app.admin().await;
+    // Everyone arrives from the proxy (127.0.0.1), which says who they are.
+    let proxy = app.anonymous();
+    for _ in 0..5 {
+        let status = login_from(&proxy, "admin", "guess-guess", Some("203.0.113.5")).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!(login_from(&proxy, "admin", "admin-password", Some("203.0.113.5")).await, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(login_from(&proxy, "admin", "admin-password", Some("203.0.113.6")).await, StatusCode::OK);
+    // A client that is not the proxy cannot pick its address with the header.
+    let direct = app.anonymous_from(std::net::IpAddr::from([127, 0, 0, 9]));
+    for i in 0..5 {
+        let status = login_from(&direct, "admin", "guess-guess", Some(&format!("198.51.100.{i}"))).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+    }
+    let status = login_from(&direct, "admin", "admin-password", Some("198.51.100.77")).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "counted as 127.0.0.9, whatever it forwards");
+}
+
 #[tokio::test]
 async fn unsafe_cookie_requests_need_the_csrf_proof() {
     let app = TestApp::new().await;

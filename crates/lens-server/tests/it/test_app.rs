@@ -149,6 +149,17 @@ impl TestApp {
         }
     }
 
+    /// A client with no session whose connections come from `ip` (any 127.x address
+    /// reaches the server's loopback listener).
+    pub fn anonymous_from(&self, ip: std::net::IpAddr) -> Client {
+        Client {
+            base: self.base.clone(),
+            http: reqwest::Client::builder().cookie_store(true).local_address(ip).build().unwrap(),
+            csrf: None,
+            bearer: None,
+        }
+    }
+
     /// Sets up the first account (the admin) and returns its logged-in client.
     pub async fn admin(&self) -> Client {
         let mut c = self.anonymous();
