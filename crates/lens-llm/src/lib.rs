@@ -31,11 +31,29 @@ pub use model::{ChatMessage, ChatModel, ChatRequest, ModelEvent, ModelStream, To
 pub use openai::OpenAiCompatible;
 pub use scripted::{Scripted, ScriptedTurn};
 
-/// The HTTP client the network providers share: bounded connect and idle-read times.
+/// The HTTP client the network providers share: bounded connect and idle-read times,
+/// and redirects followed only within the endpoint's own origin, so the provider's key
+/// (`Authorization`, or Anthropic's `x-api-key`, which reqwest would pass on) never
+/// reaches another host: such a redirect ends the call with its status.
 pub fn http_client() -> reqwest::Client {
     reqwest::Client::builder()
         .connect_timeout(std::time::Duration::from_secs(10))
         .read_timeout(std::time::Duration::from_secs(120))
+        .redirect(reqwest::redirect::Policy::custom(|attempt| {
+            let same = attempt.previous().last().is_some_and(|from| same_origin(from, attempt.url()));
+            if attempt.previous().len() > 5 {
+                attempt.error("too many redirects")
+            } else if same {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        }))
         .build()
         .unwrap_or_else(|_| reqwest::Client::new())
+}
+
+/// Whether two addresses share scheme, host and port.
+pub fn same_origin(a: &reqwest::Url, b: &reqwest::Url) -> bool {
+    a.scheme() == b.scheme() && a.host_str() == b.host_str() && a.port_or_known_default() == b.port_or_known_default()
 }

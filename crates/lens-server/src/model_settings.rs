@@ -161,6 +161,19 @@ impl ModelSettings {
             )));
         }
         let mut pairs: Vec<(&str, Option<String>)> = Vec::new();
+        // A key goes with the host it was given for: an address on another host, without a
+        // key in the same change, forgets the stored one (a key from the environment
+        // cannot follow at all).
+        if req.api_key.is_none() && moves_host(&current, &req) {
+            if current.locked.iter().any(|l| l == "api_key") {
+                return Err(AppError::Conflict(
+                    "the API key is set by the server's environment (LENS_MODEL_API_KEY), so the model's address \
+                     cannot move to another host here"
+                        .into(),
+                ));
+            }
+            pairs.push((API_KEY, None));
+        }
         if let Some(p) = req.provider {
             pairs.push((PROVIDER, Some(p.as_str().to_owned())));
         }
@@ -182,6 +195,26 @@ impl ModelSettings {
         }
         state.store.set_settings(&pairs).await?;
         Self::load(state).await
+    }
+}
+
+/// Whether a change sends the model's calls to another origin (scheme, host, port)
+/// than now: a new address, or a new provider's default where the address was the old
+/// one's default.
+fn moves_host(current: &ModelSettings, req: &UpdateModelSettingsRequest) -> bool {
+    let provider = req.provider.unwrap_or(current.provider);
+    let next = match req.base_url.as_deref().map(str::trim) {
+        Some("") => default_base_url(provider),
+        Some(url) => url,
+        None if provider != current.provider && current.base_url == default_base_url(current.provider) => {
+            default_base_url(provider)
+        }
+        None => &current.base_url,
+    };
+    match (reqwest::Url::parse(&current.base_url), reqwest::Url::parse(next)) {
+        (_, Err(_)) => false,
+        (Ok(now), Ok(next)) => !lens_llm::same_origin(&now, &next),
+        (Err(_), Ok(_)) => true,
     }
 }
 

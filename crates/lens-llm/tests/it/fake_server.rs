@@ -42,6 +42,11 @@ pub async fn serve(status: u16, chunks: Vec<String>) -> (String, Script) {
     let app = Router::new()
         .route("/v1/chat/completions", post(answer))
         .route("/v1/messages", post(answer))
+        // A move within the endpoint's own origin.
+        .route(
+            "/moved/v1/messages",
+            post(|| async { (StatusCode::TEMPORARY_REDIRECT, [("location", "/v1/messages")]) }),
+        )
         .with_state(script.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

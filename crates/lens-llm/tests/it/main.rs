@@ -4,3 +4,4 @@
 mod anthropic;
 mod fake_server;
 mod openai;
+mod redirects;

@@ -31,6 +31,29 @@ async fn api_key_is_stored_sealed_and_never_returned() {
 }
 
 #[tokio::test]
+async fn the_key_stays_with_its_host() {
+    let app = TestApp::new().await;
+    let admin = app.admin().await;
+    let set = json!({"provider": "openai_compatible", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": "sk-for-9"});
+    assert_eq!(admin.put("/api/v1/settings/model", set).await.1["api_key_set"], true);
+    // Another path on the same host keeps it.
+    let (_, view) = admin.put("/api/v1/settings/model", json!({"base_url": "http://127.0.0.1:9/openai/v1"})).await;
+    assert_eq!(view["api_key_set"], true);
+    // Another host (here another port) without a key forgets it.
+    let (status, view) = admin.put("/api/v1/settings/model", json!({"base_url": "http://127.0.0.1:10/v1"})).await;
+    assert_eq!((status, &view["api_key_set"]), (StatusCode::OK, &json!(false)), "{view}");
+    assert_eq!(app.state.store.setting("model.api_key").await.unwrap(), None, "gone from the database too");
+    // Another host with its own key in the same change keeps that key.
+    let (_, view) = admin
+        .put("/api/v1/settings/model", json!({"base_url": "https://models.example/v1", "api_key": "sk-new"}))
+        .await;
+    assert_eq!(view["api_key_set"], true);
+    // A new provider whose default address is elsewhere forgets it too.
+    let (_, view) = admin.put("/api/v1/settings/model", json!({"base_url": ""})).await;
+    assert_eq!((view["base_url"].as_str(), &view["api_key_set"]), (Some("http://127.0.0.1:11434/v1"), &json!(false)));
+}
+
+#[tokio::test]
 async fn bad_values_change_nothing_and_non_admins_are_refused() {
     let app = TestApp::new().await;
     let admin = app.admin().await;
@@ -63,6 +86,11 @@ async fn environment_values_win_and_are_locked() {
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     let (status, view) = admin.put("/api/v1/settings/model", json!({"model": "claude-x"})).await;
     assert_eq!((status, view["model"].as_str()), (StatusCode::OK, Some("claude-x")));
+    // The environment's key cannot be sent to another host.
+    let (status, body) = admin.put("/api/v1/settings/model", json!({"base_url": "https://elsewhere.example"})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("LENS_MODEL_API_KEY"), "{body}");
+    assert_eq!(admin.get("/api/v1/settings/model").await.1["base_url"], "https://api.anthropic.com", "unchanged");
 }
 
 #[tokio::test]
