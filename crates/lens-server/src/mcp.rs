@@ -16,7 +16,14 @@ use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
 
-use crate::{AppError, AppState, auth::CurrentUser};
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+};
+
+use tower_http::limit::RequestBodyLimitLayer;
+
+use crate::{AppError, AppState, auth::CurrentUser, ids::token_hash};
 
 pub use tools::LensMcp;
 
@@ -24,7 +31,15 @@ pub use tools::LensMcp;
 #[derive(Clone)]
 pub struct McpCaller(pub CurrentUser);
 
-/// The `/mcp` route: rmcp's streamable HTTP service behind the token check.
+/// Which token opened each MCP session (the token's hash): a session answers to it only.
+#[derive(Clone, Default)]
+struct SessionOwners(Arc<Mutex<HashMap<String, String>>>);
+
+/// rmcp's session header.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The `/mcp` route: rmcp's streamable HTTP service behind the token check, with the
+/// API's body limit (rmcp reads bodies itself, past axum's `DefaultBodyLimit`).
 pub fn routes(state: AppState) -> Router<AppState> {
     let tools_state = state.clone();
     // Host checks guard servers a browser could reach without credentials (DNS
@@ -35,23 +50,57 @@ pub fn routes(state: AppState) -> Router<AppState> {
         LocalSessionManager::default().into(),
         config,
     );
-    Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn_with_state(state, require_token))
+    let limit = state.config.body_limit;
+    Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state((state, SessionOwners::default()), require_token))
+        .layer(RequestBodyLimitLayer::new(limit))
 }
 
-/// Lets a request through only with a valid API token, and records whose it is.
-async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
+/// Lets a request through only with a valid API token, records whose it is, and keeps
+/// each session to the token that opened it (another token's request is 404, as for a
+/// session that does not exist).
+async fn require_token(
+    State((state, owners)): State<(AppState, SessionOwners)>,
+    request: Request,
+    next: Next,
+) -> Response {
     let (mut parts, body) = request.into_parts();
-    let has_bearer = parts
+    let bearer = parts
         .headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("Bearer "));
-    let user = if has_bearer { CurrentUser::from_request_parts(&mut parts, &state).await.ok() } else { None };
-    let Some(user) = user else {
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(token_hash);
+    let user = match &bearer {
+        Some(_) => CurrentUser::from_request_parts(&mut parts, &state).await.ok(),
+        None => None,
+    };
+    let (Some(user), Some(bearer)) = (user, bearer) else {
         let mut refused = AppError::Unauthorized.into_response();
         refused.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         return refused;
     };
+    let session = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    if let Some(id) = &session {
+        let owner = owners.0.lock().ok().and_then(|o| o.get(id).cloned());
+        if owner.is_some_and(|owner| owner != bearer) {
+            return AppError::NotFound.into_response();
+        }
+    }
+    let closing = parts.method == axum::http::Method::DELETE;
     parts.extensions.insert(McpCaller(user));
-    next.run(Request::from_parts(parts, body)).await
+    let response = next.run(Request::from_parts(parts, body)).await;
+    if let Ok(mut o) = owners.0.lock() {
+        match (&session, response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok())) {
+            (Some(id), _) if closing && response.status().is_success() => {
+                o.remove(id);
+            }
+            (None, Some(opened)) => {
+                o.insert(opened.to_owned(), bearer);
+            }
+            _ => {}
+        }
+    }
+    response
 }

@@ -66,6 +66,42 @@ async fn only_api_tokens_get_in() {
 }
 
 #[tokio::test]
+async fn a_session_answers_only_to_its_token_and_bodies_are_limited() {
+    let app = TestApp::builder().settings_model().await;
+    let admin = app.admin().await;
+    let bob = app.user(&admin, "bob").await;
+    let (mine, bobs) = (token(&admin).await, token(&bob).await);
+    let http = reqwest::Client::new();
+    let send = |secret: &str, session: Option<&str>, body: Value| {
+        let mut r = http
+            .post(format!("{}/mcp", app.base))
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", format!("Bearer {secret}"))
+            .json(&body);
+        if let Some(id) = session {
+            r = r.header("mcp-session-id", id);
+        }
+        r.send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let opened = send(&mine, None, init).await.unwrap();
+    assert!(opened.status().is_success());
+    let session = opened.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert!(send(&mine, Some(&session), initialized).await.unwrap().status().is_success());
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    // Another person's token on this session: as if it did not exist.
+    let taken = send(&bobs, Some(&session), list.clone()).await.unwrap();
+    assert_eq!(taken.status(), StatusCode::NOT_FOUND);
+    assert_eq!(send(&mine, Some(&session), list).await.unwrap().status(), StatusCode::OK, "its own token goes on");
+    // The API's body limit holds here too.
+    let huge = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "ask", "arguments": {"text": "x".repeat(2 << 20)}}});
+    assert_eq!(send(&mine, Some(&session), huge).await.unwrap().status(), StatusCode::PAYLOAD_TOO_LARGE);
+}
+
+#[tokio::test]
 async fn an_agent_asks_reads_the_runs_and_the_shared_files_of_its_own_chats_only() {
     let app = TestApp::builder().sandbox().settings_model().await;
     let admin = app.admin().await;
