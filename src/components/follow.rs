@@ -20,12 +20,19 @@ pub struct Follow {
     following: RwSignal<bool>,
     list: NodeRef<Div>,
     content: NodeRef<Div>,
+    /// Where the view was at the last scroll event: only a move up is the person's.
+    last_top: StoredValue<i32>,
 }
 
 impl Follow {
     /// Starts following (with an observer that ends with the calling view).
     pub fn start() -> Self {
-        let follow = Self { following: RwSignal::new(true), list: NodeRef::new(), content: NodeRef::new() };
+        let follow = Self {
+            following: RwSignal::new(true),
+            list: NodeRef::new(),
+            content: NodeRef::new(),
+            last_top: StoredValue::new(0),
+        };
         follow.observe_growth();
         follow
     }
@@ -51,33 +58,55 @@ impl Follow {
         request_animation_frame(move || self.scroll_to_end());
     }
 
-    /// After the person scrolled: following again only once back at the end.
+    /// After a scroll: at the end, following again; moved up by the person and away from
+    /// the end, no longer. Content that grew below a view that has not moved (a scroll
+    /// event can come after the growth it raced with) is not the person scrolling up.
     pub fn scrolled(self) {
-        let at_end = self.distance_to_end().is_none_or(|d| d <= AT_END_PX);
-        if self.following.get_untracked() != at_end {
-            self.following.set(at_end);
+        let Some((top, distance)) = self.position() else { return };
+        let went_up = top < self.last_top.get_value() - 1;
+        self.last_top.set_value(top);
+        let following = if distance <= AT_END_PX {
+            true
+        } else if went_up {
+            false
+        } else {
+            return;
+        };
+        if self.following.get_untracked() != following {
+            self.following.set(following);
         }
     }
 
-    /// Pixels between the bottom of what is shown and the end; `None` before the list is
-    /// on the page.
-    fn distance_to_end(self) -> Option<i32> {
+    /// Where the view is (its scroll offset) and how many pixels lie between the bottom
+    /// of what is shown and the end; `None` before the list is on the page.
+    fn position(self) -> Option<(i32, i32)> {
         match self.scroller()? {
-            Scroller::List(list) => Some(list.scroll_height() - list.scroll_top() - list.client_height()),
+            Scroller::List(list) => {
+                Some((list.scroll_top(), list.scroll_height() - list.scroll_top() - list.client_height()))
+            }
             Scroller::Page(page) => {
                 let shown = window().inner_height().ok()?.as_f64()? as i32;
-                Some(page.scroll_height() - page.scroll_top() - shown)
+                Some((page.scroll_top(), page.scroll_height() - page.scroll_top() - shown))
             }
-            Scroller::Nothing => Some(0),
+            Scroller::Nothing => Some((0, 0)),
         }
     }
 
+    /// Scrolls to the end, and records it as where the view is: the scroll event this
+    /// causes may arrive after more growth, and must not read as a move up.
     fn scroll_to_end(self) {
-        match self.scroller() {
-            Some(Scroller::List(list)) => list.set_scroll_top(list.scroll_height()),
-            Some(Scroller::Page(page)) => page.set_scroll_top(page.scroll_height()),
-            Some(Scroller::Nothing) | None => {}
-        }
+        let top = match self.scroller() {
+            Some(Scroller::List(list)) => {
+                list.set_scroll_top(list.scroll_height());
+                list.scroll_top()
+            }
+            Some(Scroller::Page(page)) => {
+                page.set_scroll_top(page.scroll_height());
+                page.scroll_top()
+            }
+            Some(Scroller::Nothing) | None => return,
+        };
+        self.last_top.set_value(top);
     }
 
     /// What scrolls to show the list's end: the list itself where it is held to a height
