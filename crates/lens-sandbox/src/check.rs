@@ -52,10 +52,11 @@ fn quota_tools() -> Result<(), String> {
 fn reachable(options: &LocalOptions) -> Result<String, String> {
     let root =
         options.root.canonicalize().or_else(|_| std::path::absolute(&options.root)).map_err(|e| e.to_string())?;
-    let as_root = nix::unistd::geteuid().is_root();
-    let mounts = options.mounts.clone().unwrap_or_else(|| folders::default_mounts(&root, as_root));
-    let user = if as_root { options.host_uid } else { nix::unistd::getuid().as_raw() };
-    folders::passable(&mounts, user)?;
+    let (mounts, user) = folders::mounts_and_user(options.mounts.as_deref(), &root, options.host_uid);
+    folders::passable(&mounts, user).map_err(|e| match e {
+        crate::SandboxError::Unavailable(sentence) => sentence,
+        other => other.to_string(),
+    })?;
     Ok(format!("workspaces are mounted in {}, which the sandbox's user (uid {user}) can reach", mounts.display()))
 }
 

@@ -206,10 +206,8 @@ impl LocalDriver {
             return Err(SandboxError::Unavailable(format!("the sandbox agent is missing at {}", agent.display())));
         }
         let root = root.canonicalize().map_err(backend)?;
-        let as_root = running_as_root();
-        let mounts = mounts.unwrap_or_else(|| folders::default_mounts(&root, as_root));
-        let user = if as_root { host_uid } else { nix::unistd::getuid().as_raw() };
-        let agent = folders::prepare(&mounts, &agent, user).map_err(SandboxError::Unavailable)?;
+        let (mounts, user) = folders::mounts_and_user(mounts.as_deref(), &root, host_uid);
+        let agent = folders::prepare(&mounts, &agent, user)?;
         let cgroups = Cgroups::detect(&cgroup_folder(&root)).map_err(SandboxError::Unavailable)?;
         cgroups.sweep();
         let driver = Self {

@@ -16,6 +16,8 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use crate::SandboxError;
+
 /// The parent of every driver's mount folder when Lens runs as root.
 const RUN_DIR: &str = "/run/lens";
 
@@ -33,11 +35,22 @@ pub(crate) fn default_mounts(root: &Path, as_root: bool) -> PathBuf {
     }
 }
 
+/// The mount folder (`mounts` when given, else [`default_mounts`]) and the host user the
+/// sandboxes run as: `host_uid` for a Lens that is root, else Lens's own user. One
+/// reading for the driver and for `sandbox check`.
+pub(crate) fn mounts_and_user(mounts: Option<&Path>, root: &Path, host_uid: u32) -> (PathBuf, u32) {
+    let as_root = nix::unistd::geteuid().is_root();
+    let mounts = mounts.map_or_else(|| default_mounts(root, as_root), Path::to_owned);
+    (mounts, if as_root { host_uid } else { nix::unistd::getuid().as_raw() })
+}
+
 /// Makes the mount folder (root's, 0711: the user may pass through, never list), checks
 /// that the sandbox's user can reach it, and copies the agent into it (0755, written
 /// whole before it is renamed into place). Returns the agent's copy.
-pub(crate) fn prepare(mounts: &Path, agent: &Path, uid: u32) -> Result<PathBuf, String> {
-    let made = |e: io::Error| format!("cannot make the sandboxes' mount folder {}: {e}", mounts.display());
+pub(crate) fn prepare(mounts: &Path, agent: &Path, uid: u32) -> Result<PathBuf, SandboxError> {
+    let made = |e: io::Error| {
+        SandboxError::Unavailable(format!("cannot make the sandboxes' mount folder {}: {e}", mounts.display()))
+    };
     let fresh_run_dir = mounts.starts_with(RUN_DIR) && !Path::new(RUN_DIR).exists();
     std::fs::create_dir_all(mounts).map_err(made)?;
     if fresh_run_dir {
@@ -50,7 +63,13 @@ pub(crate) fn prepare(mounts: &Path, agent: &Path, uid: u32) -> Result<PathBuf, 
     let copied = std::fs::copy(agent, &partial)
         .and_then(|_| std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o755)))
         .and_then(|()| std::fs::rename(&partial, &copy));
-    copied.map_err(|e| format!("cannot copy the sandbox agent {} into {}: {e}", agent.display(), mounts.display()))?;
+    copied.map_err(|e| {
+        SandboxError::Unavailable(format!(
+            "cannot copy the sandbox agent {} into {}: {e}",
+            agent.display(),
+            mounts.display()
+        ))
+    })?;
     Ok(copy)
 }
 
@@ -85,7 +104,7 @@ pub(crate) fn forget_old_mount_points(root: &Path, mounts: &Path) {
 /// Whether host user `uid` (whose group is `uid` too, with no others) can pass through
 /// every folder down to `path`: `Err` names the first that stops it, its owner and mode,
 /// and the fix. Folders not made yet are left to whoever makes them.
-pub(crate) fn passable(path: &Path, uid: u32) -> Result<(), String> {
+pub(crate) fn passable(path: &Path, uid: u32) -> Result<(), SandboxError> {
     let mut walked = PathBuf::new();
     for part in path.components() {
         walked.push(part);
@@ -98,7 +117,7 @@ pub(crate) fn passable(path: &Path, uid: u32) -> Result<(), String> {
             0o001
         };
         if meta.mode() & search == 0 {
-            return Err(format!(
+            return Err(SandboxError::Unavailable(format!(
                 "the sandbox's user (uid {uid}) cannot pass through {} (owner {}, mode {:04o}) to reach {}: run \
                  `chmod o+x {}`, or keep the data directory (or LENS_SANDBOX_MOUNTS) in a folder every user can pass \
                  through",
@@ -107,7 +126,7 @@ pub(crate) fn passable(path: &Path, uid: u32) -> Result<(), String> {
                 meta.mode() & 0o7777,
                 path.display(),
                 walked.display()
-            ));
+            )));
         }
     }
     Ok(())
@@ -134,19 +153,19 @@ mod tests {
         std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
         let me = nix::unistd::getuid().as_raw();
         // Its owner passes; another user does not, and is told where and why.
-        assert_eq!(passable(&inside, me), Ok(()));
+        assert!(passable(&inside, me).is_ok());
         let other = if me == 0 { 65534 } else { 0 };
-        let said = passable(&inside, other).unwrap_err();
+        let said = passable(&inside, other).unwrap_err().to_string();
         assert!(said.contains(&format!("cannot pass through {} (owner", private.display())), "{said}");
         assert!(said.contains("mode 0700"), "{said}");
         assert!(said.contains(&format!("`chmod o+x {}`", private.display())), "{said}");
         std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o711)).unwrap();
-        assert_eq!(passable(&inside, other), Ok(()));
+        assert!(passable(&inside, other).is_ok());
     }
 
     #[test]
     fn folders_not_made_yet_are_not_held_against_it() {
-        assert_eq!(passable(Path::new("/nonexistent-lens/a/b"), 65534), Ok(()));
+        assert!(passable(Path::new("/nonexistent-lens/a/b"), 65534).is_ok());
     }
 
     #[test]
