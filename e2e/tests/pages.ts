@@ -75,7 +75,9 @@ export class ChatPage {
   async api(method: string, path: string, data?: unknown) {
     const me = await this.page.request.get('/api/v1/me');
     const { csrf_token } = await me.json();
-    return this.page.request.fetch(path, { method, data, headers: { 'x-csrf-token': csrf_token } });
+    // A browser's own fetch sends Origin; Playwright's request context does not.
+    const origin = new URL(this.page.url()).origin;
+    return this.page.request.fetch(path, { method, data, headers: { 'x-csrf-token': csrf_token, origin } });
   }
 }
 

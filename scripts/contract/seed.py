@@ -28,6 +28,7 @@ def call(method, path, body=None, expect=(200, 201, 202, 204), csrf=None):
         req.add_header("authorization", "Bearer " + token)
     if csrf:
         req.add_header("x-csrf-token", csrf)
+        req.add_header("origin", BASE)
     try:
         with cookies.open(req, timeout=60) as resp:
             status, raw = resp.status, resp.read()

@@ -108,7 +108,7 @@ pub async fn setup_status() -> ApiResult<SetupStatus> {
     get("/api/v1/setup").await
 }
 
-pub async fn setup(req: &CredentialsRequest) -> ApiResult<SessionResponse> {
+pub async fn setup(req: &SetupRequest) -> ApiResult<SessionResponse> {
     let s: SessionResponse = send_json(Request::post("/api/v1/setup"), req).await?;
     set_csrf(&s.csrf_token);
     Ok(s)

@@ -1,7 +1,7 @@
 //! The username and password form of the setup and login pages: it calls the server,
 //! remembers the session and opens the chat.
 
-use lens_types::CredentialsRequest;
+use lens_types::{CredentialsRequest, SetupRequest};
 use leptos::prelude::*;
 
 use crate::context::{Nav, Session};
@@ -18,6 +18,9 @@ pub enum AuthAction {
 pub fn CredentialsForm(
     /// What submitting does.
     action: AuthAction,
+    /// Setup asks for the code from Lens's log (Lens listens beyond loopback).
+    #[prop(optional, into)]
+    ask_code: Signal<bool>,
 ) -> impl IntoView {
     let session = expect_context::<Session>();
     let nav = expect_context::<Nav>();
@@ -25,6 +28,7 @@ pub fn CredentialsForm(
     let username = RwSignal::new(String::new());
     let password = RwSignal::new(String::new());
     let again = RwSignal::new(String::new());
+    let code = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let submit = move |ev: leptos::ev::SubmitEvent| {
@@ -36,9 +40,13 @@ pub fn CredentialsForm(
         error.set(None);
         busy.set(true);
         let req = CredentialsRequest { username: username.get(), password: password.get() };
+        let setup_code = ask_code.get_untracked().then(|| code.get_untracked());
         leptos::task::spawn_local(async move {
             let result = match action {
-                AuthAction::Setup => crate::api::setup(&req).await,
+                AuthAction::Setup => {
+                    let CredentialsRequest { username, password } = req;
+                    crate::api::setup(&SetupRequest { username, password, setup_code }).await
+                }
                 AuthAction::LogIn => crate::api::login(&req).await,
             };
             match result {
@@ -55,6 +63,17 @@ pub fn CredentialsForm(
     let button = if confirm { "Create admin account" } else { "Log in" };
     view! {
         <form class="card form" on:submit=submit data-testid="credentials-form">
+            <Show when=move || ask_code.get()>
+                <label>
+                    "Setup code"
+                    <input type="text" name="setup-code" autocomplete="off" required spellcheck="false"
+                        aria-describedby="setup-code-help" data-testid="setup-code"
+                        prop:value=move || code.get() on:input=move |ev| code.set(event_target_value(&ev)) />
+                    <small id="setup-code-help">
+                        "Lens is reachable from the network, so it printed a one-time code in its log at start (the line \"setup code:\"). Enter it here."
+                    </small>
+                </label>
+            </Show>
             <label>
                 "Username"
                 <input type="text" name="username" autocomplete="username" required data-testid="username"

@@ -2,15 +2,20 @@
 //! login rate limit.
 //!
 //! A request is authenticated by `Authorization: Bearer <token>` (agents) or by the
-//! `lens_session` cookie (the browser). Cookie requests with an unsafe method must also
-//! carry `X-CSRF-Token` equal to the session's proof; token requests need not, since a
-//! browser never attaches a Bearer token on its own.
+//! `lens_session` cookie (the browser; `__Host-lens_session` over HTTPS). Cookie requests
+//! with an unsafe method must also carry `X-CSRF-Token` equal to the session's proof and
+//! come from Lens's own page (`Origin` / `Sec-Fetch-Site`); token requests need not, since
+//! a browser never attaches a Bearer token on its own.
 
 pub mod client_addr;
 mod current_user;
 mod password;
 mod rate_limit;
+mod setup_code;
 
-pub use current_user::{AdminUser, CurrentUser, SESSION_COOKIE, session_cookie};
+pub use current_user::{
+    AdminUser, CurrentUser, Https, SECURE_SESSION_COOKIE, SESSION_COOKIE, session_cookie, session_cookie_name,
+};
 pub use password::{check_password_rules, hash_password, verify_password};
 pub use rate_limit::LoginLimiter;
+pub use setup_code::SetupCode;

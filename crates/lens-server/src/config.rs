@@ -195,9 +195,18 @@ pub struct Config {
     /// Days a login session lasts.
     #[arg(long, env = "LENS_SESSION_DAYS", default_value_t = 30)]
     pub session_days: i64,
-    /// Mark cookies Secure (set this behind HTTPS).
+    /// Mark cookies Secure (set this behind HTTPS); an https LENS_PUBLIC_URL, or
+    /// `X-Forwarded-Proto: https` from a trusted proxy, does so too.
     #[arg(long, env = "LENS_SECURE_COOKIES")]
     pub secure_cookies: bool,
+    /// Where people reach Lens (e.g. https://lens.example.org): requests for another host
+    /// name are refused (421), and an https URL makes the session cookie Secure.
+    #[arg(long, env = "LENS_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// More host names Lens answers to (comma-separated), besides LENS_PUBLIC_URL's; loopback
+    /// names are allowed while Lens listens on loopback only.
+    #[arg(long, env = "LENS_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub allowed_hosts: Vec<String>,
     /// Reverse proxies whose `Forwarded` / `X-Forwarded-For` name the client (addresses or
     /// CIDR ranges, comma-separated) [default none: the peer is the client].
     #[arg(long, env = "LENS_TRUSTED_PROXIES", value_delimiter = ',')]
@@ -247,6 +256,9 @@ impl Config {
             sandbox_max_memory_mb: None,
             sandbox_queue_wait_secs: None,
             sandbox_pool_size: None,
+            public_url: None,
+            allowed_hosts: Vec::new(),
+            trusted_proxies: Vec::new(),
             ..w.config
         })
     }

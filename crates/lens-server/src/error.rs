@@ -58,6 +58,18 @@ pub enum AppError {
     /// 507: the server's disk is full, so nothing new could be saved.
     #[error("{}", crate::disk::DISK_FULL)]
     DiskFull,
+    /// 421: the `Host` is not a name Lens is reached under; the message names the setting.
+    #[error("{0}")]
+    MisdirectedHost(String),
+    /// 403: a change from another site's page, or a cookie change without a same-origin `Origin`.
+    #[error("{0}")]
+    CrossOrigin(String),
+    /// 403: setup away from loopback needs the code from the server's log.
+    #[error("{0}")]
+    SetupCode(String),
+    /// 403: the API token was not given the scope this route needs.
+    #[error("this API token does not have the `{0}` scope; make a token with it in Settings > API tokens")]
+    ScopeMissing(&'static str),
     /// 500: a database failure; logged, never described to the client.
     #[error("internal error")]
     Database(sqlx::Error),
@@ -74,7 +86,10 @@ impl AppError {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Unauthorized | Self::InvalidCredentials => StatusCode::UNAUTHORIZED,
-            Self::CsrfFailed | Self::Forbidden => StatusCode::FORBIDDEN,
+            Self::CsrfFailed | Self::Forbidden | Self::CrossOrigin(_) | Self::SetupCode(_) | Self::ScopeMissing(_) => {
+                StatusCode::FORBIDDEN
+            }
+            Self::MisdirectedHost(_) => StatusCode::MISDIRECTED_REQUEST,
             Self::NotFound | Self::NoRoute => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict(_) | Self::AlreadySetUp => StatusCode::CONFLICT,
@@ -104,6 +119,10 @@ impl AppError {
             Self::ModelUnavailable(_) => ErrorCode::ModelUnavailable,
             Self::HostHelperFailed(_) => ErrorCode::HostHelperFailed,
             Self::DiskFull => ErrorCode::DiskFull,
+            Self::MisdirectedHost(_) => ErrorCode::MisdirectedRequest,
+            Self::CrossOrigin(_) => ErrorCode::CrossOrigin,
+            Self::SetupCode(_) => ErrorCode::SetupCode,
+            Self::ScopeMissing(_) => ErrorCode::ScopeMissing,
             Self::Database(_) | Self::Internal(_) | Self::Damaged => ErrorCode::Internal,
         }
     }

@@ -32,6 +32,7 @@ pub mod sandbox_settings;
 pub mod secret;
 pub mod serve;
 pub mod share;
+pub mod site;
 pub mod state;
 pub mod store;
 pub mod tools;

@@ -113,6 +113,7 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::mcp::routes(state.clone()))
         .fallback_service(web)
         .layer(DefaultBodyLimit::max(state.config.body_limit))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::site::guard))
         .layer(SetResponseHeaderLayer::overriding(
             HeaderName::from_static("x-content-type-options"),
             HeaderValue::from_static("nosniff"),

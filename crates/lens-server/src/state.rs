@@ -21,6 +21,10 @@ pub struct AppState {
     pub login_limiter: Arc<LoginLimiter>,
     /// The reverse proxies whose forwarding headers name the client (`LENS_TRUSTED_PROXIES`).
     pub trusted_proxies: Arc<Vec<lens_sandbox::egress::Cidr>>,
+    /// The names and scheme Lens is reached under (`LENS_PUBLIC_URL`, `LENS_ALLOWED_HOSTS`).
+    pub site: Arc<crate::site::Site>,
+    /// The one-time code setup needs while Lens listens beyond loopback with no account yet.
+    pub setup_code: Arc<crate::auth::SetupCode>,
     /// The HTTP client the model providers share.
     pub http: reqwest::Client,
     /// Files that left a sandbox, encrypted.
@@ -50,6 +54,7 @@ impl AppState {
             .with_context(|| format!("securing {}", config.data_dir.display()))?;
         let trusted_proxies =
             crate::auth::client_addr::parse_trusted(&config.trusted_proxies).map_err(anyhow::Error::msg)?;
+        let site = crate::site::Site::from_config(&config).map_err(anyhow::Error::msg)?;
         let secret = ServerSecret::load(config.secret.as_deref(), &config.data_dir)?;
         let store =
             Store::open(&config.db_path()).await.with_context(|| format!("opening {}", config.db_path().display()))?;
@@ -60,6 +65,12 @@ impl AppState {
             tracing::warn!(interrupted, "answers left streaming by the last run are marked interrupted");
         }
         let _ = store.delete_expired_sessions().await;
+        let setup_code = crate::auth::SetupCode::at_start(&site, store.count_users().await? == 0);
+        if !site.loopback_only() && !site.names_configured() {
+            tracing::warn!(
+                "LENS_PUBLIC_URL is not set: Lens answers to any host name; set it to the address people use"
+            );
+        }
         let sandbox = Arc::new(crate::sandbox::SandboxHub::new(&config));
         let secret = Arc::new(secret);
         let vault = crate::vault::Vault::new(&config.data_dir, secret.clone());
@@ -82,6 +93,8 @@ impl AppState {
             tools,
             login_limiter: Arc::new(LoginLimiter::default()),
             trusted_proxies: Arc::new(trusted_proxies),
+            site: Arc::new(site),
+            setup_code: Arc::new(setup_code),
             http: lens_llm::http_client(),
             sandbox,
         })

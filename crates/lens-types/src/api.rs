@@ -17,6 +17,21 @@ pub type UnixMillis = i64;
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SetupStatus {
     pub needed: bool,
+    /// Setup needs the one-time code Lens printed in its log (Lens listens beyond loopback).
+    #[serde(default)]
+    pub code_required: bool,
+}
+
+/// The first account, and the setup code when `SetupStatus::code_required`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SetupRequest {
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 64, pattern = r"^\s*[\w.@-]+\s*$"))]
+    pub username: String,
+    #[cfg_attr(feature = "openapi", schema(min_length = 8))]
+    pub password: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup_code: Option<String>,
 }
 
 /// Username and password: the body of setup, login and admin-made accounts.

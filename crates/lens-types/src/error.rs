@@ -41,6 +41,15 @@ pub enum ErrorCode {
     DiskFull,
     /// The host helper Lens was given could not do what was asked (502).
     HostHelperFailed,
+    /// The request's `Host` is not a name Lens is reached under (421).
+    MisdirectedRequest,
+    /// A change from a page of another site, or without a same-origin `Origin` (403).
+    CrossOrigin,
+    /// Setup of this instance needs the setup code from the server's log, and it was
+    /// missing or wrong (403).
+    SetupCode,
+    /// The API token lacks the scope this route needs (403).
+    ScopeMissing,
     /// Something failed inside the server; the log says what (500).
     Internal,
 }
@@ -66,6 +75,10 @@ impl ErrorCode {
             Self::StepLimit => "step_limit",
             Self::DiskFull => "disk_full",
             Self::HostHelperFailed => "host_helper_failed",
+            Self::MisdirectedRequest => "misdirected_request",
+            Self::CrossOrigin => "cross_origin",
+            Self::SetupCode => "setup_code",
+            Self::ScopeMissing => "scope_missing",
             Self::Internal => "internal",
         }
     }

@@ -12,7 +12,7 @@ use lens_types::{CredentialsRequest, SessionResponse};
 
 use crate::{
     AppError, AppState, Result,
-    auth::{CurrentUser, SESSION_COOKIE, client_addr::client_ip, session_cookie, verify_password},
+    auth::{CurrentUser, Https, client_addr::client_ip, session_cookie, verify_password},
     ids::{secret_token, token_hash},
     json::ApiJson,
     now_ms,
@@ -36,6 +36,7 @@ pub fn check_username(name: &str) -> Result<()> {
 pub async fn start_session(
     state: &AppState,
     jar: CookieJar,
+    https: bool,
     user: UserRow,
 ) -> Result<(CookieJar, Json<SessionResponse>)> {
     let token = secret_token();
@@ -43,7 +44,7 @@ pub async fn start_session(
     let days = state.config.session_days;
     let expires = now_ms() + days * 86_400_000;
     state.store.create_session(user.id, &token_hash(&token), &csrf, expires).await?;
-    let jar = jar.add(session_cookie(token, days, state.config.secure_cookies));
+    let jar = jar.add(session_cookie(token, days, https));
     Ok((jar, Json(SessionResponse { user: user.view(), csrf_token: csrf })))
 }
 
@@ -64,6 +65,7 @@ pub async fn create_session(
     State(state): State<AppState>,
     ConnectInfo(addr): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
+    Https(https): Https,
     jar: CookieJar,
     ApiJson(req): ApiJson<CredentialsRequest>,
 ) -> Result<(CookieJar, Json<SessionResponse>)> {
@@ -86,7 +88,7 @@ pub async fn create_session(
     match user {
         Some(user) if matches => {
             state.login_limiter.succeeded(&req.username, ip);
-            start_session(&state, jar, user).await
+            start_session(&state, jar, https, user).await
         }
         _ => {
             tracing::info!(ip = ?ip, "failed login");
@@ -108,12 +110,13 @@ pub async fn create_session(
 pub async fn delete_session(
     State(state): State<AppState>,
     user: CurrentUser,
+    Https(https): Https,
     jar: CookieJar,
 ) -> Result<(CookieJar, StatusCode)> {
     if let Some(hash) = &user.session_hash {
         state.store.delete_session(hash).await?;
     }
-    let jar = jar.remove(axum_extra::extract::cookie::Cookie::build(SESSION_COOKIE).path("/"));
+    let jar = jar.remove(session_cookie(String::new(), 0, https));
     Ok((jar, StatusCode::NO_CONTENT))
 }
 

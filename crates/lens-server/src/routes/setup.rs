@@ -2,10 +2,10 @@
 
 use axum::{Json, extract::State};
 use axum_extra::extract::CookieJar;
-use lens_types::{CredentialsRequest, SessionResponse, SetupStatus};
+use lens_types::{SessionResponse, SetupRequest, SetupStatus};
 
 use super::sessions::{check_username, start_session};
-use crate::{AppError, AppState, Result, auth::check_password_rules, auth::hash_password, json::ApiJson};
+use crate::{AppError, AppState, Result, auth::Https, auth::check_password_rules, auth::hash_password, json::ApiJson};
 
 /// Whether the first account still has to be made.
 #[utoipa::path(
@@ -17,7 +17,8 @@ use crate::{AppError, AppState, Result, auth::check_password_rules, auth::hash_p
     ),
 )]
 pub async fn get_setup(State(state): State<AppState>) -> Result<Json<SetupStatus>> {
-    Ok(Json(SetupStatus { needed: state.store.count_users().await? == 0 }))
+    let needed = state.store.count_users().await? == 0;
+    Ok(Json(SetupStatus { needed, code_required: needed && state.setup_code.required() }))
 }
 
 /// Makes the admin account and logs it in; 409 once any account exists.
@@ -25,25 +26,28 @@ pub async fn get_setup(State(state): State<AppState>) -> Result<Json<SetupStatus
     post,
     path = "/setup",
     tag = "accounts",
-    request_body = lens_types::CredentialsRequest,
+    request_body = lens_types::SetupRequest,
     responses(
         (status = 200, description = "The admin account, logged in (sets the session cookie)", body = lens_types::SessionResponse),
+        (status = 403, description = "The setup code is missing or wrong (Lens listens beyond loopback)", body = lens_types::ErrorBody),
         (status = 409, description = "Lens is set up already", body = lens_types::ErrorBody),
         (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
     ),
 )]
 pub async fn create_setup(
     State(state): State<AppState>,
+    Https(https): Https,
     jar: CookieJar,
-    ApiJson(req): ApiJson<CredentialsRequest>,
+    ApiJson(req): ApiJson<SetupRequest>,
 ) -> Result<(CookieJar, Json<SessionResponse>)> {
     if state.store.count_users().await? > 0 {
         return Err(AppError::AlreadySetUp);
     }
+    state.setup_code.check(req.setup_code.as_deref())?;
     check_username(&req.username)?;
     check_password_rules(&req.password)?;
     let hash = hash_password(&req.password)?;
     let user = state.store.create_first_user(req.username.trim(), &hash).await?.ok_or(AppError::AlreadySetUp)?;
     tracing::info!(user = %user.username, "first account created");
-    start_session(&state, jar, user).await
+    start_session(&state, jar, https, user).await
 }

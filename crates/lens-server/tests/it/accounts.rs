@@ -9,12 +9,12 @@ use crate::test_app::TestApp;
 async fn first_visitor_becomes_admin_and_setup_closes() {
     let app = TestApp::new().await;
     let anon = app.anonymous();
-    assert_eq!(anon.get("/api/v1/setup").await.1, json!({"needed": true}));
+    assert_eq!(anon.get("/api/v1/setup").await.1, json!({"needed": true, "code_required": false}));
     let admin = app.admin().await;
     let (status, me) = admin.get("/api/v1/me").await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(me["user"]["is_admin"], true);
-    assert_eq!(anon.get("/api/v1/setup").await.1, json!({"needed": false}));
+    assert_eq!(anon.get("/api/v1/setup").await.1, json!({"needed": false, "code_required": false}));
     let (status, body) = anon.post("/api/v1/setup", json!({"username": "eve", "password": "eve-password"})).await;
     assert_eq!(status, StatusCode::CONFLICT);
     assert_eq!(body["error"]["code"], "already_set_up");

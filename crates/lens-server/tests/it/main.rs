@@ -19,5 +19,6 @@ mod sandbox;
 mod sandbox_gateway;
 mod sandbox_settings;
 mod settings;
+mod site;
 mod test_app;
 mod uploads;

@@ -199,7 +199,8 @@ impl Client {
         if method != Method::GET
             && let Some(csrf) = &self.csrf
         {
-            req = req.header("x-csrf-token", csrf);
+            // As a browser does on every change it sends from Lens's page.
+            req = req.header("x-csrf-token", csrf).header("origin", &self.base);
         }
         if let Some(token) = &self.bearer {
             req = req.bearer_auth(token);
