@@ -660,11 +660,22 @@ test('API tokens: made once, usable by an agent, revoked', async ({ page, playwr
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
   await page.goto('/settings/tokens');
   await page.getByTestId('token-name').fill('my agent');
+  // Chat is chosen already; the admin may also give the admin scope.
+  await expect(page.getByTestId('token-scope-chat')).toBeChecked();
+  await expect(page.getByTestId('token-scope-approve')).not.toBeChecked();
+  await page.getByTestId('token-scope-admin').check();
+  await page.getByTestId('token-expiry-choice').selectOption({ label: '7 days' });
   await page.getByTestId('create-token').click();
   const secret = await page.getByTestId('token-secret').innerText();
   expect(secret).toMatch(/^lens_/);
+  await expect(page.getByTestId('token-scopes')).toHaveText(' · chat, admin');
+  await expect(page.getByTestId('token-expiry')).toContainText('expires 2');
   const agent = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { authorization: `Bearer ${secret}` } });
   expect((await agent.get('/api/v1/chats')).status()).toBe(200);
+  expect((await agent.get('/api/v1/settings/model')).status()).toBe(200);
+  const refused = await agent.post('/api/v1/approvals/none', { data: { approve: true } });
+  expect(refused.status()).toBe(403);
+  expect((await refused.json()).error.message).toContain('`approve` scope');
   await page.getByRole('button', { name: 'Revoke my agent' }).click();
   await expect(page.getByTestId('token-row')).toHaveCount(0);
   expect((await agent.get('/api/v1/chats')).status()).toBe(401);

@@ -77,7 +77,7 @@ session = call("POST", "/api/v1/setup", {"username": "admin", "password": "contr
 csrf = session["csrf_token"]
 # Tokens made before the one in use, so a fuzzed small id never revokes it.
 spare = [call("POST", "/api/v1/tokens", {"name": f"spare {n}"}, csrf=csrf)["token"]["id"] for n in range(3)]
-token = call("POST", "/api/v1/tokens", {"name": "contract"}, csrf=csrf)["secret"]
+token = call("POST", "/api/v1/tokens", {"name": "contract", "scopes": ["chat", "approve", "admin"]}, csrf=csrf)["secret"]
 bob = call("POST", "/api/v1/users", {"username": "bob", "password": "bob-password"})["id"]
 
 cid, aid, decided = import_report("Contract", approve=True)

@@ -175,8 +175,8 @@ pub async fn list_tokens() -> ApiResult<Vec<TokenView>> {
     get("/api/v1/tokens").await
 }
 
-pub async fn create_token(name: &str) -> ApiResult<CreateTokenResponse> {
-    send_json(Request::post("/api/v1/tokens"), &CreateTokenRequest { name: name.to_owned() }).await
+pub async fn create_token(req: &CreateTokenRequest) -> ApiResult<CreateTokenResponse> {
+    send_json(Request::post("/api/v1/tokens"), req).await
 }
 
 pub async fn delete_token(id: i64) -> ApiResult<()> {

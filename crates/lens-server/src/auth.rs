@@ -14,7 +14,8 @@ mod rate_limit;
 mod setup_code;
 
 pub use current_user::{
-    AdminUser, CurrentUser, Https, SECURE_SESSION_COOKIE, SESSION_COOKIE, session_cookie, session_cookie_name,
+    AdminUser, AnyScope, Approver, CurrentUser, Https, SECURE_SESSION_COOKIE, SESSION_COOKIE, session_cookie,
+    session_cookie_name,
 };
 pub use password::{check_password_rules, hash_password, verify_password};
 pub use rate_limit::LoginLimiter;

@@ -23,7 +23,11 @@ use std::{
 
 use tower_http::limit::RequestBodyLimitLayer;
 
-use crate::{AppError, AppState, auth::CurrentUser, ids::token_hash};
+use crate::{
+    AppError, AppState,
+    auth::{AnyScope, CurrentUser},
+    ids::token_hash,
+};
 
 pub use tools::LensMcp;
 
@@ -73,7 +77,8 @@ async fn require_token(
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(token_hash);
     let user = match &bearer {
-        Some(_) => CurrentUser::from_request_parts(&mut parts, &state).await.ok(),
+        // Any scope opens a session; each tool asks for the scope it needs.
+        Some(_) => AnyScope::from_request_parts(&mut parts, &state).await.ok().map(|AnyScope(user)| user),
         None => None,
     };
     let (Some(user), Some(bearer)) = (user, bearer) else {

@@ -28,6 +28,7 @@ pub use approvals::Decided;
 pub use chat_files::FileKind;
 pub use chats::DEFAULT_TITLE;
 pub use messages::{AnswerProgress, Asked, NewAnswer};
+pub use tokens::NewToken;
 pub use users::UserRow;
 
 /// The database handle. Cheap to clone.

@@ -63,6 +63,37 @@ pub struct SessionResponse {
     pub csrf_token: String,
 }
 
+/// What an API token may do. A browser session may do all its person may.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum TokenScope {
+    /// Conversations, files, uploads, the library and the MCP chat tools.
+    Chat,
+    /// Deciding approvals (an agent without it cannot approve its own networked runs).
+    Approve,
+    /// The admin's routes and MCP tools; only an admin can make such a token.
+    Admin,
+}
+
+impl TokenScope {
+    pub const ALL: [TokenScope; 3] = [TokenScope::Chat, TokenScope::Approve, TokenScope::Admin];
+
+    /// The word, as in JSON and in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Chat => "chat",
+            Self::Approve => "approve",
+            Self::Admin => "admin",
+        }
+    }
+
+    /// The scope a word names.
+    pub fn parse(word: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == word)
+    }
+}
+
 /// An API token, without its secret.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -71,6 +102,16 @@ pub struct TokenView {
     pub name: String,
     pub created_at: UnixMillis,
     pub last_used_at: Option<UnixMillis>,
+    /// What the token may do.
+    #[serde(default)]
+    pub scopes: Vec<TokenScope>,
+    /// When it stops working; never when absent.
+    #[serde(default)]
+    pub expires_at: Option<UnixMillis>,
+}
+
+fn chat_scope() -> Vec<TokenScope> {
+    vec![TokenScope::Chat]
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,6 +119,14 @@ pub struct TokenView {
 pub struct CreateTokenRequest {
     #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 100, pattern = r"\S"))]
     pub name: String,
+    /// What it may do; `chat` when left out.
+    #[serde(default = "chat_scope")]
+    #[cfg_attr(feature = "openapi", schema(min_items = 1))]
+    pub scopes: Vec<TokenScope>,
+    /// Days until it stops working (1–3650); never when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3650))]
+    pub expires_in_days: Option<u32>,
 }
 
 /// A new token: `secret` is shown this once and never again.

@@ -1,4 +1,8 @@
-//! The `CurrentUser` and `AdminUser` extractors, and the session cookie.
+//! Who is asking, and what their token lets them do: the `CurrentUser` (the `chat`
+//! scope), `Approver`, `AdminUser` and `AnyScope` extractors, and the session cookie.
+//!
+//! Each handler's signature names the scope it needs. A browser session has every scope
+//! its person has; a token only those it was made with.
 
 use std::{
     convert::Infallible,
@@ -10,6 +14,7 @@ use axum::{
     http::{HeaderMap, Method, request::Parts},
 };
 use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
+use lens_types::TokenScope;
 
 use crate::{AppError, AppState, ids::token_hash, store::UserRow};
 
@@ -27,11 +32,28 @@ pub struct CurrentUser {
     pub session_hash: Option<String>,
     /// The session's CSRF proof, when authenticated by cookie.
     pub csrf_token: Option<String>,
+    /// The token's scopes; `None` for a browser session (all its person has).
+    pub scopes: Option<Vec<TokenScope>>,
 }
 
 impl CurrentUser {
     pub fn id(&self) -> i64 {
         self.user.id
+    }
+
+    /// Whether the request may do what `scope` covers (the admin scope also needs an admin).
+    pub fn may(&self, scope: TokenScope) -> bool {
+        let granted = self.scopes.as_ref().is_none_or(|s| s.contains(&scope));
+        granted && (scope != TokenScope::Admin || self.user.is_admin)
+    }
+
+    /// `Err` with the sentence naming the scope when the token lacks it.
+    pub fn require(&self, scope: TokenScope) -> Result<(), AppError> {
+        match (self.may(scope), scope) {
+            (true, _) => Ok(()),
+            (false, TokenScope::Admin) if !self.user.is_admin => Err(AppError::Forbidden),
+            (false, _) => Err(AppError::ScopeMissing(scope.as_str())),
+        }
     }
 }
 
@@ -83,34 +105,57 @@ fn is_safe(method: &Method) -> bool {
     matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
 
+/// The person behind the request, whatever the token's scopes.
+async fn authenticate(parts: &mut Parts, state: &AppState) -> Result<CurrentUser, AppError> {
+    if let Some(token) = bearer(&parts.headers) {
+        let (user, scopes) = state.store.token_user(&token_hash(token.trim())).await?.ok_or(AppError::Unauthorized)?;
+        return Ok(CurrentUser { user, session_hash: None, csrf_token: None, scopes: Some(scopes) });
+    }
+    let Ok(Https(https)) = Https::from_request_parts(parts, state).await;
+    let jar = CookieJar::from_headers(&parts.headers);
+    let cookie = jar.get(session_cookie_name(https)).ok_or(AppError::Unauthorized)?;
+    let hash = token_hash(cookie.value());
+    let (user, csrf) = state.store.session_user(&hash).await?.ok_or(AppError::Unauthorized)?;
+    if !is_safe(&parts.method) {
+        let sent = parts.headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok()).unwrap_or("");
+        if !same_secret(sent, &csrf) {
+            return Err(AppError::CsrfFailed);
+        }
+        // Besides the proof: the browser's word that Lens's own page sent it.
+        if !state.site.same_origin_change(&parts.headers) {
+            return Err(AppError::CrossOrigin(crate::site::CROSS_ORIGIN.into()));
+        }
+    }
+    Ok(CurrentUser { user, session_hash: Some(hash), csrf_token: Some(csrf), scopes: None })
+}
+
+/// A person whose request may use conversations (the `chat` scope).
 impl FromRequestParts<AppState> for CurrentUser {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        if let Some(token) = bearer(&parts.headers) {
-            let user = state.store.token_user(&token_hash(token.trim())).await?.ok_or(AppError::Unauthorized)?;
-            return Ok(Self { user, session_hash: None, csrf_token: None });
-        }
-        let Ok(Https(https)) = Https::from_request_parts(parts, state).await;
-        let jar = CookieJar::from_headers(&parts.headers);
-        let cookie = jar.get(session_cookie_name(https)).ok_or(AppError::Unauthorized)?;
-        let hash = token_hash(cookie.value());
-        let (user, csrf) = state.store.session_user(&hash).await?.ok_or(AppError::Unauthorized)?;
-        if !is_safe(&parts.method) {
-            let sent = parts.headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok()).unwrap_or("");
-            if !same_secret(sent, &csrf) {
-                return Err(AppError::CsrfFailed);
-            }
-            // Besides the proof: the browser's word that Lens's own page sent it.
-            if !state.site.same_origin_change(&parts.headers) {
-                return Err(AppError::CrossOrigin(crate::site::CROSS_ORIGIN.into()));
-            }
-        }
-        Ok(Self { user, session_hash: Some(hash), csrf_token: Some(csrf) })
+        let user = authenticate(parts, state).await?;
+        user.require(TokenScope::Chat)?;
+        Ok(user)
     }
 }
 
-/// A `CurrentUser` who is the admin; anyone else gets 403.
+/// A `CurrentUser` who may decide approvals (the `approve` scope).
+#[derive(Debug, Clone)]
+pub struct Approver(pub CurrentUser);
+
+impl FromRequestParts<AppState> for Approver {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let user = authenticate(parts, state).await?;
+        user.require(TokenScope::Approve)?;
+        Ok(Self(user))
+    }
+}
+
+/// A `CurrentUser` who is the admin, by session or by a token with the `admin` scope;
+/// anyone else gets 403.
 #[derive(Debug, Clone)]
 pub struct AdminUser(pub CurrentUser);
 
@@ -118,10 +163,20 @@ impl FromRequestParts<AppState> for AdminUser {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        let user = CurrentUser::from_request_parts(parts, state).await?;
-        if !user.user.is_admin {
-            return Err(AppError::Forbidden);
-        }
+        let user = authenticate(parts, state).await?;
+        user.require(TokenScope::Admin)?;
         Ok(Self(user))
+    }
+}
+
+/// A `CurrentUser` with any scope: for who-am-I, logging out and the person's own tokens.
+#[derive(Debug, Clone)]
+pub struct AnyScope(pub CurrentUser);
+
+impl FromRequestParts<AppState> for AnyScope {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        authenticate(parts, state).await.map(Self)
     }
 }

@@ -9,7 +9,8 @@ use axum::{
     http::request::Parts,
 };
 use lens_types::{
-    CreateChatRequest, CreateMessageRequest, MessageStatus, MessageView, SandboxBackend, UpdateSandboxSettingsRequest,
+    CreateChatRequest, CreateMessageRequest, MessageStatus, MessageView, SandboxBackend, TokenScope,
+    UpdateSandboxSettingsRequest,
 };
 use rmcp::{
     ErrorData, ServerHandler,
@@ -195,7 +196,16 @@ pub struct FileContent {
     pub base64: Option<String>,
 }
 
-fn caller(parts: &Parts) -> Result<CurrentUser, ErrorData> {
+/// The person the tool acts for, when their token has `scope` (the API's rule: the chat
+/// tools need `chat`, changing the sandbox's place needs `admin`).
+fn caller(parts: &Parts, scope: TokenScope) -> Result<CurrentUser, ErrorData> {
+    let user = token_owner(parts)?;
+    user.require(scope).map_err(refused)?;
+    Ok(user)
+}
+
+/// The person whose token opened the request, whatever its scopes.
+fn token_owner(parts: &Parts) -> Result<CurrentUser, ErrorData> {
     parts
         .extensions
         .get::<McpCaller>()
@@ -209,7 +219,9 @@ fn refused(e: AppError) -> ErrorData {
     match e {
         AppError::NotFound => ErrorData::invalid_params("no such conversation, answer or file of yours", None),
         AppError::BadRequest(_) | AppError::Conflict(_) => ErrorData::invalid_params(message, None),
-        AppError::Forbidden | AppError::Unauthorized => ErrorData::invalid_request(message, None),
+        AppError::Forbidden | AppError::Unauthorized | AppError::ScopeMissing(_) => {
+            ErrorData::invalid_request(message, None)
+        }
         _ => ErrorData::internal_error(message, None),
     }
 }
@@ -291,10 +303,10 @@ impl LensMcp {
     #[tool(description = "Where Lens's code sandboxes run (this machine or an OpenShell gateway), whether they are \
                           on, and how many exist. Admins also see the gateway's address and last check.")]
     async fn sandbox_gateway(&self, Extension(parts): Extension<Parts>) -> Result<Json<SandboxState>, ErrorData> {
-        let user = caller(&parts)?;
+        let user = caller(&parts, TokenScope::Chat)?;
         let settings = SandboxSettings::load(&self.state).await.map_err(refused)?;
         self.state.sandbox.recount().await;
-        Ok(Json(self.state_of(&settings, user.user.is_admin)))
+        Ok(Json(self.state_of(&settings, user.may(TokenScope::Admin))))
     }
 
     #[tool(description = "Admins: make Lens's code sandboxes run on this machine (`local`), on an OpenShell \
@@ -305,10 +317,11 @@ impl LensMcp {
         Parameters(req): Parameters<SetSandboxGateway>,
         Extension(parts): Extension<Parts>,
     ) -> Result<Json<SandboxState>, ErrorData> {
-        let user = caller(&parts)?;
+        let user = token_owner(&parts)?;
         if !user.user.is_admin {
             return Err(ErrorData::invalid_request("only an admin may change where sandboxes run", None));
         }
+        user.require(TokenScope::Admin).map_err(refused)?;
         let mut update = UpdateSandboxSettingsRequest::default();
         match req.mode {
             SandboxPlace::Off => update.enabled = Some(false),
@@ -331,7 +344,7 @@ impl LensMcp {
 
     #[tool(description = "Your conversations, newest first.")]
     async fn list_chats(&self, Extension(parts): Extension<Parts>) -> Result<Json<Chats>, ErrorData> {
-        let user = caller(&parts)?;
+        let user = caller(&parts, TokenScope::Chat)?;
         let chats = self.state.store.list_chats(user.id(), None).await.map_err(|e| refused(e.into()))?;
         let chats = chats.into_iter().map(|c| Chat { id: c.id, title: c.title, updated_at: c.updated_at }).collect();
         Ok(Json(Chats { chats }))
@@ -344,7 +357,7 @@ impl LensMcp {
         Parameters(req): Parameters<Ask>,
         Extension(parts): Extension<Parts>,
     ) -> Result<Json<Answer>, ErrorData> {
-        let user = caller(&parts)?;
+        let user = caller(&parts, TokenScope::Chat)?;
         let state = State(self.state.clone());
         let chat_id = match req.chat_id {
             Some(id) => id,
@@ -371,7 +384,7 @@ impl LensMcp {
         Parameters(req): Parameters<AnswerRef>,
         Extension(parts): Extension<Parts>,
     ) -> Result<Json<Answer>, ErrorData> {
-        let user = caller(&parts)?;
+        let user = caller(&parts, TokenScope::Chat)?;
         Ok(Json(self.follow(&user, &req.chat_id, &req.answer_id, Duration::ZERO).await?))
     }
 
@@ -381,7 +394,7 @@ impl LensMcp {
         Parameters(req): Parameters<ChatRef>,
         Extension(parts): Extension<Parts>,
     ) -> Result<Json<Files>, ErrorData> {
-        let user = caller(&parts)?;
+        let user = caller(&parts, TokenScope::Chat)?;
         self.own_chat(&user, &req.chat_id).await?;
         let store = &self.state.store;
         let files = store.shared_files(&req.chat_id).await.map_err(|e| refused(e.into()))?;
@@ -395,7 +408,7 @@ impl LensMcp {
         Parameters(req): Parameters<FileRef>,
         Extension(parts): Extension<Parts>,
     ) -> Result<Json<FileContent>, ErrorData> {
-        let user = caller(&parts)?;
+        let user = caller(&parts, TokenScope::Chat)?;
         self.own_chat(&user, &req.chat_id).await?;
         let store = &self.state.store;
         let file = store

@@ -8,7 +8,7 @@ use axum::{
 };
 use lens_types::{ApprovalRef, DecideApprovalRequest};
 
-use crate::{AppError, AppState, Result, auth::CurrentUser, json::ApiJson, store::Decided};
+use crate::{AppError, AppState, Result, auth::Approver, json::ApiJson, store::Decided};
 
 /// Approve or decline a step that asked first.
 #[utoipa::path(
@@ -21,13 +21,14 @@ use crate::{AppError, AppState, Result, auth::CurrentUser, json::ApiJson, store:
     request_body = lens_types::DecideApprovalRequest,
     responses(
         (status = 200, description = "The decision, recorded", body = lens_types::ApprovalRef),
+        (status = 403, description = "The API token lacks the `approve` scope", body = lens_types::ErrorBody),
         (status = 409, description = "It was decided already, or its answer has ended", body = lens_types::ErrorBody),
     ),
     security(("session" = []), ("bearer" = [])),
 )]
 pub async fn decide_approval(
     State(state): State<AppState>,
-    user: CurrentUser,
+    Approver(user): Approver,
     Path(id): Path<String>,
     ApiJson(req): ApiJson<DecideApprovalRequest>,
 ) -> Result<Json<ApprovalRef>> {

@@ -12,7 +12,7 @@ use lens_types::{CredentialsRequest, SessionResponse};
 
 use crate::{
     AppError, AppState, Result,
-    auth::{CurrentUser, Https, client_addr::client_ip, session_cookie, verify_password},
+    auth::{AnyScope, Https, client_addr::client_ip, session_cookie, verify_password},
     ids::{secret_token, token_hash},
     json::ApiJson,
     now_ms,
@@ -109,7 +109,7 @@ pub async fn create_session(
 )]
 pub async fn delete_session(
     State(state): State<AppState>,
-    user: CurrentUser,
+    AnyScope(user): AnyScope,
     Https(https): Https,
     jar: CookieJar,
 ) -> Result<(CookieJar, StatusCode)> {
@@ -130,6 +130,6 @@ pub async fn delete_session(
     ),
     security(("session" = []), ("bearer" = [])),
 )]
-pub async fn get_me(user: CurrentUser) -> Json<SessionResponse> {
+pub async fn get_me(AnyScope(user): AnyScope) -> Json<SessionResponse> {
     Json(SessionResponse { user: user.user.view(), csrf_token: user.csrf_token.unwrap_or_default() })
 }

@@ -1,17 +1,20 @@
-//! API tokens for agents: made, listed and revoked by their owner.
+//! API tokens for agents: made, listed and revoked by their owner. A token may make
+//! tokens only with scopes it has itself, so no token widens its own reach.
 
 use axum::{
     Json,
     extract::{Path, State},
     http::StatusCode,
 };
-use lens_types::{CreateTokenRequest, CreateTokenResponse, TokenView};
+use lens_types::{CreateTokenRequest, CreateTokenResponse, TokenScope, TokenView};
 
 use crate::{
     AppError, AppState, Result,
-    auth::CurrentUser,
+    auth::AnyScope,
     ids::{secret_token, token_hash},
     json::ApiJson,
+    now_ms,
+    store::NewToken,
 };
 
 /// Tokens start with this, so a leaked one is easy to recognise in a scan.
@@ -27,7 +30,7 @@ const TOKEN_PREFIX: &str = "lens_";
     ),
     security(("session" = []), ("bearer" = [])),
 )]
-pub async fn list_tokens(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<TokenView>>> {
+pub async fn list_tokens(State(state): State<AppState>, AnyScope(user): AnyScope) -> Result<Json<Vec<TokenView>>> {
     Ok(Json(state.store.list_tokens(user.id()).await?))
 }
 
@@ -39,21 +42,42 @@ pub async fn list_tokens(State(state): State<AppState>, user: CurrentUser) -> Re
     request_body = lens_types::CreateTokenRequest,
     responses(
         (status = 201, description = "The token and its secret", body = lens_types::CreateTokenResponse),
+        (status = 400, description = "No scope, or an expiry out of 1–3650 days", body = lens_types::ErrorBody),
+        (status = 403, description = "The `admin` scope by someone who is not an admin, or a scope the calling token lacks", body = lens_types::ErrorBody),
         (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
     ),
     security(("session" = []), ("bearer" = [])),
 )]
 pub async fn create_token(
     State(state): State<AppState>,
-    user: CurrentUser,
+    AnyScope(user): AnyScope,
     ApiJson(req): ApiJson<CreateTokenRequest>,
 ) -> Result<(StatusCode, Json<CreateTokenResponse>)> {
     let name = req.name.trim();
     if name.is_empty() || name.chars().count() > 100 {
         return Err(AppError::BadRequest("the token needs a name of 1–100 characters".into()));
     }
+    let mut scopes = req.scopes.clone();
+    scopes.sort();
+    scopes.dedup();
+    if scopes.is_empty() {
+        return Err(AppError::BadRequest("the token needs at least one scope: chat, approve or admin".into()));
+    }
+    for scope in &scopes {
+        if *scope == TokenScope::Admin && !user.user.is_admin {
+            return Err(AppError::Forbidden);
+        }
+        user.require(*scope)?;
+    }
+    let expires_at = match req.expires_in_days {
+        None => None,
+        Some(days @ 1..=3650) => Some(now_ms() + i64::from(days) * 86_400_000),
+        Some(_) => return Err(AppError::BadRequest("a token expires in 1–3650 days, or never".into())),
+    };
     let secret = format!("{TOKEN_PREFIX}{}", secret_token());
-    let token = state.store.create_token(user.id(), name, &token_hash(&secret)).await?;
+    let hash = token_hash(&secret);
+    let new = NewToken { user_id: user.id(), name, token_hash: &hash, scopes: &scopes, expires_at };
+    let token = state.store.create_token(new).await?;
     Ok((StatusCode::CREATED, Json(CreateTokenResponse { token, secret })))
 }
 
@@ -72,7 +96,7 @@ pub async fn create_token(
 )]
 pub async fn delete_token(
     State(state): State<AppState>,
-    user: CurrentUser,
+    AnyScope(user): AnyScope,
     Path(id): Path<String>,
 ) -> Result<StatusCode> {
     let id: i64 = id.parse().map_err(|_| AppError::NotFound)?;

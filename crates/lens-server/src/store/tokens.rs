@@ -1,6 +1,6 @@
-//! API tokens for agents, stored as hashes.
+//! API tokens for agents, stored as hashes, with their scopes and expiry.
 
-use lens_types::TokenView;
+use lens_types::{TokenScope, TokenView};
 use sqlx::Row;
 
 use super::{Store, UserRow, users};
@@ -12,19 +12,43 @@ fn row_to_token(r: &sqlx::sqlite::SqliteRow) -> TokenView {
         name: r.get("name"),
         created_at: r.get("created_at"),
         last_used_at: r.get("last_used_at"),
+        scopes: scopes_of(r.get("scopes")),
+        expires_at: r.get("expires_at"),
     }
 }
 
+/// The stored words, space-separated; an unknown word grants nothing.
+fn scopes_of(words: &str) -> Vec<TokenScope> {
+    words.split_whitespace().filter_map(TokenScope::parse).collect()
+}
+
+/// What a token may do, as stored.
+fn words_of(scopes: &[TokenScope]) -> String {
+    scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")
+}
+
+/// A token to make: its owner, name, hash, scopes and expiry.
+pub struct NewToken<'a> {
+    pub user_id: i64,
+    pub name: &'a str,
+    pub token_hash: &'a str,
+    pub scopes: &'a [TokenScope],
+    pub expires_at: Option<i64>,
+}
+
 impl Store {
-    pub async fn create_token(&self, user_id: i64, name: &str, token_hash: &str) -> Result<TokenView, sqlx::Error> {
+    pub async fn create_token(&self, token: NewToken<'_>) -> Result<TokenView, sqlx::Error> {
         let row = sqlx::query(
-            "INSERT INTO api_tokens (user_id, name, token_hash, created_at) VALUES (?1, ?2, ?3, ?4)
-             RETURNING id, name, created_at, last_used_at",
+            "INSERT INTO api_tokens (user_id, name, token_hash, created_at, scopes, expires_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             RETURNING id, name, created_at, last_used_at, scopes, expires_at",
         )
-        .bind(user_id)
-        .bind(name)
-        .bind(token_hash)
+        .bind(token.user_id)
+        .bind(token.name)
+        .bind(token.token_hash)
         .bind(now_ms())
+        .bind(words_of(token.scopes))
+        .bind(token.expires_at)
         .fetch_all(&self.pool)
         .await?
         .into_iter()
@@ -35,7 +59,8 @@ impl Store {
 
     pub async fn list_tokens(&self, user_id: i64) -> Result<Vec<TokenView>, sqlx::Error> {
         let rows = sqlx::query(
-            "SELECT id, name, created_at, last_used_at FROM api_tokens WHERE user_id = ?1 ORDER BY id DESC",
+            "SELECT id, name, created_at, last_used_at, scopes, expires_at FROM api_tokens WHERE user_id = ?1
+             ORDER BY id DESC",
         )
         .bind(user_id)
         .fetch_all(&self.pool)
@@ -53,21 +78,25 @@ impl Store {
         Ok(res.rows_affected() == 1)
     }
 
-    /// The token's owner, noting the use.
-    pub async fn token_user(&self, token_hash: &str) -> Result<Option<UserRow>, sqlx::Error> {
-        let row = sqlx::query("UPDATE api_tokens SET last_used_at = ?2 WHERE token_hash = ?1 RETURNING user_id")
-            .bind(token_hash)
-            .bind(now_ms())
-            .fetch_all(&self.pool)
-            .await?
-            .into_iter()
-            .next();
+    /// The token's owner and scopes, noting the use; `None` for an unknown or expired token.
+    pub async fn token_user(&self, token_hash: &str) -> Result<Option<(UserRow, Vec<TokenScope>)>, sqlx::Error> {
+        let row = sqlx::query(
+            "UPDATE api_tokens SET last_used_at = ?2
+             WHERE token_hash = ?1 AND (expires_at IS NULL OR expires_at > ?2) RETURNING user_id, scopes",
+        )
+        .bind(token_hash)
+        .bind(now_ms())
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .next();
         match row {
             Some(r) => {
                 let user_id: i64 = r.get("user_id");
+                let scopes = scopes_of(r.get("scopes"));
                 let row =
                     sqlx::query("SELECT * FROM users WHERE id = ?1").bind(user_id).fetch_optional(&self.pool).await?;
-                Ok(row.as_ref().map(users::row_to_user))
+                Ok(row.as_ref().map(|u| (users::row_to_user(u), scopes)))
             }
             None => Ok(None),
         }

@@ -21,4 +21,5 @@ mod sandbox_settings;
 mod settings;
 mod site;
 mod test_app;
+mod tokens;
 mod uploads;

@@ -17,7 +17,11 @@ use crate::test_app::{Client, TestApp};
 type Mcp = RunningService<RoleClient, ()>;
 
 async fn token(client: &Client) -> String {
-    let (status, made) = client.post("/api/v1/tokens", json!({"name": "agent"})).await;
+    token_with(client, &["chat"]).await
+}
+
+async fn token_with(client: &Client, scopes: &[&str]) -> String {
+    let (status, made) = client.post("/api/v1/tokens", json!({"name": "agent", "scopes": scopes})).await;
     assert_eq!(status, StatusCode::CREATED, "{made}");
     made["secret"].as_str().unwrap().to_owned()
 }
@@ -170,7 +174,19 @@ async fn admins_move_the_sandboxes_onto_a_gateway_and_others_may_only_look() {
     let app = TestApp::builder().sandbox_available().settings_model().await;
     let admin = app.admin().await;
     let bob = app.user(&admin, "bob").await;
-    let (admin_mcp, bob_mcp) = (connect(&app, &token(&admin).await).await, connect(&app, &token(&bob).await).await);
+    let (admin_mcp, bob_mcp) =
+        (connect(&app, &token_with(&admin, &["chat", "admin"]).await).await, connect(&app, &token(&bob).await).await);
+
+    // The admin's token without the admin scope may look, as anyone, and not change.
+    let admin_chat_only = connect(&app, &token(&admin).await).await;
+    let refused = call(&admin_chat_only, "set_sandbox_gateway", json!({"mode": "off"})).await.unwrap_err();
+    assert!(refused.contains("`admin` scope"), "{refused}");
+    let seen = call(&admin_chat_only, "sandbox_gateway", json!({})).await.unwrap();
+    assert!(seen.get("gateway").is_none(), "the gateway's settings need the admin scope: {seen}");
+    // A token without `chat` reaches none of the chat tools.
+    let admin_only = connect(&app, &token_with(&admin, &["admin"]).await).await;
+    let refused = call(&admin_only, "list_chats", json!({})).await.unwrap_err();
+    assert!(refused.contains("`chat` scope"), "{refused}");
 
     let seen = call(&bob_mcp, "sandbox_gateway", json!({})).await.unwrap();
     assert_eq!((seen["enabled"].as_bool(), seen["runs_on"].as_str()), (Some(false), Some("local")));
