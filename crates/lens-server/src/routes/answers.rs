@@ -4,7 +4,7 @@ use std::{convert::Infallible, sync::Arc, time::Duration};
 
 use axum::{
     extract::{Path, State},
-    http::{HeaderMap, StatusCode},
+    http::{HeaderMap, HeaderName, StatusCode},
     response::sse::{Event, KeepAlive, Sse},
 };
 use futures_util::{Stream, stream};
@@ -79,7 +79,7 @@ pub async fn get_answer_events(
     user: CurrentUser,
     Path((cid, aid)): Path<(String, String)>,
     headers: HeaderMap,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+) -> Result<([(HeaderName, &'static str); 1], Sse<impl Stream<Item = Result<Event, Infallible>>>)> {
     let message = owned_answer(&state, &user, &cid, &aid).await?;
     let seen = headers
         .get("last-event-id")
@@ -104,7 +104,10 @@ pub async fn get_answer_events(
             Box::pin(stream::once(async move { Ok(to_sse("final".into(), &done)) }))
         }
     };
-    Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+    // nginx holds a proxied response in its buffers unless told otherwise; this header
+    // tells it, so events arrive live behind a proxy set up without `proxy_buffering off`.
+    let unbuffered = [(HeaderName::from_static("x-accel-buffering"), "no")];
+    Ok((unbuffered, Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))))
 }
 
 /// Stops a running answer; a finished one stays as it is. Either way 202.

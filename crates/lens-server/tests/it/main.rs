@@ -5,6 +5,7 @@ mod accounts;
 mod answers;
 mod approvals;
 mod bad_input;
+mod behind_nginx;
 mod chats;
 mod cli;
 mod files;
