@@ -28,6 +28,7 @@ mod link;
 mod local;
 mod name;
 mod quota;
+pub mod read_only;
 pub mod registries;
 mod relay;
 mod room;

@@ -1,0 +1,242 @@
+//! Registries mode downloads, never uploads. For a registry host Lens's proxy ends the
+//! program's TLS itself, with a certificate from the sandbox's own authority (which the
+//! sandbox trusts; its key never leaves the server), lets GET and HEAD on to the real host
+//! over TLS it verifies in full, and answers every other method with 403 and a sentence
+//! the program prints. OpenShell's egress proxy does the same for `access: read-only`.
+
+use std::{
+    collections::HashMap,
+    net::SocketAddr,
+    path::Path,
+    sync::{Arc, Mutex},
+};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use hyper::{Method, Request, Response, StatusCode, body::Incoming, client::conn::http1::SendRequest};
+use hyper_util::rt::TokioIo;
+use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, pem::PemObject};
+use tokio::{
+    io::{AsyncRead, AsyncWrite},
+    net::TcpStream,
+};
+
+type Body = BoxBody<Bytes, hyper::Error>;
+
+/// A sandbox's own certificate authority: it signs a certificate for each registry host
+/// the sandbox's programs reach, and is trusted inside that sandbox only.
+pub struct SandboxCa {
+    cert_pem: String,
+    issuer: Issuer<'static, KeyPair>,
+    /// Each host's TLS setup, made once.
+    hosts: Mutex<HashMap<String, Arc<rustls::ServerConfig>>>,
+}
+
+impl std::fmt::Debug for SandboxCa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SandboxCa")
+    }
+}
+
+fn rcgen_err(e: rcgen::Error) -> String {
+    format!("making the sandbox's certificate authority: {e}")
+}
+
+impl SandboxCa {
+    /// A new authority with a fresh key (ECDSA P-256).
+    pub fn new() -> Result<Self, String> {
+        let key = KeyPair::generate().map_err(rcgen_err)?;
+        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(rcgen_err)?;
+        params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
+        params.distinguished_name.push(DnType::CommonName, "Lens sandbox registry proxy");
+        let cert = params.self_signed(&key).map_err(rcgen_err)?;
+        Ok(Self { cert_pem: cert.pem(), issuer: Issuer::new(params, key), hosts: Mutex::default() })
+    }
+
+    /// The authority's certificate (public), for the sandbox's trust stores.
+    pub fn cert_pem(&self) -> &str {
+        &self.cert_pem
+    }
+
+    /// The TLS setup that answers for `host` with a certificate this authority signed.
+    fn server_config(&self, host: &str) -> Result<Arc<rustls::ServerConfig>, String> {
+        if let Some(config) = self.hosts.lock().ok().and_then(|h| h.get(host).cloned()) {
+            return Ok(config);
+        }
+        let key = KeyPair::generate().map_err(rcgen_err)?;
+        let mut params = CertificateParams::new(vec![host.to_owned()]).map_err(rcgen_err)?;
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        params.distinguished_name.push(DnType::CommonName, host);
+        let cert = params.signed_by(&key, &self.issuer).map_err(rcgen_err)?;
+        let key = PrivateKeyDer::try_from(key.serialize_der()).map_err(|e| format!("the host key: {e}"))?;
+        let mut config = rustls::ServerConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| e.to_string())?
+            .with_no_client_auth()
+            .with_single_cert(vec![cert.der().clone()], key)
+            .map_err(|e| e.to_string())?;
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let config = Arc::new(config);
+        if let Ok(mut h) = self.hosts.lock() {
+            h.insert(host.to_owned(), config.clone());
+        }
+        Ok(config)
+    }
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Whom the proxy trusts on its way out: the host's certificate bundle, and an admin's
+/// extra authority for a mirror with its own.
+#[derive(Clone)]
+pub struct UpstreamTrust(Arc<rustls::ClientConfig>);
+
+impl std::fmt::Debug for UpstreamTrust {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("UpstreamTrust")
+    }
+}
+
+impl PartialEq for UpstreamTrust {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for UpstreamTrust {}
+
+impl UpstreamTrust {
+    /// The host's bundle (`SSL_CERT_FILE`, else Debian's) plus the PEM files in `extra`.
+    pub fn system(extra: &[&Path]) -> Result<Self, String> {
+        let bundle = std::env::var_os("SSL_CERT_FILE")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| "/etc/ssl/certs/ca-certificates.crt".into());
+        let mut files = vec![bundle.as_path()];
+        files.extend_from_slice(extra);
+        let mut pems = Vec::new();
+        for file in files {
+            pems.push(std::fs::read(file).map_err(|e| format!("reading {}: {e}", file.display()))?);
+        }
+        Self::from_pems(&pems.iter().map(Vec::as_slice).collect::<Vec<_>>())
+    }
+
+    /// Trusts exactly the certificates in these PEM texts.
+    pub fn from_pems(pems: &[&[u8]]) -> Result<Self, String> {
+        let mut roots = rustls::RootCertStore::empty();
+        for pem in pems {
+            for cert in CertificateDer::pem_slice_iter(pem) {
+                let cert = cert.map_err(|e| format!("a certificate that cannot be read: {e}"))?;
+                // A bundle may hold a certificate rustls cannot use; the rest still count.
+                let _ = roots.add(cert);
+            }
+        }
+        if roots.is_empty() {
+            return Err("no certificate authority to check registries against".into());
+        }
+        let config = rustls::ClientConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| e.to_string())?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        Ok(Self(Arc::new(config)))
+    }
+}
+
+/// One intercepted connection: where the program meant to go, and what to trust there.
+pub struct Interception {
+    pub host: String,
+    pub addr: SocketAddr,
+    pub ca: Arc<SandboxCa>,
+    pub trust: UpstreamTrust,
+    /// Called with a sentence for each request refused, for the egress log.
+    pub refused: Arc<dyn Fn(String) + Send + Sync>,
+}
+
+/// The sentence a program sees for an upload.
+fn refusal(method: &Method, host: &str) -> String {
+    format!(
+        "Lens: the sandbox may only download from package registries (GET and HEAD); {method} to {host} is refused. \
+         An admin can allow uploads to a host by listing it in the `hosts` network mode.\n"
+    )
+}
+
+fn text(status: StatusCode, words: String) -> Response<Body> {
+    let mut resp = Response::new(Full::new(Bytes::from(words)).map_err(|never| match never {}).boxed());
+    *resp.status_mut() = status;
+    let headers = resp.headers_mut();
+    headers.insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"));
+    headers.insert(hyper::header::CONNECTION, hyper::header::HeaderValue::from_static("close"));
+    resp
+}
+
+/// Serves the program's side of one CONNECT tunnel to a registry host until it closes.
+pub async fn serve<S>(program: S, how: Interception) -> Result<(), String>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let config = how.ca.server_config(&how.host)?;
+    let tls = tokio_rustls::TlsAcceptor::from(config)
+        .accept(program)
+        .await
+        .map_err(|e| format!("the program's TLS with the proxy failed: {e}"))?;
+    let how = Arc::new(how);
+    let upstream: Arc<tokio::sync::Mutex<Option<SendRequest<Incoming>>>> = Arc::default();
+    let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+        let (how, upstream) = (how.clone(), upstream.clone());
+        async move { Ok::<_, std::convert::Infallible>(pass(req, &how, &upstream).await) }
+    });
+    hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(tls), service)
+        .await
+        .map_err(|e| format!("the proxied connection ended: {e}"))
+}
+
+/// One request: refused unless GET or HEAD, else sent on and its answer streamed back.
+async fn pass(
+    req: Request<Incoming>,
+    how: &Interception,
+    upstream: &tokio::sync::Mutex<Option<SendRequest<Incoming>>>,
+) -> Response<Body> {
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        (how.refused)(format!("{} {} refused: registries mode only downloads", req.method(), req.uri().path()));
+        return text(StatusCode::FORBIDDEN, refusal(req.method(), &how.host));
+    }
+    let mut sender = upstream.lock().await;
+    if sender.as_ref().is_none_or(|s| s.is_closed()) {
+        match connect(how).await {
+            Ok(s) => *sender = Some(s),
+            Err(reason) => {
+                (how.refused)(reason.clone());
+                return text(StatusCode::BAD_GATEWAY, format!("Lens: {reason}\n"));
+            }
+        }
+    }
+    let Some(s) = sender.as_mut() else { return text(StatusCode::BAD_GATEWAY, "Lens: no connection\n".into()) };
+    match s.send_request(req).await {
+        Ok(resp) => resp.map(|b| b.boxed()),
+        Err(e) => {
+            *sender = None;
+            text(StatusCode::BAD_GATEWAY, format!("Lens: {} did not answer: {e}\n", how.host))
+        }
+    }
+}
+
+/// A verified TLS connection to the real host, ready for HTTP/1.1 requests.
+async fn connect(how: &Interception) -> Result<SendRequest<Incoming>, String> {
+    let host = &how.host;
+    let tcp = TcpStream::connect(how.addr).await.map_err(|e| format!("connecting to {} failed: {e}", how.addr))?;
+    let name = ServerName::try_from(host.clone()).map_err(|e| format!("`{host}` is not a server name: {e}"))?;
+    let tls = tokio_rustls::TlsConnector::from(how.trust.0.clone())
+        .connect(name, tcp)
+        .await
+        .map_err(|e| format!("{host}'s certificate was not accepted: {e}"))?;
+    let (sender, conn) =
+        hyper::client::conn::http1::handshake(TokioIo::new(tls)).await.map_err(|e| format!("{host}: {e}"))?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    Ok(sender)
+}
