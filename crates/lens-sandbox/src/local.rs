@@ -38,6 +38,7 @@ use crate::{
     cgroup::{Cgroups, SandboxCgroup, process_tree},
     link::{AgentLink, Unanswered, backend, gone, read_reply},
     quota::Workspace,
+    read_only::SandboxCa,
     relay::{EgressLog, Network, Relay},
     room::{self, Idle},
     run_stream::{InUse, RunHost, run_stream},
@@ -458,6 +459,7 @@ async fn tear_down(running: Arc<Running>) {
     let _ = tokio::task::spawn_blocking(move || {
         running.cgroup.remove();
         if let Some(workspace) = running.workspace() {
+            let _ = std::fs::remove_file(launch::bundle_path(&workspace.dir));
             workspace.unmount();
             workspace.mark_used();
             // A pre-started sandbox's mount point; its image has its conversation's name.

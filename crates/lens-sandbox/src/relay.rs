@@ -4,6 +4,7 @@
 
 use std::{
     collections::{HashMap, VecDeque},
+    net::SocketAddr,
     sync::{
         Arc, Mutex,
         atomic::{AtomicUsize, Ordering},
@@ -14,12 +15,15 @@ use std::{
 use base64::{Engine, engine::general_purpose::STANDARD as B64};
 use lens_sandbox_agent::protocol::Request;
 use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
+    io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt},
     net::TcpStream,
     sync::mpsc,
 };
 
-use crate::egress::{EgressDecision, EgressPolicy};
+use crate::{
+    egress::{EgressDecision, EgressPolicy},
+    read_only::{Interception, SandboxCa, UpstreamTrust},
+};
 
 /// What the sandboxes may reach now, and what their programs are told about it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -27,7 +31,13 @@ pub struct Network {
     pub policy: EgressPolicy,
     /// Added to every run's environment (the proxy, the package indexes).
     pub env: Vec<(String, String)>,
+    /// Registries mode: connections end in the read-only proxy, which checks the real
+    /// hosts against this trust. `None`: a plain tunnel (the `hosts` mode).
+    pub read_only: Option<UpstreamTrust>,
 }
+
+/// How much of a program's bytes wait between it and the read-only proxy.
+const INTERCEPT_BUFFER: usize = 64 * 1024;
 
 /// The latest decisions, newest last.
 #[derive(Debug, Default)]
@@ -69,6 +79,8 @@ pub(crate) struct Relay {
     /// Runs in progress in the sandbox: connections are let out only while one is.
     active: Arc<AtomicUsize>,
     conns: Mutex<HashMap<u64, Conn>>,
+    /// The sandbox's own authority, which the read-only proxy signs with (local sandboxes).
+    ca: Option<Arc<SandboxCa>>,
 }
 
 /// One open proxy connection.
@@ -91,8 +103,9 @@ impl Relay {
         network: Arc<Mutex<Option<Network>>>,
         log: Arc<EgressLog>,
         active: Arc<AtomicUsize>,
+        ca: Option<Arc<SandboxCa>>,
     ) -> Arc<Self> {
-        Arc::new(Self { chat_id: Mutex::new(chat_id), outbox, network, log, active, conns: Mutex::default() })
+        Arc::new(Self { chat_id: Mutex::new(chat_id), outbox, network, log, active, conns: Mutex::default(), ca })
     }
 
     fn chat(&self) -> String {
@@ -128,7 +141,9 @@ impl Relay {
     pub fn connect(self: &Arc<Self>, id: u64, method: String, target: String) {
         let relay = self.clone();
         tokio::spawn(async move {
-            let policy = relay.network.lock().ok().and_then(|n| n.as_ref().map(|n| n.policy.clone()));
+            let network = relay.network.lock().ok().and_then(|n| n.clone());
+            let read_only = network.as_ref().and_then(|n| n.read_only.clone()).zip(relay.ca.clone());
+            let policy = network.map(|n| n.policy);
             let running = relay.active.load(Ordering::SeqCst) > 0;
             let decided = match (policy, method.as_str()) {
                 (None, _) => Err("the sandbox has no network (an admin can allow package registries or hosts)".into()),
@@ -140,6 +155,10 @@ impl Relay {
                 }
                 (Some(policy), _) => policy.decide(&target).await,
             };
+            if let (Ok(addr), Some((trust, ca))) = (&decided, read_only) {
+                relay.intercept(id, target, *addr, ca, trust).await;
+                return;
+            }
             let stream = match decided {
                 Ok(addr) => match tokio::time::timeout(Duration::from_secs(10), TcpStream::connect(addr)).await {
                     Ok(Ok(stream)) => Ok((addr, stream)),
@@ -162,8 +181,37 @@ impl Relay {
         });
     }
 
-    async fn open(self: &Arc<Self>, id: u64, stream: TcpStream) {
-        let (mut reader, mut writer) = stream.into_split();
+    /// A registry connection in registries mode: the program's TLS ends in the read-only
+    /// proxy, which lets downloads through and refuses the rest, each refusal logged.
+    async fn intercept(
+        self: &Arc<Self>,
+        id: u64,
+        target: String,
+        addr: SocketAddr,
+        ca: Arc<SandboxCa>,
+        trust: UpstreamTrust,
+    ) {
+        let host = target.rsplit_once(':').map(|(h, _)| h).unwrap_or(&target).trim_matches(['[', ']']).to_owned();
+        let reason = format!("reading from {addr} (downloads only)");
+        self.log.push(EgressDecision { chat_id: self.chat(), target: target.clone(), allowed: true, reason });
+        let (program, proxy) = tokio::io::duplex(INTERCEPT_BUFFER);
+        let (log, chat) = (self.log.clone(), self.chat());
+        let refused = Arc::new(move |reason: String| {
+            log.push(EgressDecision { chat_id: chat.clone(), target: target.clone(), allowed: false, reason });
+        });
+        tokio::spawn(async move {
+            if let Err(e) = crate::read_only::serve(proxy, Interception { host, addr, ca, trust, refused }).await {
+                tracing::debug!(error = %e, "a read-only registry connection ended");
+            }
+        });
+        self.open(id, program).await;
+    }
+
+    async fn open<S>(self: &Arc<Self>, id: u64, stream: S)
+    where
+        S: AsyncRead + AsyncWrite + Send + 'static,
+    {
+        let (mut reader, mut writer) = tokio::io::split(stream);
         let (tx, mut rx) = mpsc::channel::<Vec<u8>>(TO_REMOTE_QUEUE);
         // Known before the program hears it is open, so its first bytes find their way.
         if let Ok(mut c) = self.conns.lock() {

@@ -57,7 +57,7 @@ fn proxy_env() -> Vec<(String, String)> {
 async fn the_proxy_allows_listed_trusted_names_and_refuses_the_rest() {
     let port = fake_index().await;
     let policy = EgressPolicy { hosts: vec!["localhost".into()], trusted: vec![Cidr::parse("127.0.0.0/8").unwrap()] };
-    let (d, _dir) = driver(Some(Network { policy, env: proxy_env() }));
+    let (d, _dir) = driver(Some(Network { policy, env: proxy_env(), read_only: None }));
     // Allowed: a listed name, resolved by the proxy to a trusted address (CONNECT, as pip does).
     let (out, err, _) = bash(
         &d,
@@ -106,7 +106,7 @@ async fn the_proxy_allows_listed_trusted_names_and_refuses_the_rest() {
 async fn names_that_resolve_to_private_addresses_are_refused() {
     let port = fake_index().await;
     let policy = EgressPolicy { hosts: vec!["localhost".into()], trusted: vec![] };
-    let (d, _dir) = driver(Some(Network { policy, env: proxy_env() }));
+    let (d, _dir) = driver(Some(Network { policy, env: proxy_env(), read_only: None }));
     let (out, err, _) =
         bash(&d, "private", &format!("curl -sS -p -x http://127.0.0.1:3128 http://localhost:{port}/"), 20).await;
     assert!(!out.contains("tinypkg") && err.contains("403"), "{out} {err}");
@@ -122,8 +122,8 @@ async fn with_the_network_off_the_proxy_refuses_everything() {
     assert!(!out.contains("tinypkg") && err.contains("403"), "{out} {err}");
 }
 
-/// `pip install` of a small package in `registries` mode, through the registries this
-/// host's pip reports. This network's egress gateway answers on a documentation-range
+/// `pip install` of a small package in `registries` mode (the read-only proxy), through
+/// the registries this host's pip reports. This network's egress gateway answers on a documentation-range
 /// address, so the test trusts exactly the addresses the registries resolve to here.
 #[tokio::test]
 async fn pip_installs_a_small_package_through_the_registries() {
@@ -138,7 +138,9 @@ async fn pip_installs_a_small_package_through_the_registries() {
     let policy = EgressPolicy { hosts: registries.hosts.clone(), trusted };
     let mut env = proxy_env();
     env.extend(lens_sandbox::registries::sandbox_env(&registries));
-    let (d, _dir) = driver(Some(Network { policy, env }));
+    // As Lens runs registries mode: through the read-only proxy, checked against the host's bundle.
+    let read_only = Some(lens_sandbox::read_only::UpstreamTrust::system(&[]).unwrap());
+    let (d, _dir) = driver(Some(Network { policy, env, read_only }));
     let (out, err, ending) = bash(
         &d,
         "pip",
@@ -156,7 +158,7 @@ async fn pip_installs_a_small_package_through_the_registries() {
 async fn a_thread_left_by_a_cell_has_no_network_after_the_cell_ended() {
     let port = fake_index().await;
     let policy = EgressPolicy { hosts: vec!["localhost".into()], trusted: vec![Cidr::parse("127.0.0.0/8").unwrap()] };
-    let (d, _dir) = driver(Some(Network { policy, env: proxy_env() }));
+    let (d, _dir) = driver(Some(Network { policy, env: proxy_env(), read_only: None }));
     let cell = format!(
         "import socket, threading, time\n\
          def probe():\n    \
@@ -205,7 +207,7 @@ async fn silent_host() -> u16 {
 async fn a_connection_open_when_the_last_run_ends_is_closed() {
     let port = silent_host().await;
     let policy = EgressPolicy { hosts: vec!["localhost".into()], trusted: vec![Cidr::parse("127.0.0.0/8").unwrap()] };
-    let (d, _dir) = driver(Some(Network { policy, env: proxy_env() }));
+    let (d, _dir) = driver(Some(Network { policy, env: proxy_env(), read_only: None }));
     let cell = format!(
         "import socket, threading\n\
          s = socket.create_connection(('127.0.0.1', 3128), timeout=30)\n\

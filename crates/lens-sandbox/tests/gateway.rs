@@ -49,6 +49,7 @@ fn hosts(names: &[&str]) -> Network {
             trusted: vec![Cidr::parse("10.9.0.0/16").unwrap()],
         },
         env: vec![("PIP_USER".into(), "1".into()), ("HTTPS_PROXY".into(), "http://127.0.0.1:3128".into())],
+        read_only: None,
     }
 }
 

@@ -154,6 +154,10 @@ pub struct Config {
     /// host's pip and npm report at start.
     #[arg(long, env = "LENS_SANDBOX_REGISTRIES", value_delimiter = ',')]
     pub sandbox_registries: Option<Vec<String>>,
+    /// An extra certificate authority (PEM file) the registries' certificates may come
+    /// from, for a mirror with its own; the host's bundle is always trusted.
+    #[arg(long, env = "LENS_SANDBOX_REGISTRY_CA")]
+    pub sandbox_registry_ca: Option<PathBuf>,
     /// Memory of one sandbox, MiB [default 1024].
     #[arg(long, env = "LENS_SANDBOX_MEMORY_MB")]
     pub sandbox_memory_mb: Option<u64>,
@@ -246,6 +250,7 @@ impl Config {
             sandbox_hosts: None,
             sandbox_trusted_egress: None,
             sandbox_registries: None,
+            sandbox_registry_ca: None,
             sandbox_memory_mb: None,
             sandbox_processes: None,
             sandbox_cpu_millis: None,

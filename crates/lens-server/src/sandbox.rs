@@ -11,6 +11,7 @@ use std::{
 use lens_sandbox::{
     DriverSettings, GatewayAddress, GatewayOptions, LocalOptions, Network, SandboxDriver, SandboxState,
     egress::{Cidr, EgressDecision, EgressPolicy},
+    read_only::UpstreamTrust,
     registries::{Registries, sandbox_env},
 };
 use lens_types::{GatewayCheckView, NetworkMode, SandboxBackend, SandboxCheck};
@@ -26,6 +27,10 @@ pub struct SandboxHub {
     /// Configured index URLs; `None`: ask the host's pip and npm (once, when first needed).
     configured_registries: Option<Vec<String>>,
     registries: std::sync::OnceLock<Registries>,
+    /// An extra authority the registries' certificates may come from (a mirror's own).
+    registry_ca: Option<PathBuf>,
+    /// Whom the read-only registry proxy trusts on its way out; `Err` says why none.
+    upstream_trust: std::sync::OnceLock<Result<UpstreamTrust, String>>,
     active: RwLock<Option<Active>>,
     check: RwLock<Option<SandboxCheck>>,
     gateway_check: RwLock<Option<GatewayCheckView>>,
@@ -72,6 +77,8 @@ impl SandboxHub {
             mounts: config.sandbox_mounts.clone(),
             configured_registries: config.sandbox_registries.clone(),
             registries: std::sync::OnceLock::new(),
+            registry_ca: config.sandbox_registry_ca.clone(),
+            upstream_trust: std::sync::OnceLock::new(),
             active: RwLock::default(),
             check: RwLock::default(),
             gateway_check: RwLock::default(),
@@ -279,7 +286,20 @@ impl SandboxHub {
         Ok(())
     }
 
-    /// What the sandboxes may reach under these settings.
+    /// The registries' trust for the read-only proxy: the host's bundle and the admin's
+    /// extra authority, read once.
+    fn upstream_trust(&self) -> Result<UpstreamTrust, String> {
+        self.upstream_trust
+            .get_or_init(|| {
+                let extra: Vec<&std::path::Path> = self.registry_ca.iter().map(PathBuf::as_path).collect();
+                UpstreamTrust::system(&extra)
+            })
+            .clone()
+    }
+
+    /// What the sandboxes may reach under these settings. In registries mode the
+    /// registries are read-only (downloads only); without a trust to check them against,
+    /// the sandboxes get no network rather than an unchecked one.
     fn network(&self, settings: &SandboxSettings) -> Option<Network> {
         let mut hosts = match settings.network {
             NetworkMode::Off => return None,
@@ -296,7 +316,17 @@ impl SandboxHub {
             .collect();
         env.push(("NO_PROXY".into(), "localhost,127.0.0.1".into()));
         env.extend(sandbox_env(self.registries()));
-        Some(Network { policy: EgressPolicy { hosts, trusted }, env })
+        let read_only = match settings.network {
+            NetworkMode::Registries => match self.upstream_trust() {
+                Ok(trust) => Some(trust),
+                Err(reason) => {
+                    tracing::error!(%reason, "registries mode needs certificates to check the registries against");
+                    return None;
+                }
+            },
+            _ => None,
+        };
+        Some(Network { policy: EgressPolicy { hosts, trusted }, env, read_only })
     }
 }
 

@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 
 use lens_openshell::proto::openshell::sandbox::v1::{
-    FilesystemPolicy, LandlockPolicy, NetworkEndpoint, NetworkPolicyRule, ProcessPolicy, SandboxPolicy,
+    FilesystemPolicy, LandlockPolicy, NetworkAccessPreset, NetworkEndpoint, NetworkEnforcementMode, NetworkPolicyRule,
+    NetworkTlsMode, ProcessPolicy, SandboxPolicy,
 };
 
 use crate::{Limits, Network};
@@ -15,7 +16,9 @@ const WEB_PORTS: &[u32] = &[443, 80];
 /// What a sandbox may touch and reach. Off: no network rule, so the gateway's proxy
 /// lets nothing out. Registries or hosts: each listed name on the web ports, and its
 /// public addresses only (the gateway refuses private ones unless listed in
-/// `allowed_ips`; the admin's trusted ranges are listed there).
+/// `allowed_ips`; the admin's trusted ranges are listed there). Registries: each as the
+/// gateway's read-only REST access (its proxy ends TLS and lets GET and HEAD through),
+/// the rule Lens's own read-only proxy applies on this machine.
 pub(crate) fn policy(network: Option<&Network>, home: &str) -> SandboxPolicy {
     let mut network_policies = HashMap::new();
     if let Some(network) = network.filter(|n| !n.policy.hosts.is_empty()) {
@@ -24,11 +27,20 @@ pub(crate) fn policy(network: Option<&Network>, home: &str) -> SandboxPolicy {
             .policy
             .hosts
             .iter()
-            .map(|host| NetworkEndpoint {
-                host: host.clone(),
-                ports: WEB_PORTS.to_vec(),
-                allowed_ips: allowed_ips.clone(),
-                ..Default::default()
+            .map(|host| {
+                let mut endpoint = NetworkEndpoint {
+                    host: host.clone(),
+                    ports: WEB_PORTS.to_vec(),
+                    allowed_ips: allowed_ips.clone(),
+                    ..Default::default()
+                };
+                if network.read_only.is_some() {
+                    endpoint.protocol = "rest".to_owned();
+                    endpoint.set_tls(NetworkTlsMode::Terminate);
+                    endpoint.set_enforcement(NetworkEnforcementMode::Enforce);
+                    endpoint.set_access(NetworkAccessPreset::ReadOnly);
+                }
+                endpoint
             })
             .collect();
         network_policies
@@ -83,6 +95,7 @@ mod tests {
                 trusted: vec![Cidr::parse("10.0.0.0/8").unwrap()],
             },
             env: vec![("HTTPS_PROXY".into(), "http://127.0.0.1:1".into()), ("PIP_USER".into(), "1".into())],
+            read_only: None,
         };
         let p = policy(Some(&network), "/sandbox");
         let rule = &p.network_policies["lens"];
@@ -90,6 +103,26 @@ mod tests {
         assert_eq!(rule.endpoints[0].host, "files.example.org");
         assert_eq!(rule.endpoints[0].ports, [443, 80]);
         assert_eq!(rule.endpoints[0].allowed_ips, ["10.0.0.0/8"]);
+        assert_eq!(rule.endpoints[0].access(), NetworkAccessPreset::Unspecified, "hosts mode: a plain tunnel");
         assert_eq!(network_env(Some(&network)), [("PIP_USER".to_string(), "1".to_string())]);
+    }
+
+    #[test]
+    fn registries_are_the_gateways_read_only_rest_access() {
+        let trust = crate::read_only::UpstreamTrust::from_pems(&[crate::read_only::SandboxCa::new()
+            .unwrap()
+            .cert_pem()
+            .as_bytes()])
+        .unwrap();
+        let network = Network {
+            policy: EgressPolicy { hosts: vec!["index.example.org".into()], trusted: vec![] },
+            env: vec![],
+            read_only: Some(trust),
+        };
+        let endpoint = &policy(Some(&network), "/sandbox").network_policies["lens"].endpoints[0];
+        assert_eq!(endpoint.protocol, "rest");
+        assert_eq!(endpoint.tls(), NetworkTlsMode::Terminate);
+        assert_eq!(endpoint.enforcement(), NetworkEnforcementMode::Enforce);
+        assert_eq!(endpoint.access(), NetworkAccessPreset::ReadOnly);
     }
 }

@@ -4,7 +4,7 @@
 use super::*;
 
 impl LocalDriver {
-    pub(super) fn bwrap_args(&self, workspace: &Path, limits: &Limits) -> Vec<String> {
+    pub(super) fn bwrap_args(&self, workspace: &Path, limits: &Limits, bundle: &Path) -> Vec<String> {
         let mut a: Vec<String> = Vec::new();
         let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
         push(&["--unshare-user", "--uid", "1000", "--gid", "1000", "--disable-userns"]);
@@ -16,6 +16,9 @@ impl LocalDriver {
         for p in ETC_READ_ONLY {
             push(&["--ro-bind-try", p, p]);
         }
+        // The system's authorities and the sandbox's own (the read-only registry proxy's),
+        // where pip, npm, Python and curl look by default and by the variables set.
+        push(&["--ro-bind", &bundle.to_string_lossy(), SYSTEM_BUNDLE]);
         push(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]);
         let ws = workspace.to_string_lossy().into_owned();
         let agent = self.agent.to_string_lossy().into_owned();
@@ -52,9 +55,12 @@ impl LocalDriver {
         .await
         .map_err(backend)?
         .map_err(SandboxError::Unavailable)?;
+        let ca = Arc::new(SandboxCa::new().map_err(backend)?);
+        let bundle = bundle_path(&workspace.dir);
+        write_bundle(&bundle, ca.cert_pem()).map_err(|e| backend(format!("writing {}: {e}", bundle.display())))?;
         let env = limits.sandbox_env("/workspace");
         let mut cmd = tokio::process::Command::new("bwrap");
-        cmd.args(self.bwrap_args(&workspace.dir, &limits)).env_clear().envs(env.iter().cloned());
+        cmd.args(self.bwrap_args(&workspace.dir, &limits, &bundle)).env_clear().envs(env.iter().cloned());
         // As root, bwrap drops to the unprivileged host user; a non-root Lens is already one.
         if running_as_root() {
             cmd.uid(self.host_uid).gid(self.host_uid);
@@ -80,6 +86,7 @@ impl LocalDriver {
             other => {
                 let _ = child.start_kill();
                 cgroup.remove();
+                let _ = std::fs::remove_file(&bundle);
                 workspace.unmount();
                 return Err(SandboxError::Unavailable(match other {
                     Ok(Some(Reply::Failed { message, .. })) => message,
@@ -100,8 +107,14 @@ impl LocalDriver {
         // socket.
         let (outbox, mut frames) = mpsc::channel::<Request>(NET_QUEUE);
         let active: Arc<AtomicUsize> = Arc::default();
-        let relay =
-            Relay::new(chat_id.to_owned(), outbox, self.network.clone(), self.egress_log.clone(), active.clone());
+        let relay = Relay::new(
+            chat_id.to_owned(),
+            outbox,
+            self.network.clone(),
+            self.egress_log.clone(),
+            active.clone(),
+            Some(ca),
+        );
         let to_relay = relay.clone();
         let link = AgentLink::start(stdout, stdin, move |reply| match reply {
             Reply::NetConnect { id, method, target } => to_relay.connect(id, method, target),
@@ -134,6 +147,32 @@ impl LocalDriver {
         });
         Ok(running)
     }
+}
+
+/// Where the system's certificate bundle is, outside and inside the sandbox.
+const SYSTEM_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
+
+/// The sandbox's bundle, beside its workspace's mount point (never inside the workspace,
+/// where its programs could change it).
+pub(super) fn bundle_path(mount_point: &Path) -> PathBuf {
+    let mut name = mount_point.file_name().unwrap_or_default().to_os_string();
+    name.push(".ca-bundle.pem");
+    mount_point.with_file_name(name)
+}
+
+/// The system's bundle and the sandbox's authority, written whole (then renamed), readable
+/// by the sandbox's user.
+fn write_bundle(path: &Path, ca_pem: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut text = std::fs::read_to_string(SYSTEM_BUNDLE).unwrap_or_default();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(ca_pem);
+    let part = path.with_extension("part");
+    std::fs::write(&part, text)?;
+    std::fs::set_permissions(&part, std::fs::Permissions::from_mode(0o644))?;
+    std::fs::rename(&part, path)
 }
 
 /// How long a sandbox that ended while starting is given to finish saying why.
