@@ -17,9 +17,9 @@ pub struct Registries {
     pub credentials_withheld: bool,
 }
 
-/// `url` without the `user:password@` of its authority, and whether it had one. A
-/// sandbox's pip and npm talk TLS through the proxy end to end, so the server could not
-/// add credentials on the way out; they stay on the host.
+/// `url` without the `user:password@` of its authority, and whether it had one. The
+/// credentials stay on the host: the sandbox's pip and npm never see them (the read-only
+/// proxy, which ends their TLS, does not add them on the way out).
 pub fn without_credentials(url: &str) -> (String, bool) {
     let Some((scheme, rest)) = url.split_once("://") else { return (url.to_owned(), false) };
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());

@@ -5,80 +5,13 @@
 //! registry; a registry whose certificate the server does not trust is refused; and the
 //! next run in the conversation still works.
 
-use std::{path::Path, process::Child, time::Duration};
+use std::time::Duration;
 
-use lens_sandbox::{
-    LocalDriver, LocalOptions, Network, RunEnding, SandboxDriver,
-    egress::{Cidr, EgressPolicy},
-    read_only::UpstreamTrust,
-    registries::{Registries, sandbox_env},
-};
+use lens_sandbox::{LocalDriver, LocalOptions, Network, RunEnding, SandboxDriver, read_only::UpstreamTrust};
 
 mod common;
 
-/// The stand-in, killed when dropped.
-struct Standin {
-    child: Child,
-    port: u16,
-    log: std::path::PathBuf,
-    ca: Vec<u8>,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Standin {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Standin {
-    async fn start() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        lens_openshell::fake::write_certs(dir.path(), &["localhost"]).unwrap();
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/common/registry_standin.py");
-        let (log, port_file) = (dir.path().join("requests.log"), dir.path().join("port"));
-        let mut child = std::process::Command::new("python3")
-            .arg(script)
-            .arg(dir.path().join("server/tls.crt"))
-            .arg(dir.path().join("server/tls.key"))
-            .arg(&log)
-            .arg(&port_file)
-            .spawn()
-            .unwrap();
-        for _ in 0..400 {
-            if let Ok(port) = std::fs::read_to_string(&port_file) {
-                let ca = std::fs::read(dir.path().join("ca.crt")).unwrap();
-                return Self { child, port: port.trim().parse().unwrap(), log, ca, _dir: dir };
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("the registry stand-in did not start");
-    }
-
-    /// The requests that reached it, `METHOD /path` each.
-    fn requests(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.log).unwrap_or_default().lines().map(str::to_owned).collect()
-    }
-
-    /// Registries mode for this stand-in, checking its certificate against `trust`.
-    fn network(&self, trust: UpstreamTrust) -> Network {
-        let registries = Registries::configured(&[
-            format!("https://localhost:{}/simple/", self.port),
-            format!("https://localhost:{}/npm/", self.port),
-        ]);
-        let mut env: Vec<(String, String)> = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"]
-            .iter()
-            .map(|k| (k.to_string(), "http://127.0.0.1:3128".to_string()))
-            .collect();
-        env.extend(sandbox_env(&registries));
-        let policy =
-            EgressPolicy { hosts: registries.hosts.clone(), trusted: vec![Cidr::parse("127.0.0.0/8").unwrap()] };
-        Network { policy, env, read_only: Some(trust) }
-    }
-}
+use common::registry::Standin;
 
 fn driver(network: Network) -> (LocalDriver, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
@@ -93,7 +26,7 @@ async fn bash(d: &dyn SandboxDriver, script: &str) -> (String, String, RunEnding
 
 #[tokio::test]
 async fn pip_and_npm_download_and_every_upload_is_refused() {
-    let registry = Standin::start().await;
+    let registry = Standin::start(0).await;
     let trust = UpstreamTrust::from_pems(&[&registry.ca]).unwrap();
     let (d, _dir) = driver(registry.network(trust));
 
@@ -147,7 +80,7 @@ async fn pip_and_npm_download_and_every_upload_is_refused() {
 
 #[tokio::test]
 async fn a_registry_whose_certificate_the_server_does_not_trust_is_refused() {
-    let registry = Standin::start().await;
+    let registry = Standin::start(0).await;
     let other = tempfile::tempdir().unwrap();
     lens_openshell::fake::write_certs(other.path(), &["localhost"]).unwrap();
     let wrong = UpstreamTrust::from_pems(&[&std::fs::read(other.path().join("ca.crt")).unwrap()]).unwrap();

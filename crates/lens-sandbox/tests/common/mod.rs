@@ -3,6 +3,8 @@
 // Each test binary is its own crate and uses only part of this.
 #![allow(dead_code)]
 
+pub mod registry;
+
 use std::{path::PathBuf, time::Duration};
 
 use futures_util::StreamExt;

@@ -3,12 +3,15 @@ one wheel, and an npm registry (under /npm/) with one package. Every request's m
 path is appended to the log file; uploads are answered 201, so a refusal a program sees is
 Lens's proxy's, never this stand-in's.
 
-    python3 registry_standin.py CERT KEY LOG PORT_FILE
+    python3 registry_standin.py CERT KEY LOG PORT_FILE [PAD_BYTES]
+
+PAD_BYTES makes the wheel that much larger (random bytes, stored), for download figures.
 """
 import base64
 import hashlib
 import io
 import json
+import os
 import ssl
 import sys
 import tarfile
@@ -16,18 +19,20 @@ import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CERT, KEY, LOG, PORT_FILE = sys.argv[1:5]
+PAD = int(sys.argv[5]) if len(sys.argv) > 5 else 0
 
 
 def wheel():
     files = {
         "demo_pkg/__init__.py": 'VERSION = "1.0"\n',
+        "demo_pkg/blob.bin": os.urandom(PAD),
         "demo_pkg-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: demo-pkg\nVersion: 1.0\n",
         "demo_pkg-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: lens-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
     buf, record = io.BytesIO(), []
     with zipfile.ZipFile(buf, "w") as z:
         for name, text in files.items():
-            data = text.encode()
+            data = text if isinstance(text, bytes) else text.encode()
             z.writestr(name, data)
             digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
             record.append(f"{name},sha256={digest},{len(data)}")
@@ -116,7 +121,5 @@ context.load_cert_chain(CERT, KEY)
 server.socket = context.wrap_socket(server.socket, server_side=True)
 with open(PORT_FILE + ".part", "w") as f:
     f.write(str(server.server_address[1]))
-import os  # noqa: E402  (only for the rename that makes the port file appear whole)
-
 os.rename(PORT_FILE + ".part", PORT_FILE)
 server.serve_forever()
