@@ -5,7 +5,7 @@ mod accounts;
 mod answers;
 mod approvals;
 mod bad_input;
-mod behind_nginx;
+mod behind_proxy;
 mod chats;
 mod cli;
 mod files;

@@ -135,9 +135,7 @@ async fn forwarded_https_is_believed_only_from_a_trusted_proxy() {
 async fn a_server_on_the_network_is_set_up_only_with_the_code_from_its_log() {
     let dir = tempfile::tempdir().unwrap();
     let port = std::net::TcpListener::bind("0.0.0.0:0").unwrap().local_addr().unwrap().port();
-    let mut child = Command::new("timeout")
-        .arg("300")
-        .arg(env!("CARGO_BIN_EXE_lens"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lens"))
         .args(["serve", "--addr", &format!("0.0.0.0:{port}"), "--data-dir"])
         .arg(dir.path().join("data"))
         .env("LENS_LOG", "warn")
@@ -145,11 +143,12 @@ async fn a_server_on_the_network_is_set_up_only_with_the_code_from_its_log() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let outs: [Box<dyn std::io::Read + Send>; 2] =
+        [Box::new(child.stdout.take().unwrap()), Box::new(child.stderr.take().unwrap())];
+    // Ended however the test ends, so no server outlives it.
+    let _server = KillOnDrop(child);
     let (tx, rx) = std::sync::mpsc::channel::<String>();
-    for out in [
-        Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
-        Box::new(child.stderr.take().unwrap()),
-    ] {
+    for out in outs {
         let tx = tx.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(out).lines().map_while(Result::ok) {
@@ -194,6 +193,14 @@ async fn a_server_on_the_network_is_set_up_only_with_the_code_from_its_log() {
     assert_eq!(resp.status(), StatusCode::OK);
     let status: Value = http.get(format!("{base}/api/v1/setup")).send().await.unwrap().json().await.unwrap();
     assert_eq!(status, json!({"needed": false, "code_required": false}));
-    let _ = child.kill();
-    let _ = child.wait();
+}
+
+/// A child process killed and reaped when dropped.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
