@@ -656,6 +656,28 @@ test('an import asks first: decline keeps the library empty, approve puts the fi
   });
 });
 
+test('Settings > Model says so when moving the address to another host cleared the key', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  await page.goto('/settings/model');
+  try {
+    await page.getByTestId('model-provider').selectOption('openai_compatible');
+    await page.getByTestId('model-base-url').fill(`http://127.0.0.1:${MODEL_PORT}/v1`);
+    await page.getByTestId('model-name').fill('scripted');
+    await page.getByTestId('model-api-key').fill('sk-kept-at-home');
+    await page.getByTestId('save-model').click();
+    await expect(page.getByTestId('model-status')).toHaveText('Saved.');
+    // Another host (a name, not the address): the key does not follow.
+    await page.getByTestId('model-base-url').fill(`http://localhost:${MODEL_PORT}/v1`);
+    await page.getByTestId('save-model').click();
+    await expect(page.getByTestId('model-status')).toContainText('The API key was cleared');
+    const saved = await (await chat.api('GET', '/api/v1/settings/model')).json();
+    expect(saved.api_key_set).toBe(false);
+  } finally {
+    await chat.api('PUT', '/api/v1/settings/model', { provider: 'direct' });
+  }
+});
+
 test('API tokens: made once, usable by an agent, revoked', async ({ page, playwright, baseURL }) => {
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
   await page.goto('/settings/tokens');

@@ -91,11 +91,20 @@ pub fn ModelSection() -> impl IntoView {
             context_tokens: Some(context_tokens),
             max_output_tokens: Some(max_output_tokens),
         };
+        let had_key = view_sig.with_untracked(|v| v.as_ref().is_some_and(|v| v.api_key_set));
         leptos::task::spawn_local(async move {
             match api::update_model_settings(&req).await {
                 Ok(v) => {
+                    // The server drops a stored key when the address moves to another host.
+                    let dropped = had_key && !v.api_key_set;
                     fill(v);
-                    status.set(Some("Saved.".into()));
+                    status.set(Some(if dropped {
+                        "Saved. The API key was cleared: the address now points at another host, and a key is \
+                         sent only where it was given. Enter the key for the new address."
+                            .into()
+                    } else {
+                        "Saved.".into()
+                    }));
                 }
                 Err(e) => status.set(Some(e.message)),
             }

@@ -204,6 +204,15 @@ async fn pass(
         (how.refused)(format!("{} {} refused: registries mode only downloads", req.method(), req.uri().path()));
         return text(StatusCode::FORBIDDEN, refusal(req.method(), &how.host));
     }
+    // Another name in `Host` would reach whatever else shares the registry's address (a
+    // CDN's other sites), past the list of allowed hosts.
+    let asked = req.headers().get(hyper::header::HOST).and_then(|h| h.to_str().ok()).unwrap_or_default();
+    let asked =
+        asked.rsplit_once(':').filter(|(_, port)| port.chars().all(|c| c.is_ascii_digit())).map_or(asked, |(h, _)| h);
+    if !asked.eq_ignore_ascii_case(&how.host) {
+        (how.refused)(format!("Host `{asked}` refused: this tunnel is to {}", how.host));
+        return text(StatusCode::FORBIDDEN, format!("Lens: this connection is to {}; Host must name it\n", how.host));
+    }
     let mut sender = upstream.lock().await;
     if sender.as_ref().is_none_or(|s| s.is_closed()) {
         match connect(how).await {

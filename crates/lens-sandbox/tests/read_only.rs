@@ -82,10 +82,19 @@ async fn send(
     method: Method,
     body: &'static str,
 ) -> (u16, String) {
+    send_to(sender, method, body, "localhost").await
+}
+
+async fn send_to(
+    sender: &mut hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    method: Method,
+    body: &'static str,
+    host: &str,
+) -> (u16, String) {
     let req = Request::builder()
         .method(method)
         .uri("/simple/demo/")
-        .header("host", "localhost")
+        .header("host", host)
         .body(Full::new(Bytes::from(body)))
         .unwrap();
     let resp = sender.send_request(req).await.unwrap();
@@ -114,8 +123,8 @@ fn interception(
 async fn downloads_go_through_and_uploads_are_refused_with_a_sentence() {
     let (addr, registry_ca, seen) = registry().await;
     let ca = Arc::new(SandboxCa::new().unwrap());
-    let trust = UpstreamTrust::from_pems(&[registry_ca.as_bytes()]).unwrap();
-    let (how, refused) = interception(addr, &ca, trust);
+    let trust = || UpstreamTrust::from_pems(&[registry_ca.as_bytes()]).unwrap();
+    let (how, refused) = interception(addr, &ca, trust());
     let mut program = connect_program(how, ca.cert_pem()).await;
 
     assert_eq!(send(&mut program, Method::GET, "").await, (200, "GET /simple/demo/".into()));
@@ -126,12 +135,20 @@ async fn downloads_go_through_and_uploads_are_refused_with_a_sentence() {
     assert!(refused.lock().unwrap()[0].contains("PUT /simple/demo/ refused"), "{:?}", refused.lock().unwrap());
 
     // The program's next connection works as well (the refusal closed only that one).
-    let (how, _) = interception(addr, &ca, UpstreamTrust::from_pems(&[registry_ca.as_bytes()]).unwrap());
+    let (how, _) = interception(addr, &ca, trust());
     let mut again = connect_program(how, ca.cert_pem()).await;
     assert_eq!(send(&mut again, Method::HEAD, "").await.0, 200);
+    assert_eq!(send_to(&mut again, Method::GET, "", "LOCALHOST:443").await.0, 200, "the same name, any case or port");
     let (status, _) = send(&mut again, Method::POST, "x").await;
     assert_eq!(status, 403);
-    assert_eq!(seen.lock().unwrap().as_slice(), ["GET", "HEAD"]);
+
+    // Another site on the registry's address is not reached by naming it in Host.
+    let (how, refused) = interception(addr, &ca, trust());
+    let mut fronted = connect_program(how, ca.cert_pem()).await;
+    let (status, words) = send_to(&mut fronted, Method::GET, "", "elsewhere.example").await;
+    assert_eq!(status, 403, "{words}");
+    assert!(refused.lock().unwrap()[0].contains("Host `elsewhere.example` refused"), "{:?}", refused.lock().unwrap());
+    assert_eq!(seen.lock().unwrap().as_slice(), ["GET", "HEAD", "GET"]);
 }
 
 #[tokio::test]
