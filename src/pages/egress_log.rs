@@ -17,6 +17,7 @@ pub fn EgressLog(view_sig: RwSignal<Option<SandboxSettingsView>>) -> impl IntoVi
                     {d.into_iter().map(|e| view! {
                         <li class=if e.allowed { "ok" } else { "failed" }>
                             {if e.allowed { "allowed " } else { "refused " }}<code>{e.target}</code>" — "{e.reason}
+                            {(e.count > 1).then(|| format!(" (×{})", e.count))}
                         </li>
                     }).collect_view()}
                 </ul>

@@ -39,27 +39,94 @@ pub struct Network {
 /// How much of a program's bytes wait between it and the read-only proxy.
 const INTERCEPT_BUFFER: usize = 64 * 1024;
 
-/// The latest decisions, newest last.
+/// The latest decisions, newest last; and how much each sandbox may make the server log.
 #[derive(Debug, Default)]
 pub struct EgressLog {
     decisions: Mutex<VecDeque<EgressDecision>>,
+    budgets: Mutex<HashMap<String, LogBudget>>,
 }
 
 const LOG_SIZE: usize = 200;
 
+/// Log lines one conversation's sandbox may cause per [`BUDGET_WINDOW`]; past it they
+/// are counted, and the count is logged once the window ends.
+const LINES_PER_WINDOW: u32 = 5;
+const BUDGET_WINDOW: Duration = Duration::from_secs(60);
+
+/// Characters of a sandbox's text (a target, a reason) kept in a log line or a record.
+pub const SHOWN_CHARS: usize = 200;
+
+/// One conversation's log lines in the current window.
+#[derive(Debug)]
+struct LogBudget {
+    since: std::time::Instant,
+    lines: u32,
+    held_back: u64,
+}
+
+/// `text` cut to [`SHOWN_CHARS`] characters, marked when cut.
+pub fn shown(text: &str) -> String {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        Some((end, _)) => format!("{}… ({} bytes)", &text[..end], text.len()),
+        None => text.to_owned(),
+    }
+}
+
 impl EgressLog {
     fn push(&self, decision: EgressDecision) {
-        let d = &decision;
-        if d.allowed {
-            tracing::info!(chat = %d.chat_id, target = %d.target, reason = %d.reason, "sandbox egress allowed");
-        } else {
-            tracing::warn!(chat = %d.chat_id, target = %d.target, reason = %d.reason, "sandbox egress refused");
+        let decision = EgressDecision { target: shown(&decision.target), reason: shown(&decision.reason), ..decision };
+        if self.may_log(&decision.chat_id) {
+            let d = &decision;
+            if d.allowed {
+                tracing::info!(chat = %d.chat_id, target = %d.target, reason = %d.reason, "sandbox egress allowed");
+            } else {
+                tracing::warn!(chat = %d.chat_id, target = %d.target, reason = %d.reason, "sandbox egress refused");
+            }
         }
         if let Ok(mut d) = self.decisions.lock() {
+            // The same decision again (a program retrying): one record, counted.
+            if let Some(last) = d.back_mut().filter(|l| {
+                l.chat_id == decision.chat_id
+                    && l.target == decision.target
+                    && l.allowed == decision.allowed
+                    && l.reason == decision.reason
+            }) {
+                last.count += 1;
+                return;
+            }
             if d.len() == LOG_SIZE {
                 d.pop_front();
             }
             d.push_back(decision);
+        }
+    }
+
+    /// Whether a line the conversation's sandbox causes may go to the log now. A few a
+    /// minute do; the rest are counted, and the count is logged when the minute is over.
+    pub(crate) fn may_log(&self, chat_id: &str) -> bool {
+        let Ok(mut budgets) = self.budgets.lock() else { return false };
+        let now = std::time::Instant::now();
+        if budgets.len() > 1000 {
+            budgets.retain(|_, b| now.duration_since(b.since) < BUDGET_WINDOW);
+        }
+        let budget = budgets.entry(chat_id.to_owned()).or_insert(LogBudget { since: now, lines: 0, held_back: 0 });
+        if now.duration_since(budget.since) >= BUDGET_WINDOW {
+            if budget.held_back > 0 {
+                tracing::warn!(
+                    chat = %chat_id,
+                    held_back = budget.held_back,
+                    "a sandbox caused more log lines than it may; these were counted, not logged (its egress record \
+                     counts each decision)"
+                );
+            }
+            *budget = LogBudget { since: now, lines: 0, held_back: 0 };
+        }
+        if budget.lines < LINES_PER_WINDOW {
+            budget.lines += 1;
+            true
+        } else {
+            budget.held_back += 1;
+            false
         }
     }
 
@@ -172,7 +239,7 @@ impl Relay {
                 Err(reason) => reason.clone(),
             };
             let allowed = stream.is_ok();
-            relay.log.push(EgressDecision { chat_id: relay.chat(), target, allowed, reason: reason.clone() });
+            relay.log.push(EgressDecision { chat_id: relay.chat(), target, allowed, reason: reason.clone(), count: 1 });
             let Ok((_, stream)) = stream else {
                 let _ = relay.outbox.send(Request::NetOpen { id, ok: false, message: reason }).await;
                 return;
@@ -193,11 +260,17 @@ impl Relay {
     ) {
         let host = target.rsplit_once(':').map(|(h, _)| h).unwrap_or(&target).trim_matches(['[', ']']).to_owned();
         let reason = format!("reading from {addr} (downloads only)");
-        self.log.push(EgressDecision { chat_id: self.chat(), target: target.clone(), allowed: true, reason });
+        self.log.push(EgressDecision { chat_id: self.chat(), target: target.clone(), allowed: true, reason, count: 1 });
         let (program, proxy) = tokio::io::duplex(INTERCEPT_BUFFER);
         let (log, chat) = (self.log.clone(), self.chat());
         let refused = Arc::new(move |reason: String| {
-            log.push(EgressDecision { chat_id: chat.clone(), target: target.clone(), allowed: false, reason });
+            log.push(EgressDecision {
+                chat_id: chat.clone(),
+                target: target.clone(),
+                allowed: false,
+                reason,
+                count: 1,
+            });
         });
         tokio::spawn(async move {
             if let Err(e) = crate::read_only::serve(proxy, Interception { host, addr, ca, trust, refused }).await {
@@ -258,7 +331,9 @@ impl Relay {
         if let Some(to) = to
             && to.try_send(B64.decode(data).unwrap_or_default()).is_err()
         {
-            tracing::warn!(chat = %self.chat(), "a sandbox connection closed: the remote host reads too slowly");
+            if self.log.may_log(&self.chat()) {
+                tracing::warn!(chat = %self.chat(), "a sandbox connection closed: the remote host reads too slowly");
+            }
             self.cut(id);
         }
     }

@@ -482,6 +482,14 @@ pub struct EgressDecision {
     pub allowed: bool,
     /// Where it went, or why not.
     pub reason: String,
+    /// How many times in a row this same decision was made (a program retrying in a loop
+    /// makes one record, counted, rather than a record or a log line each).
+    #[serde(default = "one")]
+    pub count: u64,
+}
+
+fn one() -> u64 {
+    1
 }
 
 /// How full the server's data directory is.
