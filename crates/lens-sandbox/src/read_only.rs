@@ -22,6 +22,8 @@ use tokio::{
     net::TcpStream,
 };
 
+use crate::SandboxError;
+
 type Body = BoxBody<Bytes, hyper::Error>;
 
 /// A sandbox's own certificate authority: it signs a certificate for each registry host
@@ -39,13 +41,23 @@ impl std::fmt::Debug for SandboxCa {
     }
 }
 
-fn rcgen_err(e: rcgen::Error) -> String {
-    format!("making the sandbox's certificate authority: {e}")
+fn rcgen_err(e: rcgen::Error) -> SandboxError {
+    SandboxError::Backend(format!("making the sandbox's certificate authority: {e}"))
+}
+
+/// A TLS setup that rustls refused: Lens's own fault, never the program's.
+fn tls_err(e: impl std::fmt::Display) -> SandboxError {
+    SandboxError::Backend(format!("setting up the read-only proxy's TLS: {e}"))
+}
+
+/// No trust to check the registries against: registries mode cannot be offered.
+fn trust_err(what: String) -> SandboxError {
+    SandboxError::Unavailable(format!("registries mode cannot check the registries' certificates: {what}"))
 }
 
 impl SandboxCa {
     /// A new authority with a fresh key (ECDSA P-256).
-    pub fn new() -> Result<Self, String> {
+    pub fn new() -> Result<Self, SandboxError> {
         let key = KeyPair::generate().map_err(rcgen_err)?;
         let mut params = CertificateParams::new(Vec::<String>::new()).map_err(rcgen_err)?;
         params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
@@ -60,7 +72,7 @@ impl SandboxCa {
     }
 
     /// The TLS setup that answers for `host` with a certificate this authority signed.
-    fn server_config(&self, host: &str) -> Result<Arc<rustls::ServerConfig>, String> {
+    fn server_config(&self, host: &str) -> Result<Arc<rustls::ServerConfig>, SandboxError> {
         if let Some(config) = self.hosts.lock().ok().and_then(|h| h.get(host).cloned()) {
             return Ok(config);
         }
@@ -69,13 +81,13 @@ impl SandboxCa {
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
         params.distinguished_name.push(DnType::CommonName, host);
         let cert = params.signed_by(&key, &self.issuer).map_err(rcgen_err)?;
-        let key = PrivateKeyDer::try_from(key.serialize_der()).map_err(|e| format!("the host key: {e}"))?;
+        let key = PrivateKeyDer::try_from(key.serialize_der()).map_err(tls_err)?;
         let mut config = rustls::ServerConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
+            .map_err(tls_err)?
             .with_no_client_auth()
             .with_single_cert(vec![cert.der().clone()], key)
-            .map_err(|e| e.to_string())?;
+            .map_err(tls_err)?;
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         let config = Arc::new(config);
         if let Ok(mut h) = self.hosts.lock() {
@@ -110,7 +122,7 @@ impl Eq for UpstreamTrust {}
 
 impl UpstreamTrust {
     /// The host's bundle (`SSL_CERT_FILE`, else Debian's) plus the PEM files in `extra`.
-    pub fn system(extra: &[&Path]) -> Result<Self, String> {
+    pub fn system(extra: &[&Path]) -> Result<Self, SandboxError> {
         let bundle = std::env::var_os("SSL_CERT_FILE")
             .map(std::path::PathBuf::from)
             .unwrap_or_else(|| "/etc/ssl/certs/ca-certificates.crt".into());
@@ -118,27 +130,27 @@ impl UpstreamTrust {
         files.extend_from_slice(extra);
         let mut pems = Vec::new();
         for file in files {
-            pems.push(std::fs::read(file).map_err(|e| format!("reading {}: {e}", file.display()))?);
+            pems.push(std::fs::read(file).map_err(|e| trust_err(format!("reading {}: {e}", file.display())))?);
         }
         Self::from_pems(&pems.iter().map(Vec::as_slice).collect::<Vec<_>>())
     }
 
     /// Trusts exactly the certificates in these PEM texts.
-    pub fn from_pems(pems: &[&[u8]]) -> Result<Self, String> {
+    pub fn from_pems(pems: &[&[u8]]) -> Result<Self, SandboxError> {
         let mut roots = rustls::RootCertStore::empty();
         for pem in pems {
             for cert in CertificateDer::pem_slice_iter(pem) {
-                let cert = cert.map_err(|e| format!("a certificate that cannot be read: {e}"))?;
+                let cert = cert.map_err(|e| trust_err(format!("a certificate that cannot be read: {e}")))?;
                 // A bundle may hold a certificate rustls cannot use; the rest still count.
                 let _ = roots.add(cert);
             }
         }
         if roots.is_empty() {
-            return Err("no certificate authority to check registries against".into());
+            return Err(trust_err("no certificate authority in the bundle".into()));
         }
         let config = rustls::ClientConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
+            .map_err(tls_err)?
             .with_root_certificates(roots)
             .with_no_client_auth();
         Ok(Self(Arc::new(config)))
@@ -173,7 +185,7 @@ fn text(status: StatusCode, words: String) -> Response<Body> {
 }
 
 /// Serves the program's side of one CONNECT tunnel to a registry host until it closes.
-pub async fn serve<S>(program: S, how: Interception) -> Result<(), String>
+pub async fn serve<S>(program: S, how: Interception) -> Result<(), SandboxError>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -181,7 +193,7 @@ where
     let tls = tokio_rustls::TlsAcceptor::from(config)
         .accept(program)
         .await
-        .map_err(|e| format!("the program's TLS with the proxy failed: {e}"))?;
+        .map_err(|e| SandboxError::Backend(format!("the program's TLS with the proxy failed: {e}")))?;
     let how = Arc::new(how);
     let upstream: Arc<tokio::sync::Mutex<Option<SendRequest<Incoming>>>> = Arc::default();
     let service = hyper::service::service_fn(move |req: Request<Incoming>| {
@@ -191,7 +203,7 @@ where
     hyper::server::conn::http1::Builder::new()
         .serve_connection(TokioIo::new(tls), service)
         .await
-        .map_err(|e| format!("the proxied connection ended: {e}"))
+        .map_err(|e| SandboxError::Backend(format!("the proxied connection ended: {e}")))
 }
 
 /// One request: refused unless GET or HEAD, else sent on and its answer streamed back.

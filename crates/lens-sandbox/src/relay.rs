@@ -73,8 +73,9 @@ pub fn shown(text: &str) -> String {
 }
 
 impl EgressLog {
-    fn push(&self, decision: EgressDecision) {
-        let decision = EgressDecision { target: shown(&decision.target), reason: shown(&decision.reason), ..decision };
+    /// Records a decision (the sandbox's text cut), and logs it within the conversation's budget.
+    fn record(&self, chat_id: String, target: &str, allowed: bool, reason: &str) {
+        let decision = EgressDecision { chat_id, target: shown(target), allowed, reason: shown(reason), count: 1 };
         if self.may_log(&decision.chat_id) {
             let d = &decision;
             if d.allowed {
@@ -146,8 +147,8 @@ pub(crate) struct Relay {
     /// Runs in progress in the sandbox: connections are let out only while one is.
     active: Arc<AtomicUsize>,
     conns: Mutex<HashMap<u64, Conn>>,
-    /// The sandbox's own authority, which the read-only proxy signs with (local sandboxes).
-    ca: Option<Arc<SandboxCa>>,
+    /// The sandbox's own authority, which the read-only proxy signs with.
+    ca: Arc<SandboxCa>,
 }
 
 /// One open proxy connection.
@@ -170,7 +171,7 @@ impl Relay {
         network: Arc<Mutex<Option<Network>>>,
         log: Arc<EgressLog>,
         active: Arc<AtomicUsize>,
-        ca: Option<Arc<SandboxCa>>,
+        ca: Arc<SandboxCa>,
     ) -> Arc<Self> {
         Arc::new(Self { chat_id: Mutex::new(chat_id), outbox, network, log, active, conns: Mutex::default(), ca })
     }
@@ -209,7 +210,7 @@ impl Relay {
         let relay = self.clone();
         tokio::spawn(async move {
             let network = relay.network.lock().ok().and_then(|n| n.clone());
-            let read_only = network.as_ref().and_then(|n| n.read_only.clone()).zip(relay.ca.clone());
+            let read_only = network.as_ref().and_then(|n| n.read_only.clone());
             let policy = network.map(|n| n.policy);
             let running = relay.active.load(Ordering::SeqCst) > 0;
             let decided = match (policy, method.as_str()) {
@@ -222,8 +223,8 @@ impl Relay {
                 }
                 (Some(policy), _) => policy.decide(&target).await,
             };
-            if let (Ok(addr), Some((trust, ca))) = (&decided, read_only) {
-                relay.intercept(id, target, *addr, ca, trust).await;
+            if let (Ok(addr), Some(trust)) = (&decided, read_only) {
+                relay.intercept(id, target, *addr, trust).await;
                 return;
             }
             let stream = match decided {
@@ -239,7 +240,7 @@ impl Relay {
                 Err(reason) => reason.clone(),
             };
             let allowed = stream.is_ok();
-            relay.log.push(EgressDecision { chat_id: relay.chat(), target, allowed, reason: reason.clone(), count: 1 });
+            relay.log.record(relay.chat(), &target, allowed, &reason);
             let Ok((_, stream)) = stream else {
                 let _ = relay.outbox.send(Request::NetOpen { id, ok: false, message: reason }).await;
                 return;
@@ -250,28 +251,13 @@ impl Relay {
 
     /// A registry connection in registries mode: the program's TLS ends in the read-only
     /// proxy, which lets downloads through and refuses the rest, each refusal logged.
-    async fn intercept(
-        self: &Arc<Self>,
-        id: u64,
-        target: String,
-        addr: SocketAddr,
-        ca: Arc<SandboxCa>,
-        trust: UpstreamTrust,
-    ) {
+    async fn intercept(self: &Arc<Self>, id: u64, target: String, addr: SocketAddr, trust: UpstreamTrust) {
         let host = target.rsplit_once(':').map(|(h, _)| h).unwrap_or(&target).trim_matches(['[', ']']).to_owned();
         let reason = format!("reading from {addr} (downloads only)");
-        self.log.push(EgressDecision { chat_id: self.chat(), target: target.clone(), allowed: true, reason, count: 1 });
+        self.log.record(self.chat(), &target, true, &reason);
         let (program, proxy) = tokio::io::duplex(INTERCEPT_BUFFER);
-        let (log, chat) = (self.log.clone(), self.chat());
-        let refused = Arc::new(move |reason: String| {
-            log.push(EgressDecision {
-                chat_id: chat.clone(),
-                target: target.clone(),
-                allowed: false,
-                reason,
-                count: 1,
-            });
-        });
+        let (log, chat, ca) = (self.log.clone(), self.chat(), self.ca.clone());
+        let refused = Arc::new(move |reason: String| log.record(chat.clone(), &target, false, &reason));
         tokio::spawn(async move {
             if let Err(e) = crate::read_only::serve(proxy, Interception { host, addr, ca, trust, refused }).await {
                 tracing::debug!(error = %e, "a read-only registry connection ended");

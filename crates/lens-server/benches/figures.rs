@@ -74,14 +74,7 @@ async fn read_sse(resp: reqwest::Response, mut on_data: impl FnMut(&str) -> bool
 
 /// POSTs `body` as the logged-in bench user and reads the JSON answer.
 async fn post_json(http: &reqwest::Client, url: String, csrf: &str, body: Value) -> Value {
-    let resp = http
-        .post(url)
-        .header("x-csrf-token", csrf)
-        .header("sec-fetch-site", "same-origin")
-        .json(&body)
-        .send()
-        .await
-        .expect("the server answers");
+    let resp = common::page_post(http, url, csrf).json(&body).send().await.expect("the server answers");
     resp.json().await.expect("the answer is JSON")
 }
 

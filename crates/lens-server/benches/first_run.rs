@@ -24,14 +24,7 @@ fn p50(mut v: Vec<f64>) -> f64 {
 }
 
 async fn post(http: &reqwest::Client, url: String, csrf: &str, body: Value) -> Value {
-    let resp = http
-        .post(url)
-        .header("x-csrf-token", csrf)
-        .header("sec-fetch-site", "same-origin")
-        .json(&body)
-        .send()
-        .await
-        .expect("the server answers");
+    let resp = common::page_post(http, url, csrf).json(&body).send().await.expect("the server answers");
     resp.json().await.unwrap_or(Value::Null)
 }
 

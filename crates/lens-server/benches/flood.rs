@@ -17,14 +17,7 @@ const FLOOD: u64 = 1_000_000_000;
 const AT_ONCE: usize = 10;
 
 async fn post(http: &reqwest::Client, url: String, csrf: &str, body: Value) -> Value {
-    let resp = http
-        .post(url)
-        .header("x-csrf-token", csrf)
-        .header("sec-fetch-site", "same-origin")
-        .json(&body)
-        .send()
-        .await
-        .expect("the server answers");
+    let resp = common::page_post(http, url, csrf).json(&body).send().await.expect("the server answers");
     resp.json().await.unwrap_or(Value::Null)
 }
 

@@ -17,6 +17,7 @@ pub use current_user::{
     AdminUser, AnyScope, Approver, CurrentUser, Https, SECURE_SESSION_COOKIE, SESSION_COOKIE, session_cookie,
     session_cookie_name,
 };
+pub(crate) use current_user::{bearer, is_safe, same_secret};
 pub use password::{check_password_rules, hash_password, verify_password};
 pub use rate_limit::LoginLimiter;
 pub use setup_code::SetupCode;

@@ -70,12 +70,7 @@ async fn require_token(
     next: Next,
 ) -> Response {
     let (mut parts, body) = request.into_parts();
-    let bearer = parts
-        .headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(token_hash);
+    let bearer = crate::auth::bearer(&parts.headers).map(|token| token_hash(token.trim()));
     let user = match &bearer {
         // Any scope opens a session; each tool asks for the scope it needs.
         Some(_) => AnyScope::from_request_parts(&mut parts, &state).await.ok().map(|AnyScope(user)| user),

@@ -9,7 +9,7 @@ use std::{
 };
 
 use lens_sandbox::{
-    DriverSettings, GatewayAddress, GatewayOptions, LocalOptions, Network, SandboxDriver, SandboxState,
+    DriverSettings, GatewayAddress, GatewayOptions, LocalOptions, Network, SandboxDriver, SandboxError, SandboxState,
     egress::{Cidr, EgressDecision, EgressPolicy},
     read_only::UpstreamTrust,
     registries::{Registries, sandbox_env},
@@ -30,7 +30,7 @@ pub struct SandboxHub {
     /// An extra authority the registries' certificates may come from (a mirror's own).
     registry_ca: Option<PathBuf>,
     /// Whom the read-only registry proxy trusts on its way out; `Err` says why none.
-    upstream_trust: std::sync::OnceLock<Result<UpstreamTrust, String>>,
+    upstream_trust: std::sync::OnceLock<Result<UpstreamTrust, SandboxError>>,
     active: RwLock<Option<Active>>,
     check: RwLock<Option<SandboxCheck>>,
     gateway_check: RwLock<Option<GatewayCheckView>>,
@@ -288,7 +288,7 @@ impl SandboxHub {
 
     /// The registries' trust for the read-only proxy: the host's bundle and the admin's
     /// extra authority, read once.
-    fn upstream_trust(&self) -> Result<UpstreamTrust, String> {
+    fn upstream_trust(&self) -> Result<UpstreamTrust, SandboxError> {
         self.upstream_trust
             .get_or_init(|| {
                 let extra: Vec<&std::path::Path> = self.registry_ca.iter().map(PathBuf::as_path).collect();
@@ -320,7 +320,7 @@ impl SandboxHub {
             NetworkMode::Registries => match self.upstream_trust() {
                 Ok(trust) => Some(trust),
                 Err(reason) => {
-                    tracing::error!(%reason, "registries mode needs certificates to check the registries against");
+                    tracing::error!(%reason, "the sandboxes get no network");
                     return None;
                 }
             },

@@ -11,7 +11,7 @@ use std::net::IpAddr;
 
 use axum::{
     extract::{Request, State},
-    http::{HeaderMap, Method, header},
+    http::{HeaderMap, header},
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -170,10 +170,6 @@ fn strip_default_port<'a>(host: &'a str, scheme: &str) -> &'a str {
     host.trim().strip_suffix(default).unwrap_or(host.trim())
 }
 
-fn is_safe(method: &Method) -> bool {
-    matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
-}
-
 /// Refuses a request for another host name (421), and a change whose `Origin` is another
 /// site (403) whoever makes it. `/healthz` answers any name, for health probes that use
 /// the container's address.
@@ -188,7 +184,7 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
     if request.uri().path() != "/healthz" && !state.site.host_allowed(&host) {
         return AppError::MisdirectedHost(state.site.misdirected(&host)).into_response();
     }
-    if !is_safe(request.method()) && state.site.origin_matches(request.headers()) == Some(false) {
+    if !crate::auth::is_safe(request.method()) && state.site.origin_matches(request.headers()) == Some(false) {
         return AppError::CrossOrigin(CROSS_ORIGIN.into()).into_response();
     }
     next.run(request).await

@@ -55,7 +55,7 @@ impl LocalDriver {
         .await
         .map_err(backend)?
         .map_err(SandboxError::Unavailable)?;
-        let ca = Arc::new(SandboxCa::new().map_err(backend)?);
+        let ca = Arc::new(SandboxCa::new()?);
         let bundle = bundle_path(&workspace.dir);
         write_bundle(&bundle, ca.cert_pem()).map_err(|e| backend(format!("writing {}: {e}", bundle.display())))?;
         let env = limits.sandbox_env("/workspace");
@@ -107,14 +107,8 @@ impl LocalDriver {
         // socket.
         let (outbox, mut frames) = mpsc::channel::<Request>(NET_QUEUE);
         let active: Arc<AtomicUsize> = Arc::default();
-        let relay = Relay::new(
-            chat_id.to_owned(),
-            outbox,
-            self.network.clone(),
-            self.egress_log.clone(),
-            active.clone(),
-            Some(ca),
-        );
+        let relay =
+            Relay::new(chat_id.to_owned(), outbox, self.network.clone(), self.egress_log.clone(), active.clone(), ca);
         let to_relay = relay.clone();
         let link = AgentLink::start(stdout, stdin, move |reply| match reply {
             Reply::NetConnect { id, method, target } => to_relay.connect(id, method, target),
@@ -164,11 +158,16 @@ pub(super) fn bundle_path(mount_point: &Path) -> PathBuf {
 /// by the sandbox's user.
 fn write_bundle(path: &Path, ca_pem: &str) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    let mut text = std::fs::read_to_string(SYSTEM_BUNDLE).unwrap_or_default();
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text.push_str(ca_pem);
+    // The host's bundle, read once (every sandbox start writes a bundle).
+    static SYSTEM: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let system = SYSTEM.get_or_init(|| {
+        let mut text = std::fs::read_to_string(SYSTEM_BUNDLE).unwrap_or_default();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text
+    });
+    let text = format!("{system}{ca_pem}");
     let part = path.with_extension("part");
     std::fs::write(&part, text)?;
     std::fs::set_permissions(&part, std::fs::Permissions::from_mode(0o644))?;

@@ -12,6 +12,12 @@ pub fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// A POST as Lens's page sends it when logged in: the CSRF proof, and the browser's word
+/// (`Sec-Fetch-Site`) that Lens's own page sent it.
+pub fn page_post(http: &reqwest::Client, url: String, csrf: &str) -> reqwest::RequestBuilder {
+    http.post(url).header("x-csrf-token", csrf).header("sec-fetch-site", "same-origin")
+}
+
 /// The real `lens` binary serving on a free loopback port with the sandbox on; killed
 /// with SIGTERM when dropped, so it stops its sandboxes and unmounts their workspaces.
 pub struct Server {

@@ -92,16 +92,18 @@ impl FromRequestParts<AppState> for Https {
     }
 }
 
-fn bearer(headers: &HeaderMap) -> Option<&str> {
+/// The `Authorization: Bearer` token, when one is sent.
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
     headers.get(axum::http::header::AUTHORIZATION)?.to_str().ok()?.strip_prefix("Bearer ")
 }
 
 /// Compares two secrets in time independent of where they differ.
-fn same_secret(a: &str, b: &str) -> bool {
+pub(crate) fn same_secret(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn is_safe(method: &Method) -> bool {
+/// A method that changes nothing: no CSRF proof or Origin is asked of it.
+pub(crate) fn is_safe(method: &Method) -> bool {
     matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
 

@@ -39,9 +39,7 @@ impl SetupCode {
                     .into(),
             ));
         }
-        let want = plain(code);
-        let same = given.len() == want.len() && given.bytes().zip(want.bytes()).fold(0u8, |a, (x, y)| a | (x ^ y)) == 0;
-        if !same {
+        if !super::same_secret(&given, &plain(code)) {
             return Err(AppError::SetupCode(
                 "that is not the setup code; copy it from the line \"setup code:\" in Lens's log".into(),
             ));

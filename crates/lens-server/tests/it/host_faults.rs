@@ -235,13 +235,7 @@ async fn a_server_killed_mid_run_keeps_the_step_and_its_output_and_the_next_run_
     let post = |url: String, body: Value, csrf: String| {
         let http = http.clone();
         async move {
-            let resp = http
-                .post(url)
-                .header("x-csrf-token", csrf)
-                .header("sec-fetch-site", "same-origin")
-                .json(&body)
-                .send()
-                .await;
+            let resp = lens_process::page_post(&http, url, &csrf).json(&body).send().await;
             resp.unwrap().json::<Value>().await.unwrap()
         }
     };
