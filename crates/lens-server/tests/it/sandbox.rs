@@ -121,7 +121,10 @@ fn mounted_workspace(cid: &str) -> Option<std::path::PathBuf> {
 
 #[tokio::test]
 async fn deleting_a_conversation_deletes_its_sandbox() {
-    let app = TestApp::builder().sandbox().settings_model().await;
+    // No pre-started sandbox: one taken from the pool keeps the pool's mount point until it
+    // stops, so whether the workspace is found under the conversation's name would depend
+    // on whether the pool was ready (a clean-clone run once found it was).
+    let app = TestApp::builder().sandbox().config(|c| c.sandbox_pool_size = Some(0)).settings_model().await;
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
     let (_, message) = answer(&admin, &cid, "```bash\necho kept > notes.txt\n```").await;
