@@ -3,7 +3,8 @@
 //! text, only http(s), mailto and relative links survive, images become links (nothing
 //! is fetched because a model wrote an address), table alignment is a class (the page's
 //! Content-Security-Policy allows no style attributes), and bare web addresses become
-//! links. pulldown-cmark parses in linear time, so no answer can freeze the page.
+//! links. Quotes and lists nest at most 16 deep. pulldown-cmark parses in linear time and
+//! the rules look at each character a few times, so no answer can freeze the page.
 
 use std::collections::VecDeque;
 
@@ -16,10 +17,18 @@ fn options() -> Options {
 
 /// `src` as HTML, safe to put into the page.
 pub fn to_html(src: &str) -> String {
+    render(src).0
+}
+
+/// `src` as HTML, and how many characters the safety rules looked at doing it: the
+/// operation count a test holds to a multiple of the input's length (pulldown-cmark's own
+/// work is linear by its design and measured in the benchmark).
+fn render(src: &str) -> (String, usize) {
     let mut out = String::with_capacity(src.len() * 3 / 2);
     let events = TextMergeStream::new(Parser::new_ext(src, options()));
-    html::push_html(&mut out, SafeEvents { events, safe: Safe::default(), ready: VecDeque::new() });
-    out
+    let mut filter = SafeEvents { events, safe: Safe::default(), ready: VecDeque::new() };
+    html::push_html(&mut out, &mut filter);
+    (out, filter.safe.steps)
 }
 
 /// The parser's events with the safety rules applied; one buffer serves every event.
@@ -75,7 +84,18 @@ struct Safe {
     alignments: Vec<Alignment>,
     in_head: bool,
     cell: usize,
+    /// Characters looked at by the rules (see `render`).
+    steps: usize,
+    /// The open quotes and lists, each kept or flattened (see `MAX_NESTING`).
+    nest: Vec<bool>,
+    /// The open list items, each kept or flattened with its list.
+    items: Vec<bool>,
 }
+
+/// How deep quotes and lists nest in the page; deeper ones show at this depth. Real
+/// answers nest a few levels; 500 `>` made 27 bytes of HTML per byte of answer and a
+/// DOM 500 deep, several times the cost of ordinary text in the browser.
+const MAX_NESTING: usize = 16;
 
 impl Safe {
     fn in_link(&self) -> bool {
@@ -109,6 +129,29 @@ impl Safe {
                     out.push_back(Event::End(TagEnd::Link));
                 }
             }
+            Event::Start(tag @ (Tag::BlockQuote(_) | Tag::List(_))) => {
+                let keep = self.nest.len() < MAX_NESTING;
+                self.nest.push(keep);
+                if keep {
+                    out.push_back(Event::Start(tag))
+                }
+            }
+            Event::End(end @ (TagEnd::BlockQuote(_) | TagEnd::List(_))) => {
+                if self.nest.pop().unwrap_or(true) {
+                    out.push_back(Event::End(end))
+                }
+            }
+            Event::Start(Tag::Item) => {
+                // An item is its list's child: it goes when its list went, as a line.
+                let keep = self.nest.last().copied().unwrap_or(true);
+                self.items.push(keep);
+                out.push_back(if keep { Event::Start(Tag::Item) } else { Event::HardBreak })
+            }
+            Event::End(TagEnd::Item) => {
+                if self.items.pop().unwrap_or(true) {
+                    out.push_back(Event::End(TagEnd::Item))
+                }
+            }
             Event::Start(Tag::CodeBlock(kind)) => {
                 self.in_code = true;
                 out.push_back(Event::Start(Tag::CodeBlock(kind)))
@@ -138,7 +181,7 @@ impl Safe {
                 self.cell += 1;
                 out.push_back(Event::Html(if self.in_head { "</th>" } else { "</td>" }.into()))
             }
-            Event::Text(text) if !self.in_code && !self.in_link() => linkify(text, out),
+            Event::Text(text) if !self.in_code && !self.in_link() => linkify(text, out, &mut self.steps),
             other => out.push_back(other),
         }
     }
@@ -161,23 +204,15 @@ impl Safe {
 /// Text with its bare `http://` and `https://` addresses made links. An address ends at
 /// white space or `<`, without trailing punctuation (a closing parenthesis only when it
 /// has no opening one inside).
-fn linkify<'a>(text: CowStr<'a>, events: &mut VecDeque<Event<'a>>) {
+fn linkify<'a>(text: CowStr<'a>, events: &mut VecDeque<Event<'a>>, steps: &mut usize) {
     if !text.contains("http") {
         events.push_back(Event::Text(text));
         return;
     }
     let mut rest: &str = &text;
-    while let Some(start) = next_address(rest) {
+    while let Some(start) = next_address(rest, steps) {
         let tail = &rest[start..];
-        let mut end = tail.find(|c: char| c.is_whitespace() || c == '<').unwrap_or(tail.len());
-        while let Some(last) = tail[..end].chars().last() {
-            let unbalanced = last == ')' && tail[..end].matches('(').count() < tail[..end].matches(')').count();
-            if matches!(last, '.' | ',' | ':' | ';' | '!' | '?' | '"' | '\'') || unbalanced {
-                end -= last.len_utf8();
-            } else {
-                break;
-            }
-        }
+        let end = address_end(tail, steps);
         let address = &tail[..end];
         if address.len() <= "https://".len() {
             events.push_back(Event::Text(rest[..start + end.max(1)].to_owned().into()));
@@ -201,10 +236,39 @@ fn linkify<'a>(text: CowStr<'a>, events: &mut VecDeque<Event<'a>>) {
     }
 }
 
+/// Where the address at the start of `tail` ends: at white space or `<`, less trailing
+/// punctuation. The parentheses are counted once and the counts kept as the end moves
+/// back, so an address of 100,000 `)` costs two passes, not one pass per `)`; `steps`
+/// counts the characters looked at.
+fn address_end(tail: &str, steps: &mut usize) -> usize {
+    let mut end = tail.find(|c: char| c.is_whitespace() || c == '<').unwrap_or(tail.len());
+    let (mut open, mut close) = (0usize, 0usize);
+    for c in tail[..end].chars() {
+        *steps += 1;
+        match c {
+            '(' => open += 1,
+            ')' => close += 1,
+            _ => {}
+        }
+    }
+    while let Some(last) = tail[..end].chars().next_back() {
+        *steps += 1;
+        let unbalanced = last == ')' && open < close;
+        if matches!(last, '.' | ',' | ':' | ';' | '!' | '?' | '"' | '\'') || unbalanced {
+            end -= last.len_utf8();
+            close -= usize::from(last == ')');
+        } else {
+            break;
+        }
+    }
+    end
+}
+
 /// Where the next bare address starts: `http://` or `https://` not inside a word.
-fn next_address(text: &str) -> Option<usize> {
+fn next_address(text: &str, steps: &mut usize) -> Option<usize> {
     let mut from = 0;
     while let Some(i) = text[from..].find("http").map(|i| i + from) {
+        *steps += i - from + 1;
         let after = &text[i..];
         let word_before = text[..i].chars().last().is_some_and(|c| c.is_alphanumeric());
         if !word_before && (after.starts_with("http://") || after.starts_with("https://")) {
@@ -406,6 +470,50 @@ mod tests {
             assert_only_safe_tags(&src, &out);
             assert!(!out.to_lowercase().contains("href=\"javascript"), "{src:?} -> {out}");
         }
+    }
+
+    #[test]
+    fn bare_addresses_cost_a_few_looks_per_character() {
+        // A model can write an address followed by 100,000 `)`: trimming them one at a
+        // time while recounting the parentheses looked at 5,000,000,000 characters and froze
+        // the page for seconds every time the chat was opened.
+        let closing = format!("see https://a{}", ")".repeat(100_000));
+        let (out, steps) = super::render(&closing);
+        assert!(out.starts_with("<p>see <a href=\"https://a\">https://a</a>)))"), "{}", &out[..80]);
+        assert!(steps <= 3 * closing.len(), "{steps} looks for {} bytes", closing.len());
+        for src in [
+            format!("https://a{}", "(".repeat(100_000)),
+            format!("https://a/{}", "()".repeat(50_000) + &")".repeat(50_000)),
+            "https://a) ".repeat(20_000),
+            format!("https://a{}", ".".repeat(100_000)),
+            "http".repeat(50_000),
+            "https://".repeat(20_000),
+            "xhttps://a ".repeat(20_000),
+        ] {
+            let (out, steps) = super::render(&src);
+            assert!(!out.is_empty());
+            assert!(steps <= 3 * src.len(), "{:?}…: {steps} looks for {} bytes", &src[..20], src.len());
+        }
+    }
+
+    #[test]
+    fn quotes_and_lists_nest_sixteen_deep_and_keep_their_text() {
+        let quotes = to_html(&(">".repeat(500) + " deep"));
+        assert_eq!(quotes.matches("<blockquote>").count(), 16, "{quotes}");
+        assert_eq!(quotes.matches("</blockquote>").count(), 16, "{quotes}");
+        assert!(quotes.contains("<p>deep</p>"), "{quotes}");
+        let src: String = (0..40).map(|i| format!("{}- item{i}\n", "  ".repeat(i))).collect();
+        let lists = to_html(&src);
+        assert_eq!(lists.matches("<ul>").count(), 16, "{lists}");
+        assert_eq!(lists.matches("</ul>").count(), 16, "{lists}");
+        assert_eq!(lists.matches("<li>").count(), lists.matches("</li>").count(), "{lists}");
+        assert!((0..40).all(|i| lists.contains(&format!("item{i}"))), "every item's text stays: {lists}");
+        assert!(lists.contains("item16<br />\nitem17"), "a flattened item is a line: {lists}");
+        // Real answers nest a few levels, unchanged.
+        assert_eq!(
+            to_html("> a\n>> b\n\n- x\n  - y"),
+            "<blockquote>\n<p>a</p>\n<blockquote>\n<p>b</p>\n</blockquote>\n</blockquote>\n<ul>\n<li>x\n<ul>\n<li>y</li>\n</ul>\n</li>\n</ul>\n"
+        );
     }
 
     #[test]

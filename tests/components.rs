@@ -91,7 +91,8 @@ async fn streaming_answer_updates_in_place() {
         m.text.push_str("lo **you**");
         m.steps.push(step(StepStatus::Running));
     });
-    leptos::task::tick().await;
+    // The answer is rendered at the next animation frame.
+    until("the new text rendered", || el.query_selector(".markdown strong").unwrap().is_some()).await;
     assert_eq!(text(&el, ".markdown strong"), "you");
     assert_eq!(text(&el, ".glyph"), "◆");
     message.update(|m| {
@@ -124,6 +125,36 @@ fn markdown_in_the_page_makes_no_script_image_or_script_link() {
     assert_eq!(el.inner_html().matches("<a ").count(), 2, "and nothing else is: {}", el.inner_html());
     assert!(el.query_selector("td.align-right").unwrap().is_some(), "alignment is a class");
     assert_eq!(text(&el, "code.language-python"), "print('<b>')\n");
+}
+
+#[wasm_bindgen_test]
+async fn a_streaming_answer_is_not_rendered_again_for_every_delta() {
+    use lens_web::components::markdown::Markdown;
+    let el = container();
+    let src = RwSignal::new(String::from("Counting:"));
+    let _h = leptos::mount::mount_to(el.clone().unchecked_into(), move || view! { <Markdown src /> });
+    let shown = el.query_selector(".markdown").unwrap().unwrap();
+    assert_eq!(shown.text_content().unwrap(), "Counting:\n");
+    // Every replacement of the answer's HTML, as the page would see it.
+    let replaced = std::rc::Rc::new(std::cell::Cell::new(0u32));
+    let count = replaced.clone();
+    let renders = wasm_bindgen::closure::Closure::<dyn FnMut(js_sys::Array)>::new(move |records: js_sys::Array| {
+        count.set(count.get() + records.length())
+    });
+    let observer = web_sys::MutationObserver::new(renders.as_ref().unchecked_ref()).unwrap();
+    let options = web_sys::MutationObserverInit::new();
+    options.set_child_list(true);
+    observer.observe_with_options(&shown, &options).unwrap();
+    // 500 deltas as a model streams them, each in its own task: each rendered the whole
+    // answer again, so a long answer cost its length times its deltas.
+    for i in 0..500 {
+        src.update(|s| s.push_str(&format!(" **{i}**")));
+        wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&wasm_bindgen::JsValue::NULL)).await.unwrap();
+    }
+    until("the whole answer shown", || shown.text_content().unwrap().ends_with(" 499\n")).await;
+    let replaced = replaced.get() + observer.take_records().length();
+    assert!(replaced <= 5, "the answer's HTML was replaced {replaced} times for 500 deltas");
+    assert_eq!(shown.inner_html().matches("<strong>").count(), 500);
 }
 
 /// Waits (up to 10 s: the machine is busy) until `done` holds, yielding to the page.

@@ -2,7 +2,7 @@
 // answer, reload, Stop, the settings, and another person's chat staying private.
 import { spawn } from 'node:child_process';
 import { test, expect } from '@playwright/test';
-import { AuthPage, ChatPage, LibraryPage, distanceToEnd, tallCode } from './pages';
+import { AuthPage, ChatPage, LibraryPage, distanceToEnd, settledText, tallCode } from './pages';
 
 const MODEL_PORT = process.env.LENS_E2E_MODEL_PORT ?? '8182';
 const ADMIN = { name: 'admin', password: 'admin-password-1' };
@@ -127,7 +127,7 @@ test('Stop ends a running answer and keeps what was written', async ({ page }) =
     await expect(answer).toHaveAttribute('data-status', 'stopped');
     await expect(page.getByTestId('answer-ending')).toHaveText('Stopped.');
     await expect(page.getByTestId('send')).toBeVisible();
-    const kept = await answer.locator('.markdown').innerText();
+    const kept = await settledText(answer.locator('.markdown'));
     expect(kept).toContain('word6');
     expect(kept).not.toContain('word200');
 

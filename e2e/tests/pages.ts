@@ -12,6 +12,18 @@ export function tallCode(name: string): string {
   return `\`\`\`python\n${notes}\nprint("${name} done")\n\`\`\``;
 }
 
+/** An answer's text once it has stopped changing: the page renders a streaming answer at
+ *  most once a frame, so the last delta shows a moment after it arrived. */
+export async function settledText(markdown: Locator): Promise<string> {
+  let before = await markdown.innerText();
+  for (;;) {
+    await markdown.page().waitForTimeout(300);
+    const now = await markdown.innerText();
+    if (now === before) return now;
+    before = now;
+  }
+}
+
 export class AuthPage {
   constructor(readonly page: Page) {}
 
