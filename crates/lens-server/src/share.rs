@@ -88,12 +88,33 @@ pub async fn copy_out(
 pub async fn room_for_one_more(state: &AppState, chat_id: &str) -> Result<(), AppError> {
     let kept = state.store.count_kept_files(chat_id).await?;
     if kept >= state.config.shares_per_chat {
-        return Err(AppError::BadRequest(format!(
-            "this conversation keeps {kept} files (shared files, run images and logs), the most allowed; nothing \
-             more can be kept here"
-        )));
+        return Err(full(kept));
     }
     Ok(())
+}
+
+/// The sentence for a conversation that keeps `kept` files, the most it may.
+fn full(kept: u64) -> AppError {
+    AppError::BadRequest(format!(
+        "this conversation keeps {kept} files (shared files, run images and logs), the most allowed; nothing more \
+         can be kept here"
+    ))
+}
+
+/// Records `file`, whose bytes are in the conversation's vault, as one of its files; the
+/// cap is checked in the same statement as the insert, and bytes without a row are
+/// deleted (the conversation was full, or the database failed).
+pub async fn record(state: &AppState, chat_id: &str, file: &SharedFileRef, kind: FileKind) -> Result<(), AppError> {
+    let max = state.config.shares_per_chat;
+    let recorded = state.store.insert_chat_file(chat_id, file, kind, max).await;
+    if !matches!(recorded, Ok(true)) {
+        let _ = state.vault.delete(chat_id, &file.id);
+    }
+    match recorded {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(full(max)),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Copies `path` out of the sandbox into the conversation's vault and records it.
@@ -105,17 +126,14 @@ pub async fn share(
     name: Option<&str>,
     kind: FileKind,
 ) -> Result<SharedFileRef, AppError> {
+    // A first look, so a full conversation copies nothing; `record` decides.
     room_for_one_more(state, chat_id).await?;
     let name = clean_name(name.unwrap_or(path))
         .ok_or_else(|| AppError::BadRequest(format!("`{path}` does not name a file")))?;
     let id = crate::ids::random_id(16);
     let size = copy_out(state, driver, chat_id, path, (&state.vault, chat_id, &id)).await?;
     let file = SharedFileRef { id, mime: mime_for(&name).to_owned(), name, size };
-    if let Err(e) = state.store.insert_chat_file(chat_id, &file, kind).await {
-        // No bytes without their row.
-        let _ = state.vault.delete(chat_id, &file.id);
-        return Err(e.into());
-    }
+    record(state, chat_id, &file, kind).await?;
     Ok(file)
 }
 

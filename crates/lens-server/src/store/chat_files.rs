@@ -26,14 +26,19 @@ impl FileKind {
 }
 
 impl super::Store {
+    /// Records a file of a conversation unless the conversation already keeps `max` files
+    /// (of every kind); `false` then. Counted and inserted in one statement, so parallel
+    /// shares cannot each see room for one more.
     pub async fn insert_chat_file(
         &self,
         chat_id: &str,
         file: &SharedFileRef,
         kind: FileKind,
-    ) -> Result<(), sqlx::Error> {
-        sqlx::query(
-            "INSERT INTO chat_files (id, chat_id, name, size, mime, kind, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        max: u64,
+    ) -> Result<bool, sqlx::Error> {
+        let done = sqlx::query(
+            "INSERT INTO chat_files (id, chat_id, name, size, mime, kind, created_at) \
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE (SELECT COUNT(*) FROM chat_files WHERE chat_id = ?2) < ?8",
         )
         .bind(&file.id)
         .bind(chat_id)
@@ -42,9 +47,10 @@ impl super::Store {
         .bind(&file.mime)
         .bind(kind.as_str())
         .bind(crate::now_ms())
+        .bind(max as i64)
         .execute(&self.pool)
         .await?;
-        Ok(())
+        Ok(done.rows_affected() == 1)
     }
 
     /// A file of a conversation (the caller has checked the conversation is the person's).

@@ -297,11 +297,10 @@ async fn keep_log(place: &RunPlace, log: RunLog, cut: bool, output: &RunOutput) 
     }
     let name = format!("{}-run-output.log", output.language);
     let file = SharedFileRef { id, name, size, mime: "text/plain".into() };
-    match place.state.store.insert_chat_file(&place.chat_id, &file, FileKind::Log).await {
+    match crate::share::record(&place.state, &place.chat_id, &file, FileKind::Log).await {
         Ok(()) => Some(file),
         Err(e) => {
-            tracing::error!(error = %e, "recording a run's log failed");
-            let _ = place.state.vault.delete(&place.chat_id, &file.id);
+            tracing::info!(reason = %e, "a run's log was not kept");
             None
         }
     }

@@ -131,6 +131,39 @@ async fn the_person_shares_a_file_and_the_per_conversation_limit_holds() {
 }
 
 #[tokio::test]
+async fn sixty_shares_at_once_keep_exactly_the_limit_and_no_stray_bytes() {
+    // Counted, then inserted, apart: 60 parallel shares once kept 49 files of 20.
+    let app = TestApp::builder().sandbox().settings_model().await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    answer(&admin, &cid, "```bash\nhead -c 2000000 /dev/urandom > data.bin\n```").await;
+    let url = format!("/api/v1/chats/{cid}/files");
+    let shares = (0..60).map(|_| admin.post(&url, json!({"path": "data.bin"})));
+    let answers = futures_util::future::join_all(shares).await;
+    let kept: Vec<SharedFileRef> = answers
+        .iter()
+        .filter(|(status, _)| *status == StatusCode::CREATED)
+        .map(|(_, body)| serde_json::from_value(body.clone()).unwrap())
+        .collect();
+    assert_eq!(kept.len(), 20, "the limit is 20");
+    for (status, body) in answers.iter().filter(|(status, _)| *status != StatusCode::CREATED) {
+        assert_eq!(*status, StatusCode::BAD_REQUEST, "{body}");
+        assert!(body["error"]["message"].as_str().unwrap().contains("the most allowed"), "{body}");
+    }
+    // The vault holds the 20 kept files and nothing else, and each downloads whole.
+    let stored: Vec<_> = std::fs::read_dir(app.dir.path().join(format!("chat-files/{cid}")))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(stored.len(), 20, "no orphaned vault file: {stored:?}");
+    for file in &kept {
+        assert!(stored.contains(&file.id), "{} is on disk", file.id);
+        let resp = admin.request(reqwest::Method::GET, &format!("{url}/{}", file.id)).send().await.unwrap();
+        assert_eq!(resp.bytes().await.unwrap().len(), 2_000_000);
+    }
+}
+
+#[tokio::test]
 async fn a_run_lists_its_files_shows_its_chart_inline_and_keeps_a_cut_log() {
     let app = TestApp::builder().sandbox().settings_model().await;
     let admin = app.admin().await;
