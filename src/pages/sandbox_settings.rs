@@ -22,6 +22,7 @@ const NUMBERS: &[(&str, &str, &str)] = &[
     ("idle_stop_secs", "Stop when idle for", "seconds (files are kept)"),
     ("unused_delete_days", "Delete when unused for", "days"),
     ("max_running", "Sandboxes at once", "at most"),
+    ("max_running_per_person", "Sandboxes at once per person", "at most"),
     ("max_memory_mb", "Memory of all sandboxes", "MiB together"),
     ("queue_wait_secs", "Wait for a free sandbox", "seconds, then the run is refused"),
     ("pool_size", "Kept ready", "sandboxes started ahead for new conversations"),
@@ -37,6 +38,7 @@ fn number(v: &SandboxSettingsView, field: &str) -> u64 {
         "disk_mb" => v.disk_mb,
         "idle_stop_secs" => v.idle_stop_secs,
         "max_running" => v.max_running,
+        "max_running_per_person" => v.max_running_per_person,
         "max_memory_mb" => v.max_memory_mb,
         "queue_wait_secs" => v.queue_wait_secs,
         "pool_size" => v.pool_size,
@@ -45,12 +47,16 @@ fn number(v: &SandboxSettingsView, field: &str) -> u64 {
 }
 
 /// The numbers whose 0 means "automatic": the host's own figure.
-const AUTOMATIC: [&str; 2] = ["max_running", "max_memory_mb"];
+const AUTOMATIC: [&str; 3] = ["max_running", "max_running_per_person", "max_memory_mb"];
 
 /// For a number whose 0 means "automatic": what that stands for on this machine.
 fn automatic(v: &SandboxSettingsView, field: &str) -> Option<String> {
     match field {
         "max_running" => Some(format!("automatic ({} on this machine: four per CPU)", v.auto_max_running)),
+        "max_running_per_person" => Some(format!(
+            "automatic ({}: a quarter of the sandboxes at once, at least 1)",
+            v.auto_max_running_per_person
+        )),
         "max_memory_mb" => {
             Some(format!("automatic ({} MiB on this machine: three quarters of its memory)", v.auto_max_memory_mb))
         }
@@ -68,6 +74,7 @@ fn set_number(req: &mut UpdateSandboxSettingsRequest, field: &str, value: u64) {
         "disk_mb" => &mut req.disk_mb,
         "idle_stop_secs" => &mut req.idle_stop_secs,
         "max_running" => &mut req.max_running,
+        "max_running_per_person" => &mut req.max_running_per_person,
         "max_memory_mb" => &mut req.max_memory_mb,
         "queue_wait_secs" => &mut req.queue_wait_secs,
         "pool_size" => &mut req.pool_size,
@@ -245,6 +252,7 @@ pub fn SandboxSection() -> impl IntoView {
             let toggle = move |ev: leptos::ev::Event| {
                 let stands_for = view_sig.with_untracked(|v| match (v.as_ref(), *field) {
                     (Some(v), "max_running") => v.auto_max_running,
+                    (Some(v), "max_running_per_person") => v.auto_max_running_per_person,
                     (Some(v), _) => v.auto_max_memory_mb,
                     (None, _) => 0,
                 });

@@ -1,11 +1,16 @@
-//! Admission: the host is never overcommitted. A sandbox starts only when both the number
-//! of running sandboxes and the memory they may use together stay within the limits;
-//! otherwise its start waits in a first-come queue, whose place the caller can show, and
-//! is refused with a sentence after the wait limit. The driver makes room first by
-//! stopping idle sandboxes.
+//! Admission: the host is never overcommitted, and no person takes it whole. A sandbox
+//! starts only when the number of running sandboxes, the memory they may use together,
+//! and its person's running sandboxes all stay within the limits; otherwise its start
+//! waits in a queue, whose place the caller can show, and is refused with a sentence
+//! after the wait limit. The queue takes people in turn: when room frees up, the start
+//! that goes is the longest-waiting one of the person with the fewest sandboxes running,
+//! so one person's long queue never stands before another's first run. The driver makes
+//! room first by stopping idle sandboxes (the person's own, when the person is at their cap).
 
 use std::{
-    collections::VecDeque,
+    collections::{HashMap, VecDeque},
+    future::Future,
+    pin::Pin,
     sync::{Arc, Mutex},
     time::Duration,
 };
@@ -14,20 +19,35 @@ use tokio::sync::Notify;
 
 use crate::SandboxError;
 
-/// How many sandboxes may run at once, and with how much memory together.
+/// How many sandboxes may run at once, with how much memory together, and how many of
+/// them one person's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AdmissionLimits {
     pub max_running: usize,
     pub max_memory_bytes: u64,
     /// How long a start may wait for room before it is refused.
     pub wait: Duration,
+    /// Sandboxes one person may have running at once.
+    pub per_person: usize,
 }
 
 impl AdmissionLimits {
-    /// From this host: three quarters of its memory, four sandboxes per CPU.
+    /// From this host: three quarters of its memory, four sandboxes per CPU, a quarter
+    /// of them per person.
     pub fn for_host() -> Self {
         let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
-        Self { max_running: (cpus * 4).max(2), max_memory_bytes: host_memory() / 4 * 3, wait: Duration::from_secs(120) }
+        let max_running = (cpus * 4).max(2);
+        Self {
+            max_running,
+            max_memory_bytes: host_memory() / 4 * 3,
+            wait: Duration::from_secs(120),
+            per_person: Self::per_person_for(max_running),
+        }
+    }
+
+    /// The default share of one person: a quarter of the sandboxes, at least one.
+    pub fn per_person_for(max_running: usize) -> usize {
+        (max_running / 4).max(1)
     }
 }
 
@@ -47,36 +67,91 @@ pub fn host_memory() -> u64 {
         .unwrap_or(4 << 30)
 }
 
+/// Who a conversation belongs to (the server looks it up); a conversation nobody is
+/// known for counts as its own person.
+pub type OwnerOf = Arc<dyn Fn(String) -> Pin<Box<dyn Future<Output = Option<String>> + Send>> + Send + Sync>;
+
+/// The owner of the pool's pre-started sandboxes, which are nobody's until claimed.
+const POOL: &str = "";
+
 #[derive(Debug, Default)]
 struct State {
     running: usize,
     memory: u64,
-    /// Waiting starts, first come first served: (ticket number, sandbox name).
-    queue: VecDeque<(u64, String)>,
+    /// Sandboxes running per person.
+    by_person: HashMap<String, usize>,
+    /// Waiting starts in order of arrival: (ticket number, sandbox name, person).
+    queue: VecDeque<(u64, String, String)>,
     next: u64,
 }
 
+impl State {
+    fn running_of(&self, person: &str) -> usize {
+        self.by_person.get(person).copied().unwrap_or(0)
+    }
+
+    fn take(&mut self, person: &str, memory: u64) {
+        self.running += 1;
+        self.memory += memory;
+        *self.by_person.entry(person.to_owned()).or_default() += 1;
+    }
+
+    fn give_back(&mut self, person: &str, memory: u64) {
+        self.running = self.running.saturating_sub(1);
+        self.memory = self.memory.saturating_sub(memory);
+        if let Some(n) = self.by_person.get_mut(person) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.by_person.remove(person);
+            }
+        }
+    }
+
+    /// The waiting start that goes next: of those whose person is under their cap, the
+    /// one whose person runs the fewest sandboxes, the longest-waiting among equals.
+    fn next_in_turn(&self, per_person: usize) -> Option<u64> {
+        self.queue
+            .iter()
+            .filter(|(_, _, person)| self.running_of(person) < per_person)
+            .min_by_key(|(number, _, person)| (self.running_of(person), *number))
+            .map(|(number, ..)| *number)
+    }
+}
+
 /// The admission of one driver.
-#[derive(Debug)]
 pub struct Admission {
     limits: Mutex<AdmissionLimits>,
     state: Arc<Mutex<State>>,
     freed: Arc<Notify>,
+    owners: Mutex<Option<OwnerOf>>,
 }
 
-/// Room held by one running sandbox; given back when dropped.
+impl std::fmt::Debug for Admission {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Admission").field("limits", &self.limits).field("state", &self.state).finish_non_exhaustive()
+    }
+}
+
+/// Room held by one running sandbox, counted to its person; given back when dropped.
 #[derive(Debug)]
 pub struct Ticket {
     memory: u64,
+    person: String,
     state: Arc<Mutex<State>>,
     freed: Arc<Notify>,
+}
+
+impl Ticket {
+    /// The person this sandbox counts to (empty for a pre-started one not yet claimed).
+    pub fn person(&self) -> &str {
+        &self.person
+    }
 }
 
 impl Drop for Ticket {
     fn drop(&mut self) {
         if let Ok(mut s) = self.state.lock() {
-            s.running = s.running.saturating_sub(1);
-            s.memory = s.memory.saturating_sub(self.memory);
+            s.give_back(&self.person, self.memory);
         }
         self.freed.notify_waiters();
     }
@@ -92,7 +167,7 @@ struct InQueue<'a> {
 impl Drop for InQueue<'_> {
     fn drop(&mut self) {
         if let Ok(mut s) = self.state.lock() {
-            s.queue.retain(|(n, _)| *n != self.number);
+            s.queue.retain(|(n, ..)| *n != self.number);
         }
         // The next in line may fit now.
         self.freed.notify_waiters();
@@ -101,7 +176,7 @@ impl Drop for InQueue<'_> {
 
 impl Admission {
     pub fn new(limits: AdmissionLimits) -> Self {
-        Self { limits: Mutex::new(limits), state: Arc::default(), freed: Arc::default() }
+        Self { limits: Mutex::new(limits), state: Arc::default(), freed: Arc::default(), owners: Mutex::new(None) }
     }
 
     pub fn limits(&self) -> AdmissionLimits {
@@ -116,10 +191,32 @@ impl Admission {
         self.freed.notify_waiters();
     }
 
-    /// The place (1 = next) of `name`'s start in the queue, if it waits.
+    /// How to find a conversation's person, for fair shares.
+    pub fn set_owners(&self, owners: OwnerOf) {
+        if let Ok(mut o) = self.owners.lock() {
+            *o = Some(owners);
+        }
+    }
+
+    /// The person conversation `chat_id` counts to.
+    pub async fn person_of(&self, chat_id: &str) -> String {
+        let lookup = self.owners.lock().ok().and_then(|o| o.clone());
+        let found = match lookup {
+            Some(lookup) => lookup(chat_id.to_owned()).await,
+            None => None,
+        };
+        // Never the pool's: a conversation is always someone's.
+        found.filter(|p| p != POOL).unwrap_or_else(|| format!("chat:{chat_id}"))
+    }
+
+    /// The place (1 = next) of `name`'s start in the queue, if it waits: the starts that
+    /// would go before it, taking people in turn.
     pub fn place(&self, name: &str) -> Option<usize> {
         let s = self.state.lock().ok()?;
-        s.queue.iter().position(|(_, n)| n == name).map(|i| i + 1)
+        let (number, _, person) = s.queue.iter().find(|(_, n, _)| n == name)?;
+        let key = |number: u64, person: &str| (s.running_of(person), number);
+        let own = key(*number, person);
+        Some(1 + s.queue.iter().filter(|(n, _, p)| key(*n, p) < own).count())
     }
 
     /// Sandboxes running and the memory they hold now.
@@ -127,12 +224,19 @@ impl Admission {
         self.state.lock().map(|s| (s.running, s.memory)).unwrap_or_default()
     }
 
-    /// Waits for room for a sandbox of `memory` bytes; `make_room` is called while it
-    /// waits (to stop idle sandboxes). Refused after the wait limit, or at once when it
-    /// could never fit.
-    pub async fn admit<F, Fut>(&self, name: &str, memory: u64, make_room: F) -> Result<Ticket, SandboxError>
+    /// Waits for room for a sandbox of `memory` bytes for conversation `chat_id`;
+    /// `make_room` is called while it waits (to stop idle sandboxes: only of the person
+    /// it names, when that person is at their cap). Refused after the wait limit, or at
+    /// once when it could never fit.
+    pub async fn admit<F, Fut>(
+        &self,
+        name: &str,
+        chat_id: &str,
+        memory: u64,
+        make_room: F,
+    ) -> Result<Ticket, SandboxError>
     where
-        F: Fn() -> Fut,
+        F: Fn(Option<String>) -> Fut,
         Fut: std::future::Future<Output = ()>,
     {
         let limits = self.limits();
@@ -143,11 +247,12 @@ impl Admission {
                 limits.max_memory_bytes >> 20
             )));
         }
+        let person = self.person_of(chat_id).await;
         let number = {
             let mut s = self.state.lock().map_err(|e| SandboxError::Backend(e.to_string()))?;
             s.next += 1;
             let number = s.next;
-            s.queue.push_back((number, name.to_owned()));
+            s.queue.push_back((number, name.to_owned(), person.clone()));
             number
         };
         let _in_queue = InQueue { state: &self.state, number, freed: &self.freed };
@@ -158,12 +263,13 @@ impl Admission {
             let freed = self.freed.notified();
             tokio::pin!(freed);
             freed.as_mut().enable();
-            if let Some(ticket) = self.try_take(number, memory) {
+            if let Some(ticket) = self.try_take(number, &person, memory) {
                 return Ok(ticket);
             }
             if !made_room {
                 made_room = true;
-                make_room().await;
+                let at_cap = self.state.lock().is_ok_and(|s| s.running_of(&person) >= self.limits().per_person);
+                make_room(at_cap.then(|| person.clone())).await;
                 continue;
             }
             // Idle sandboxes may have appeared since (a pre-started one finishing its
@@ -175,11 +281,13 @@ impl Admission {
             }
             if tokio::time::Instant::now() >= deadline {
                 let l = self.limits();
-                let (running, used) = self.in_use();
+                let (running, used, own) =
+                    self.state.lock().map(|s| (s.running, s.memory, s.running_of(&person))).unwrap_or_default();
                 return Err(SandboxError::Busy(format!(
-                    "no sandbox was free within {} s: {running} run now, using {} of {} MiB (at most {} at once); \
-                     try again in a moment",
+                    "no sandbox was free within {} s: {running} run now ({own} of them yours, at most {} each), \
+                     using {} of {} MiB (at most {} at once); try again in a moment",
                     l.wait.as_secs(),
+                    l.per_person,
                     used >> 20,
                     l.max_memory_bytes >> 20,
                     l.max_running
@@ -189,7 +297,8 @@ impl Admission {
     }
 
     /// Room for a sandbox of `memory` bytes now, if it fits and no start waits: for
-    /// the pool of pre-started sandboxes, which must never hold a start up.
+    /// the pool of pre-started sandboxes, which must never hold a start up. It counts
+    /// to nobody until [`Self::hand_over`] gives it to a person.
     pub fn try_admit(&self, memory: u64) -> Option<Ticket> {
         let limits = self.limits();
         let mut s = self.state.lock().ok()?;
@@ -197,23 +306,36 @@ impl Admission {
         if !s.queue.is_empty() || !fits {
             return None;
         }
-        s.running += 1;
-        s.memory += memory;
-        Some(Ticket { memory, state: self.state.clone(), freed: self.freed.clone() })
+        s.take(POOL, memory);
+        Some(Ticket { memory, person: POOL.to_owned(), state: self.state.clone(), freed: self.freed.clone() })
     }
 
-    /// Takes room if this start is first in line and it fits.
-    fn try_take(&self, number: u64, memory: u64) -> Option<Ticket> {
+    /// Counts a pre-started sandbox's room to the person of `chat_id`, who claims it;
+    /// `false` (nothing changed) when that person already runs their share.
+    pub async fn hand_over(&self, ticket: &mut Ticket, chat_id: &str) -> bool {
+        let person = self.person_of(chat_id).await;
+        let per_person = self.limits().per_person;
+        let Ok(mut s) = self.state.lock() else { return false };
+        if s.running_of(&person) >= per_person {
+            return false;
+        }
+        s.give_back(&ticket.person, ticket.memory);
+        s.take(&person, ticket.memory);
+        ticket.person = person;
+        true
+    }
+
+    /// Takes room if this start's turn has come and it fits.
+    fn try_take(&self, number: u64, person: &str, memory: u64) -> Option<Ticket> {
         let limits = self.limits();
         let mut s = self.state.lock().ok()?;
-        let first = s.queue.front().map(|(n, _)| *n) == Some(number);
+        let turn = s.next_in_turn(limits.per_person) == Some(number);
         let fits = s.running < limits.max_running && s.memory + memory <= limits.max_memory_bytes;
-        if !(first && fits) {
+        if !(turn && fits) {
             return None;
         }
-        s.running += 1;
-        s.memory += memory;
-        Some(Ticket { memory, state: self.state.clone(), freed: self.freed.clone() })
+        s.take(person, memory);
+        Some(Ticket { memory, person: person.to_owned(), state: self.state.clone(), freed: self.freed.clone() })
     }
 }
 
@@ -222,17 +344,22 @@ mod tests {
     use super::*;
 
     fn limits(max_running: usize, max_memory_mb: u64, wait_ms: u64) -> AdmissionLimits {
-        AdmissionLimits { max_running, max_memory_bytes: max_memory_mb << 20, wait: Duration::from_millis(wait_ms) }
+        AdmissionLimits {
+            max_running,
+            max_memory_bytes: max_memory_mb << 20,
+            wait: Duration::from_millis(wait_ms),
+            per_person: max_running,
+        }
     }
 
     #[tokio::test]
     async fn starts_wait_in_line_for_room_and_get_it_when_it_is_given_back() {
         let a = Arc::new(Admission::new(limits(2, 1024, 30_000)));
-        let first = a.admit("a", 512 << 20, || async {}).await.unwrap();
-        let _second = a.admit("b", 512 << 20, || async {}).await.unwrap();
+        let first = a.admit("a", "a", 512 << 20, |_| async {}).await.unwrap();
+        let _second = a.admit("b", "b", 512 << 20, |_| async {}).await.unwrap();
         let waiting = {
             let a = a.clone();
-            tokio::spawn(async move { a.admit("c", 512 << 20, || async {}).await.map(|_| ()) })
+            tokio::spawn(async move { a.admit("c", "c", 512 << 20, |_| async {}).await.map(|_| ()) })
         };
         let mut place = None;
         for _ in 0..200 {
@@ -252,21 +379,24 @@ mod tests {
     #[tokio::test]
     async fn a_start_that_finds_no_room_in_time_is_refused_with_a_sentence() {
         let a = Admission::new(limits(1, 1024, 200));
-        let _held = a.admit("a", 256 << 20, || async {}).await.unwrap();
-        let refused = a.admit("b", 256 << 20, || async {}).await.unwrap_err();
-        assert!(refused.to_string().contains("no sandbox was free within 0 s: 1 run now"), "{refused}");
+        let _held = a.admit("a", "a", 256 << 20, |_| async {}).await.unwrap();
+        let refused = a.admit("b", "b", 256 << 20, |_| async {}).await.unwrap_err();
+        assert!(
+            refused.to_string().contains("no sandbox was free within 0 s: 1 run now (0 of them yours"),
+            "{refused}"
+        );
         assert_eq!(a.place("b"), None, "a refused start leaves the queue");
-        let never = a.admit("c", 2048 << 20, || async {}).await.unwrap_err();
+        let never = a.admit("c", "c", 2048 << 20, |_| async {}).await.unwrap_err();
         assert!(never.to_string().contains("can never start here"), "{never}");
     }
 
     #[tokio::test]
     async fn making_room_is_asked_for_before_waiting() {
         let a = Arc::new(Admission::new(limits(1, 1024, 10_000)));
-        let held = Arc::new(Mutex::new(Some(a.admit("idle", 256 << 20, || async {}).await.unwrap())));
+        let held = Arc::new(Mutex::new(Some(a.admit("idle", "idle", 256 << 20, |_| async {}).await.unwrap())));
         let room = held.clone();
         let ticket = a
-            .admit("new", 256 << 20, move || {
+            .admit("new", "new", 256 << 20, move |_| {
                 let room = room.clone();
                 async move {
                     room.lock().unwrap().take();
@@ -275,5 +405,79 @@ mod tests {
             .await;
         assert!(ticket.is_ok(), "the idle one made room");
         assert!(held.lock().unwrap().is_none());
+    }
+
+    /// Conversations `a…` are person A's, `b…` person B's.
+    fn two_people(a: &Admission) {
+        a.set_owners(Arc::new(|chat: String| Box::pin(async move { Some(chat[..1].to_uppercase()) })));
+    }
+
+    async fn waiting(a: &Admission, name: &str) {
+        for _ in 0..2000 {
+            if a.place(name).is_some() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        panic!("{name} never queued");
+    }
+
+    #[tokio::test]
+    async fn the_queue_takes_people_in_turn() {
+        // A fills the host (their share is all of it here) and queues two more; B's one
+        // start goes as soon as one of A's ends, not behind A's queue.
+        let a = Arc::new(Admission::new(limits(4, 4096, 60_000)));
+        two_people(&a);
+        let mut held = Vec::new();
+        for i in 0..4 {
+            held.push(a.admit(&format!("a{i}"), &format!("a{i}"), 256 << 20, |_| async {}).await.unwrap());
+        }
+        let start = |name: &'static str| {
+            let a = a.clone();
+            tokio::spawn(async move { a.admit(name, name, 256 << 20, |_| async {}).await })
+        };
+        let a4 = start("a4");
+        waiting(&a, "a4").await;
+        let a5 = start("a5");
+        waiting(&a, "a5").await;
+        let b0 = start("b0");
+        waiting(&a, "b0").await;
+        assert_eq!(a.place("b0"), Some(1), "B, running nothing, is next though A queued first");
+        assert_eq!(a.place("a4"), Some(2));
+        held.pop();
+        let b0 = tokio::time::timeout(Duration::from_secs(30), b0).await.unwrap().unwrap().unwrap();
+        assert_eq!(b0.person(), "B");
+        assert!(a.place("a4").is_some() && a.place("a5").is_some(), "A's starts still wait");
+        held.pop();
+        let a4 = tokio::time::timeout(Duration::from_secs(30), a4).await.unwrap().unwrap().unwrap();
+        assert_eq!(a.place("a5"), Some(1), "then A's, in their order");
+        drop((a4, a5));
+    }
+
+    #[tokio::test]
+    async fn one_person_runs_at_most_their_share_and_makes_room_from_their_own() {
+        let a = Arc::new(Admission::new(AdmissionLimits { per_person: 1, ..limits(4, 4096, 300) }));
+        two_people(&a);
+        let _a0 = a.admit("a0", "a0", 256 << 20, |_| async {}).await.unwrap();
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let seen = asked.clone();
+        let refused = a
+            .admit("a1", "a1", 256 << 20, move |only| {
+                seen.lock().unwrap().push(only);
+                async {}
+            })
+            .await
+            .unwrap_err();
+        assert!(refused.to_string().contains("(1 of them yours, at most 1 each)"), "{refused}");
+        assert_eq!(asked.lock().unwrap()[0].as_deref(), Some("A"), "room is made from A's own idle sandboxes");
+        // The host had room all along: B goes at once.
+        let b0 = a.admit("b0", "b0", 256 << 20, |_| async {}).await.unwrap();
+        assert_eq!(a.in_use().0, 2);
+        // A pre-started sandbox is nobody's until claimed, and A may not claim it.
+        let mut pooled = a.try_admit(256 << 20).unwrap();
+        assert!(!a.hand_over(&mut pooled, "a2").await, "A runs their share already");
+        drop(b0);
+        assert!(a.hand_over(&mut pooled, "b1").await);
+        assert_eq!(pooled.person(), "B");
     }
 }

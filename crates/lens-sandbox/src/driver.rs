@@ -128,6 +128,10 @@ pub trait SandboxDriver: Send + Sync {
     /// The egress proxy's latest decisions, newest last.
     fn egress_log(&self) -> Vec<EgressDecision>;
 
+    /// How to find a conversation's person, so admission shares the sandboxes fairly
+    /// between people; until then each conversation counts as its own person.
+    fn set_owners(&self, owners: crate::admission::OwnerOf);
+
     /// Stops every sandbox as the server goes down; the workspaces stay.
     async fn shutdown(&self);
 }

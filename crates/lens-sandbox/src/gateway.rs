@@ -121,6 +121,10 @@ impl Idle for Remote {
     fn idle_secs(&self) -> u64 {
         self.last_used.lock().map(|t| t.elapsed().as_secs()).unwrap_or(0)
     }
+
+    fn counts_to(&self, person: &str) -> bool {
+        self.ticket.lock().is_ok_and(|t| t.as_ref().is_some_and(|t| t.person() == person))
+    }
 }
 
 #[async_trait::async_trait]
@@ -446,6 +450,10 @@ impl SandboxDriver for GatewayDriver {
     /// The gateway's proxy decides and logs egress itself; Lens sees none of it.
     fn egress_log(&self) -> Vec<crate::egress::EgressDecision> {
         Vec::new()
+    }
+
+    fn set_owners(&self, owners: crate::admission::OwnerOf) {
+        self.admission.set_owners(owners);
     }
 
     /// Lets go of every agent and stops the sandboxes; their workspaces stay on the gateway.

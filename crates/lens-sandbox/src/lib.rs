@@ -34,7 +34,7 @@ mod relay;
 mod room;
 mod run_stream;
 
-pub use admission::{AdmissionLimits, host_memory};
+pub use admission::{AdmissionLimits, OwnerOf, host_memory};
 pub use capture::{CapturedRun, MODEL_TEXT_LIMIT, OutputCapture};
 pub use check::check;
 pub use driver::{

@@ -165,6 +165,10 @@ impl room::Idle for Running {
     fn idle_secs(&self) -> u64 {
         self.last_used.lock().map(|t| t.elapsed().as_secs()).unwrap_or(0)
     }
+
+    fn counts_to(&self, person: &str) -> bool {
+        self.ticket.lock().is_ok_and(|t| t.as_ref().is_some_and(|t| t.person() == person))
+    }
 }
 
 type Slot = room::Slot<Running>;
@@ -259,14 +263,16 @@ impl LocalDriver {
     /// Stops a pre-started sandbox, else the one idle longest (a dead one first), to make
     /// room for `for_name`:
     /// one at a time, so a start takes only the room it needs.
-    async fn stop_idle(&self, for_name: &str) {
-        let spare = self.pool.lock().ok().and_then(|mut p| p.pop());
+    async fn stop_idle(&self, for_name: &str, only: Option<String>) {
+        // A pre-started sandbox is nobody's: it gives way first, but not for a person
+        // at their share (that room would go to them).
+        let spare = if only.is_none() { self.pool.lock().ok().and_then(|mut p| p.pop()) } else { None };
         if let Some(running) = spare {
             running.end();
             tear_down(running).await;
             return;
         }
-        let Some((_, slot)) = room::idlest(&self.running, for_name).await else { return };
+        let Some((_, slot)) = room::idlest(&self.running, for_name, only.as_deref()).await else { return };
         let mut live = slot.lock().await;
         if room::may_give_way(&live)
             && let Some(taken) = live.take()
@@ -582,6 +588,10 @@ impl SandboxDriver for LocalDriver {
 
     fn egress_log(&self) -> Vec<crate::egress::EgressDecision> {
         LocalDriver::egress_log(self)
+    }
+
+    fn set_owners(&self, owners: crate::admission::OwnerOf) {
+        self.admission.set_owners(owners);
     }
 
     async fn shutdown(&self) {

@@ -49,7 +49,12 @@ async fn gateway() -> (Arc<dyn SandboxDriver>, tempfile::TempDir, FakeGateway) {
     options.last_used_file = Some(dir.path().join("gateway-last-used.json"));
     let settings = DriverSettings {
         limits: LIMITS,
-        admission: AdmissionLimits { max_running: 8, max_memory_bytes: 64 << 30, wait: Duration::from_secs(20) },
+        admission: AdmissionLimits {
+            max_running: 8,
+            max_memory_bytes: 64 << 30,
+            wait: Duration::from_secs(20),
+            per_person: 8,
+        },
         pool_size: 0,
         network: None,
     };

@@ -24,7 +24,7 @@ const T: Duration = Duration::from_secs(20);
 fn settings(network: Option<Network>) -> DriverSettings {
     DriverSettings {
         limits: Default::default(),
-        admission: AdmissionLimits { max_running: 8, max_memory_bytes: 64 << 30, wait: T },
+        admission: AdmissionLimits { max_running: 8, max_memory_bytes: 64 << 30, wait: T, per_person: 8 },
         pool_size: 0,
         network,
     }

@@ -27,7 +27,7 @@ enum Keep {
 fn settings(max_running: usize, wait: Duration) -> DriverSettings {
     DriverSettings {
         limits: Default::default(),
-        admission: AdmissionLimits { max_running, max_memory_bytes: 64 << 30, wait },
+        admission: AdmissionLimits { max_running, max_memory_bytes: 64 << 30, wait, per_person: max_running },
         pool_size: 0,
         network: None,
     }
@@ -310,7 +310,8 @@ async fn workspace_images_and_mount_points_are_roots_alone() {
 fn admitting(max_running: usize, wait: Duration) -> (Arc<LocalDriver>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let mut options = LocalOptions::new(&dir.path().join("sandboxes"), &agent());
-    options.admission = lens_sandbox::AdmissionLimits { max_running, max_memory_bytes: 64 << 30, wait };
+    options.admission =
+        lens_sandbox::AdmissionLimits { max_running, max_memory_bytes: 64 << 30, wait, per_person: max_running };
     (Arc::new(LocalDriver::new(options).unwrap()), dir)
 }
 

@@ -179,6 +179,10 @@ pub struct Config {
     /// Sandboxes running at once, at most; 0 = four per CPU [default 0].
     #[arg(long, env = "LENS_SANDBOX_MAX_RUNNING")]
     pub sandbox_max_running: Option<u64>,
+    /// Sandboxes one person may have running at once; 0 = a quarter of those at once,
+    /// at least 1 [default 0].
+    #[arg(long, env = "LENS_SANDBOX_MAX_RUNNING_PER_PERSON")]
+    pub sandbox_max_running_per_person: Option<u64>,
     /// Memory of all running sandboxes together, MiB; 0 = three quarters of the host's [default 0].
     #[arg(long, env = "LENS_SANDBOX_MAX_MEMORY_MB")]
     pub sandbox_max_memory_mb: Option<u64>,
@@ -258,6 +262,7 @@ impl Config {
             sandbox_idle_stop_secs: None,
             sandbox_unused_delete_days: None,
             sandbox_max_running: None,
+            sandbox_max_running_per_person: None,
             sandbox_max_memory_mb: None,
             sandbox_queue_wait_secs: None,
             sandbox_pool_size: None,

@@ -38,6 +38,8 @@ pub struct SandboxHub {
     count: std::sync::atomic::AtomicU64,
     /// One change at a time (turning on runs the check, turning off deletes sandboxes).
     switching: tokio::sync::Mutex<()>,
+    /// Whose a conversation is, for admission's fair shares.
+    owners: lens_sandbox::OwnerOf,
 }
 
 #[derive(Clone)]
@@ -70,7 +72,7 @@ impl Place {
 
 impl SandboxHub {
     /// Finds the registries (configured, or the host's pip and npm) once, at start.
-    pub fn new(config: &Config) -> Self {
+    pub fn new(config: &Config, owners: lens_sandbox::OwnerOf) -> Self {
         Self {
             root: config.data_dir.join("sandboxes"),
             agent: config.sandbox_agent_path(),
@@ -84,6 +86,7 @@ impl SandboxHub {
             gateway_check: RwLock::default(),
             count: Default::default(),
             switching: tokio::sync::Mutex::default(),
+            owners,
         }
     }
 
@@ -275,6 +278,7 @@ impl SandboxHub {
                     .map_err(|e| e.to_string())?
             }
         };
+        driver.set_owners(self.owners.clone());
         // Switching deletes every sandbox where they ran before (the admin confirmed it).
         if let Some(old) = current {
             delete_all(&*old.driver).await;

@@ -27,6 +27,8 @@ pub struct SandboxSettings {
     pub unused_delete_days: u64,
     /// 0: from the host.
     pub max_running: u64,
+    /// 0: a quarter of `max_running`, at least 1.
+    pub max_running_per_person: u64,
     /// 0: from the host.
     pub max_memory_mb: u64,
     pub queue_wait_secs: u64,
@@ -45,6 +47,7 @@ const NUMBERS: &[(&str, u64, u64, u64)] = &[
     ("idle_stop_secs", 600, 10, 604_800),
     ("unused_delete_days", 14, 1, 3650),
     ("max_running", 0, 0, 10_000),
+    ("max_running_per_person", 0, 0, 10_000),
     ("max_memory_mb", 0, 0, 16_777_216),
     ("queue_wait_secs", 120, 1, 3600),
     ("pool_size", 1, 0, 64),
@@ -65,6 +68,7 @@ fn env_number(config: &Config, field: &str) -> Option<u64> {
         "idle_stop_secs" => config.sandbox_idle_stop_secs,
         "unused_delete_days" => config.sandbox_unused_delete_days,
         "max_running" => config.sandbox_max_running,
+        "max_running_per_person" => config.sandbox_max_running_per_person,
         "max_memory_mb" => config.sandbox_max_memory_mb,
         "queue_wait_secs" => config.sandbox_queue_wait_secs,
         "pool_size" => config.sandbox_pool_size,
@@ -147,6 +151,7 @@ impl SandboxSettings {
             idle_stop_secs,
             unused_delete_days,
             max_running,
+            max_running_per_person,
             max_memory_mb,
             queue_wait_secs,
             pool_size,
@@ -172,6 +177,7 @@ impl SandboxSettings {
             idle_stop_secs,
             unused_delete_days,
             max_running,
+            max_running_per_person,
             max_memory_mb,
             queue_wait_secs,
             pool_size,
@@ -181,6 +187,7 @@ impl SandboxSettings {
 
     pub fn view(&self, state: &AppState) -> SandboxSettingsView {
         let host = lens_sandbox::AdmissionLimits::for_host();
+        let admission = self.admission();
         SandboxSettingsView {
             enabled: self.enabled,
             backend: self.backend,
@@ -202,10 +209,12 @@ impl SandboxSettings {
             idle_stop_secs: self.idle_stop_secs,
             unused_delete_days: self.unused_delete_days,
             max_running: self.max_running,
+            max_running_per_person: self.max_running_per_person,
             max_memory_mb: self.max_memory_mb,
             queue_wait_secs: self.queue_wait_secs,
             pool_size: self.pool_size,
             auto_max_running: host.max_running as u64,
+            auto_max_running_per_person: lens_sandbox::AdmissionLimits::per_person_for(admission.max_running) as u64,
             auto_max_memory_mb: host.max_memory_bytes >> 20,
             locked: self.locked.clone(),
             check: state.sandbox.last_check(),
@@ -223,14 +232,19 @@ impl SandboxSettings {
         }
     }
 
-    /// How many sandboxes may run at once and with how much memory, 0 meaning the host's
-    /// own defaults.
+    /// How many sandboxes may run at once, with how much memory, and how many of them one
+    /// person's; 0 meaning the host's own defaults (a quarter of the sandboxes per person).
     pub fn admission(&self) -> lens_sandbox::AdmissionLimits {
         let host = lens_sandbox::AdmissionLimits::for_host();
+        let max_running = if self.max_running == 0 { host.max_running } else { self.max_running as usize };
         lens_sandbox::AdmissionLimits {
-            max_running: if self.max_running == 0 { host.max_running } else { self.max_running as usize },
+            max_running,
             max_memory_bytes: if self.max_memory_mb == 0 { host.max_memory_bytes } else { self.max_memory_mb << 20 },
             wait: std::time::Duration::from_secs(self.queue_wait_secs),
+            per_person: match self.max_running_per_person {
+                0 => lens_sandbox::AdmissionLimits::per_person_for(max_running),
+                n => n as usize,
+            },
         }
     }
 
@@ -239,7 +253,7 @@ impl SandboxSettings {
     /// check first and refuses with its reasons).
     pub async fn update(state: &AppState, req: UpdateSandboxSettingsRequest) -> Result<Self, AppError> {
         let current = Self::load(state).await?;
-        let numbers: [(&str, Option<u64>); 12] = [
+        let numbers: [(&str, Option<u64>); 13] = [
             ("shown", req.shown),
             ("timeout_secs", req.timeout_secs),
             ("memory_mb", req.memory_mb),
@@ -249,6 +263,7 @@ impl SandboxSettings {
             ("idle_stop_secs", req.idle_stop_secs),
             ("unused_delete_days", req.unused_delete_days),
             ("max_running", req.max_running),
+            ("max_running_per_person", req.max_running_per_person),
             ("max_memory_mb", req.max_memory_mb),
             ("queue_wait_secs", req.queue_wait_secs),
             ("pool_size", req.pool_size),

@@ -71,7 +71,13 @@ impl AppState {
                 "LENS_PUBLIC_URL is not set: Lens answers to any host name; set it to the address people use"
             );
         }
-        let sandbox = Arc::new(crate::sandbox::SandboxHub::new(&config));
+        // Admission shares the sandboxes between people: it asks whose a conversation is.
+        let owners_of = store.clone();
+        let owners: lens_sandbox::OwnerOf = Arc::new(move |chat: String| {
+            let store = owners_of.clone();
+            Box::pin(async move { store.chat_owner(&chat).await.ok().flatten().map(|id| id.to_string()) })
+        });
+        let sandbox = Arc::new(crate::sandbox::SandboxHub::new(&config, owners));
         let secret = Arc::new(secret);
         let vault = crate::vault::Vault::new(&config.data_dir, secret.clone());
         let uploads = crate::vault::Vault::uploads(&config.data_dir, secret.clone());

@@ -628,6 +628,10 @@ pub struct SandboxSettingsView {
     /// Sandboxes running at once, at most; 0: from the host (four per CPU).
     #[serde(default)]
     pub max_running: u64,
+    /// Sandboxes one person may have running at once; 0: a quarter of `max_running`,
+    /// at least 1.
+    #[serde(default)]
+    pub max_running_per_person: u64,
     /// Memory of all running sandboxes together, MiB; 0: from the host (three quarters
     /// of its memory).
     #[serde(default)]
@@ -641,6 +645,9 @@ pub struct SandboxSettingsView {
     /// What `max_running` 0 (automatic) stands for on this machine.
     #[serde(default)]
     pub auto_max_running: u64,
+    /// What `max_running_per_person` 0 (automatic) stands for now.
+    #[serde(default)]
+    pub auto_max_running_per_person: u64,
     /// What `max_memory_mb` 0 (automatic) stands for on this machine, MiB.
     #[serde(default)]
     pub auto_max_memory_mb: u64,
@@ -694,6 +701,8 @@ pub struct UpdateSandboxSettingsRequest {
     pub unused_delete_days: Option<u64>,
     #[serde(default)]
     pub max_running: Option<u64>,
+    #[serde(default)]
+    pub max_running_per_person: Option<u64>,
     #[serde(default)]
     pub max_memory_mb: Option<u64>,
     #[serde(default)]

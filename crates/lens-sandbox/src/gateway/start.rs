@@ -30,7 +30,10 @@ impl GatewayDriver {
     pub(super) async fn start(&self, chat_id: &str, name: &str) -> Result<Arc<Remote>, SandboxError> {
         let settings = self.settings();
         // Room first: Lens never asks the gateway for more than its limits allow.
-        let ticket = self.admission.admit(name, settings.limits.memory_bytes, || self.stop_idle(name)).await?;
+        let ticket = self
+            .admission
+            .admit(name, chat_id, settings.limits.memory_bytes, |only| self.stop_idle(name, only))
+            .await?;
         let mut client = self.client().await?;
         self.provision(&mut client, chat_id, name, &settings).await?;
         let (home, proxy_env) = self.prepare(&mut client, name).await?;
@@ -199,8 +202,8 @@ impl GatewayDriver {
     }
 
     /// Lets go of the sandbox idle longest (a dead one first) to make room for `for_name`.
-    pub(super) async fn stop_idle(&self, for_name: &str) {
-        let Some((name, slot)) = crate::room::idlest(&self.running, for_name).await else { return };
+    pub(super) async fn stop_idle(&self, for_name: &str, only: Option<String>) {
+        let Some((name, slot)) = crate::room::idlest(&self.running, for_name, only.as_deref()).await else { return };
         // Held while it stops: a call that wants it meanwhile starts it again after.
         let mut live = slot.lock().await;
         // Looked at again under the lock: a call may have taken it since.
@@ -233,7 +236,12 @@ pub(super) async fn check(options: &GatewayOptions) -> Result<GatewayCheck, Sand
     let began = Instant::now();
     let settings = DriverSettings {
         limits: crate::Limits::default(),
-        admission: crate::AdmissionLimits { max_running: 1, max_memory_bytes: u64::MAX, wait: Duration::from_secs(1) },
+        admission: crate::AdmissionLimits {
+            max_running: 1,
+            max_memory_bytes: u64::MAX,
+            wait: Duration::from_secs(1),
+            per_person: 1,
+        },
         pool_size: 0,
         network: None,
     };

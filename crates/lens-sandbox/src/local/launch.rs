@@ -32,7 +32,8 @@ impl LocalDriver {
     pub(super) async fn start(&self, chat_id: &str, name: &str) -> Result<Arc<Running>, SandboxError> {
         let limits = self.limits();
         // Room first: the host is never asked for more than the limits allow.
-        let ticket = self.admission.admit(name, limits.memory_bytes, || self.stop_idle(name)).await?;
+        let ticket =
+            self.admission.admit(name, chat_id, limits.memory_bytes, |only| self.stop_idle(name, only)).await?;
         self.launch(chat_id, name, limits, ticket).await
     }
 

@@ -80,6 +80,15 @@ impl LocalDriver {
         }
         loop {
             let running = self.pool.lock().ok()?.pop()?;
+            // Its room counts to the conversation's person from now: not when that
+            // person already runs their share (the start then waits its turn).
+            let mut ticket = running.ticket.lock().ok().and_then(|mut t| t.take())?;
+            if !self.admission.hand_over(&mut ticket, chat_id).await {
+                running.ticket.lock().ok()?.replace(ticket);
+                self.pool.lock().ok()?.push(running);
+                return None;
+            }
+            running.ticket.lock().ok()?.replace(ticket);
             self.pool_wake.notify_one();
             let fresh = !running.is_dead() && running.limits == self.limits();
             let renamed = fresh && running.workspace().is_some_and(|w| std::fs::rename(&w.image, &own.image).is_ok());

@@ -101,6 +101,11 @@ impl Store {
     }
 
     /// Whether a conversation exists, whoever's it is (the sandbox routines ask).
+    /// Whose conversation `id` is, if it exists.
+    pub async fn chat_owner(&self, id: &str) -> Result<Option<i64>, sqlx::Error> {
+        sqlx::query_scalar("SELECT user_id FROM chats WHERE id = ?1").bind(id).fetch_optional(&self.pool).await
+    }
+
     pub async fn chat_exists(&self, id: &str) -> Result<bool, sqlx::Error> {
         let n: i64 =
             sqlx::query_scalar("SELECT COUNT(*) FROM chats WHERE id = ?1").bind(id).fetch_one(&self.pool).await?;

@@ -244,6 +244,58 @@ async fn forty_conversations_asking_for_900_mb_at_once_never_overcommit_the_host
     assert_eq!(oom_kills(), before, "no process on the host was killed for memory");
 }
 
+/// Follows an answer's events until its output contains `needle`.
+async fn until_output(client: &Client, cid: &str, aid: &str, needle: &str) {
+    let mut seen: Vec<(String, StreamEvent)> = Vec::new();
+    loop {
+        let printed = seen.iter().any(|(_, e)| matches!(e, StreamEvent::Output { text, .. } if text.contains(needle)));
+        if printed {
+            return;
+        }
+        assert!(!matches!(seen.last(), Some((_, StreamEvent::Done { .. }))), "{needle:?} never came: {seen:?}");
+        let last = seen.last().map(|(id, _)| id.clone());
+        seen.extend(client.events(cid, aid, last.as_deref(), 1).await);
+    }
+}
+
+#[tokio::test]
+async fn one_persons_queue_does_not_stand_before_another_persons_run() {
+    // Two sandboxes at once, both of which one person may hold: A fills the host and
+    // queues one more; B's run goes when one of A's gives way, before A's queued one.
+    let app = TestApp::builder()
+        .sandbox()
+        .config(|c| {
+            c.sandbox_max_running = Some(2);
+            c.sandbox_max_running_per_person = Some(2);
+            c.sandbox_pool_size = Some(0);
+        })
+        .settings_model()
+        .await;
+    let admin = app.admin().await;
+    let bob = app.user(&admin, "bob").await;
+    let (short, long, queued) = (admin.new_chat().await, admin.new_chat().await, admin.new_chat().await);
+    let short_answer = admin.ask(&short, "```bash\necho started; sleep 4\n```").await;
+    until_output(&admin, &short, &short_answer, "started").await;
+    let long_answer = admin.ask(&long, "```bash\necho started; sleep 600\n```").await;
+    until_output(&admin, &long, &long_answer, "started").await;
+    let queued_answer = admin.ask(&queued, "```bash\necho started\n```").await;
+    until_output(&admin, &queued, &queued_answer, "[waiting for a free sandbox: place 1 in line]").await;
+    let bobs = bob.new_chat().await;
+    let (queued_started, ((events, message), bob_done)) = tokio::join!(
+        async {
+            until_output(&admin, &queued, &queued_answer, "started").await;
+            std::time::Instant::now()
+        },
+        async { (answer(&bob, &bobs, "```bash\necho mine\n```").await, std::time::Instant::now()) }
+    );
+    assert_eq!(message.steps[0].output.as_ref().unwrap().stdout, "mine\n", "{events:?}");
+    let waited_for =
+        events.iter().any(|(_, e)| matches!(e, StreamEvent::Output { text, .. } if text.contains("place 1 in line")));
+    assert!(waited_for, "B waited first in line, ahead of A's queued run: {events:?}");
+    assert!(bob_done < queued_started, "B's run ended before A's queued run began");
+    admin.post(&format!("/api/v1/chats/{long}/answers/{long_answer}/stop"), json!({})).await;
+}
+
 #[tokio::test]
 async fn a_run_waiting_for_a_free_sandbox_shows_its_place_then_runs() {
     let app = TestApp::builder().sandbox().config(|c| c.sandbox_max_running = Some(1)).settings_model().await;
