@@ -100,6 +100,27 @@ pub struct Config {
     /// Most files one conversation may keep: shared files, run images and run logs together.
     #[arg(long, env = "LENS_SHARES_PER_CHAT", default_value_t = 20)]
     pub shares_per_chat: u64,
+    /// Conversations one person may keep.
+    #[arg(long, env = "LENS_CHATS_PER_PERSON", default_value_t = 5000)]
+    pub chats_per_person: u64,
+    /// Uploads one person may keep (those not yet sent are forgotten after a day).
+    #[arg(long, env = "LENS_UPLOADS_PER_PERSON", default_value_t = 1000)]
+    pub uploads_per_person: u64,
+    /// Bytes of uploads one person may keep, MB.
+    #[arg(long, env = "LENS_UPLOAD_MB_PER_PERSON", default_value_t = 10_240)]
+    pub upload_mb_per_person: u64,
+    /// API tokens one person may have.
+    #[arg(long, env = "LENS_TOKENS_PER_PERSON", default_value_t = 100)]
+    pub tokens_per_person: u64,
+    /// Library documents one person may keep.
+    #[arg(long, env = "LENS_DOCUMENTS_PER_PERSON", default_value_t = 5000)]
+    pub documents_per_person: u64,
+    /// Answers' event streams one person may have open at once (each open tab follows one or two).
+    #[arg(long, env = "LENS_STREAMS_PER_PERSON", default_value_t = 32)]
+    pub streams_per_person: usize,
+    /// Answers one person may have being written at once, across their conversations.
+    #[arg(long, env = "LENS_ANSWERS_PER_PERSON", default_value_t = 4)]
+    pub answers_per_person: u64,
     /// Largest request body accepted, in bytes.
     #[arg(long, env = "LENS_BODY_LIMIT", default_value_t = 1024 * 1024)]
     pub body_limit: usize,

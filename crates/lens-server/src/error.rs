@@ -46,6 +46,9 @@ pub enum AppError {
     /// 415: the body is not JSON.
     #[error("{0}")]
     UnsupportedMediaType(String),
+    /// 429: the person holds as many of this as one person may; the message says which.
+    #[error("{0}")]
+    LimitReached(String),
     /// 429: too many attempts.
     #[error("too many attempts; try again in {retry_after_secs} s")]
     RateLimited { retry_after_secs: u64 },
@@ -95,7 +98,7 @@ impl AppError {
             Self::Conflict(_) | Self::AlreadySetUp => StatusCode::CONFLICT,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::RateLimited { .. } | Self::LimitReached(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::ModelUnavailable(_) | Self::HostHelperFailed(_) => StatusCode::BAD_GATEWAY,
             Self::DiskFull => StatusCode::INSUFFICIENT_STORAGE,
             Self::Database(_) | Self::Internal(_) | Self::Damaged => StatusCode::INTERNAL_SERVER_ERROR,
@@ -116,6 +119,7 @@ impl AppError {
             Self::PayloadTooLarge => ErrorCode::PayloadTooLarge,
             Self::UnsupportedMediaType(_) => ErrorCode::UnsupportedMediaType,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
+            Self::LimitReached(_) => ErrorCode::LimitReached,
             Self::ModelUnavailable(_) => ErrorCode::ModelUnavailable,
             Self::HostHelperFailed(_) => ErrorCode::HostHelperFailed,
             Self::DiskFull => ErrorCode::DiskFull,

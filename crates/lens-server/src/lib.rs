@@ -23,6 +23,7 @@ pub mod json;
 pub mod mcp;
 pub mod model_probe;
 pub mod model_settings;
+pub mod open_streams;
 pub mod openapi;
 pub mod router;
 pub mod routes;

@@ -39,6 +39,8 @@ pub struct AppState {
     pub disk: Arc<crate::disk::DiskSpace>,
     /// Answers that ended but could not be saved yet.
     pub endings: Arc<crate::chat::endings::UnsavedEndings>,
+    /// Answers' event streams open per person.
+    pub streams: Arc<crate::open_streams::OpenStreams>,
 }
 
 impl AppState {
@@ -87,6 +89,7 @@ impl AppState {
         Ok(Self {
             disk,
             endings: Arc::default(),
+            streams: Arc::default(),
             config: Arc::new(config),
             store,
             secret,

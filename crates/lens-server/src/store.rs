@@ -73,3 +73,8 @@ fn owner_only(path: &Path) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// A limit as SQLite's integer: one past `i64::MAX` is no limit, not a negative one.
+fn cap(limit: u64) -> i64 {
+    i64::try_from(limit).unwrap_or(i64::MAX)
+}

@@ -50,6 +50,8 @@ pub enum ErrorCode {
     SetupCode,
     /// The API token lacks the scope this route needs (403).
     ScopeMissing,
+    /// The person holds as many of this as one person may (429); the message says which.
+    LimitReached,
     /// Something failed inside the server; the log says what (500).
     Internal,
 }
@@ -79,6 +81,7 @@ impl ErrorCode {
             Self::CrossOrigin => "cross_origin",
             Self::SetupCode => "setup_code",
             Self::ScopeMissing => "scope_missing",
+            Self::LimitReached => "limit_reached",
             Self::Internal => "internal",
         }
     }

@@ -71,6 +71,7 @@ fn follow(log: Arc<AnswerLog>, seen: usize) -> impl Stream<Item = Result<Event, 
     ),
     responses(
         (status = 200, description = "`text/event-stream`: each event's `event:` is its kind, its `data:` a `StreamEvent`; `done` is last", content_type = "text/event-stream", body = lens_types::StreamEvent),
+        (status = 429, description = "You have as many event streams open as one person may", body = lens_types::ErrorBody),
     ),
     security(("session" = []), ("bearer" = [])),
 )]
@@ -90,8 +91,19 @@ pub async fn get_answer_events(
     {
         // Responses end after a while; the client comes back with Last-Event-ID.
         Some(log) => {
+            let max = state.config.streams_per_person;
+            let slot = state.streams.take(user.id(), max).ok_or_else(|| {
+                AppError::LimitReached(format!(
+                    "you have {max} answers' event streams open, the most one person may; close a tab or two"
+                ))
+            })?;
             let deadline = tokio::time::sleep(Duration::from_secs(state.config.sse_max_secs));
-            Box::pin(futures_util::StreamExt::take_until(follow(log, seen), deadline))
+            let live = futures_util::StreamExt::take_until(follow(log, seen), deadline);
+            // The slot is held as long as the stream: until it ends or its client goes.
+            Box::pin(futures_util::StreamExt::map(live, move |event| {
+                let _held = &slot;
+                event
+            }))
         }
         None => {
             // Finished long ago (or before a restart): the saved message is the whole story.

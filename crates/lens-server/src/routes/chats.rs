@@ -66,6 +66,7 @@ pub async fn list_chats(
     request_body = lens_types::CreateChatRequest,
     responses(
         (status = 201, description = "The new conversation", body = lens_types::ChatView),
+        (status = 429, description = "You keep as many conversations as one person may", body = lens_types::ErrorBody),
         (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
     ),
     security(("session" = []), ("bearer" = [])),
@@ -80,7 +81,12 @@ pub async fn create_chat(
         None => DEFAULT_TITLE.to_owned(),
     };
     let page = req.page_url.as_deref().map(clean_page_url).transpose()?;
-    let chat = state.store.create_chat(user.id(), &chat_id(), &title, page).await?;
+    let max = state.config.chats_per_person;
+    let chat = state.store.create_chat(user.id(), &chat_id(), &title, page, max).await?.ok_or_else(|| {
+        AppError::LimitReached(format!(
+            "you keep {max} conversations, the most one person may; delete some to start another"
+        ))
+    })?;
     Ok((StatusCode::CREATED, Json(chat)))
 }
 

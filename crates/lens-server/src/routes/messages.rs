@@ -41,6 +41,7 @@ fn clean_page(page: PageContext) -> Result<PageContext> {
     responses(
         (status = 202, description = "Asked; follow the answer at its events route", body = lens_types::CreateMessageResponse),
         (status = 409, description = "An answer is still being written in this conversation", body = lens_types::ErrorBody),
+        (status = 429, description = "You have as many answers being written as one person may", body = lens_types::ErrorBody),
         (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
     ),
     security(("session" = []), ("bearer" = [])),
@@ -67,7 +68,8 @@ pub async fn create_message(
     // the conversation busy; while the disk is still full this is the 507.
     state.endings.save_chat(&state.store, &cid).await?;
     let ids = NewAnswer { message_id: message_id(), answer_id: message_id() };
-    match state.store.add_question(&cid, user.id(), &ids, text, &req.attachments).await? {
+    let max_answers = state.config.answers_per_person;
+    match state.store.add_question(&cid, user.id(), &ids, text, &req.attachments, max_answers).await? {
         Asked::Added => {
             if let Some(page) = &page {
                 state.store.set_page_context(&cid, page).await?;
@@ -79,6 +81,11 @@ pub async fn create_message(
         }
         Asked::Busy => {
             return Err(AppError::Conflict("an answer is still being written in this chat; wait or stop it".into()));
+        }
+        Asked::PersonBusy(n) => {
+            return Err(AppError::LimitReached(format!(
+                "you have {n} answers being written, the most one person may at once; wait for one to end or stop it"
+            )));
         }
         Asked::UnknownAttachment(id) => {
             return Err(AppError::BadRequest(format!("`{id}` is not one of your uploads for this conversation")));

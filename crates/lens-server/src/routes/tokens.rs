@@ -44,6 +44,7 @@ pub async fn list_tokens(State(state): State<AppState>, AnyScope(user): AnyScope
         (status = 201, description = "The token and its secret", body = lens_types::CreateTokenResponse),
         (status = 400, description = "No scope, or an expiry out of 1–3650 days", body = lens_types::ErrorBody),
         (status = 403, description = "The `admin` scope by someone who is not an admin, or a scope the calling token lacks", body = lens_types::ErrorBody),
+        (status = 429, description = "You have as many tokens as one person may", body = lens_types::ErrorBody),
         (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
     ),
     security(("session" = []), ("bearer" = [])),
@@ -75,7 +76,12 @@ pub async fn create_token(
     let secret = format!("{TOKEN_PREFIX}{}", secret_token());
     let hash = token_hash(&secret);
     let new = NewToken { user_id: user.id(), name, token_hash: &hash, scopes: &scopes, expires_at };
-    let token = state.store.create_token(new).await?;
+    let max = state.config.tokens_per_person;
+    let token = state.store.create_token(new, max).await?.ok_or_else(|| {
+        AppError::LimitReached(format!(
+            "you have {max} API tokens, the most one person may; delete one to make another"
+        ))
+    })?;
     Ok((StatusCode::CREATED, Json(CreateTokenResponse { token, secret })))
 }
 

@@ -34,6 +34,7 @@ enum Chunk {
     responses(
         (status = 201, description = "The upload, to name in a message's `attachments`", body = lens_types::SharedFileRef),
         (status = 400, description = "The form is not readable, has no `file`, or the file is too large", body = lens_types::ErrorBody),
+        (status = 429, description = "You keep as many uploads, or as many bytes of them, as one person may", body = lens_types::ErrorBody),
         (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
     ),
     security(("session" = []), ("bearer" = [])),
@@ -60,6 +61,11 @@ pub async fn create_upload(
     };
     // Under the floor the database's room is kept for answers.
     state.disk.room_for_new_file()?;
+    // A first look, so a person at their limit sends nothing to disk; the insert decides.
+    let (count, bytes) = state.store.uploads_held(user.id()).await?;
+    if count >= state.config.uploads_per_person || bytes >= state.config.upload_mb_per_person.saturating_mul(1 << 20) {
+        return Err(uploads_full(&state));
+    }
     let name = field
         .file_name()
         .and_then(clean_name)
@@ -98,9 +104,24 @@ pub async fn create_upload(
     // A write that failed removed its partial file; a full disk says so.
     let written = writer.await.map_err(AppError::internal)?.map_err(AppError::from_io)?;
     let file = SharedFileRef { id, mime: mime_for(&name).to_owned(), name, size: written };
-    if let Err(e) = state.store.insert_upload(user.id(), &file).await {
+    let limits = (state.config.uploads_per_person, state.config.upload_mb_per_person.saturating_mul(1 << 20));
+    let recorded = state.store.insert_upload(user.id(), &file, limits).await;
+    if !matches!(recorded, Ok(true)) {
+        // No bytes without their row.
         let _ = state.uploads.delete(&owner, &file.id);
-        return Err(e.into());
     }
-    Ok((StatusCode::CREATED, Json(file)))
+    match recorded {
+        Ok(true) => Ok((StatusCode::CREATED, Json(file))),
+        Ok(false) => Err(uploads_full(&state)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The sentence for a person whose uploads are at their limit.
+fn uploads_full(state: &AppState) -> AppError {
+    AppError::LimitReached(format!(
+        "you keep as many uploads as one person may ({} files, {} MB together); uploads not sent in a message are \
+         forgotten after a day, and deleting a conversation deletes its attachments",
+        state.config.uploads_per_person, state.config.upload_mb_per_person
+    ))
 }

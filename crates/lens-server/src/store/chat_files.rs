@@ -47,7 +47,7 @@ impl super::Store {
         .bind(&file.mime)
         .bind(kind.as_str())
         .bind(crate::now_ms())
-        .bind(max as i64)
+        .bind(super::cap(max))
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() == 1)

@@ -27,23 +27,23 @@ impl Store {
         id: &str,
         title: &str,
         page_url: Option<&str>,
-    ) -> Result<ChatView, sqlx::Error> {
+        max: u64,
+    ) -> Result<Option<ChatView>, sqlx::Error> {
         let now = now_ms();
+        // Counted in the statement that inserts: parallel requests cannot each see room.
         let row = sqlx::query(
             "INSERT INTO chats (id, user_id, title, created_at, updated_at, page_url) \
-             VALUES (?1, ?2, ?3, ?4, ?4, ?5) RETURNING *",
+             SELECT ?1, ?2, ?3, ?4, ?4, ?5 WHERE (SELECT COUNT(*) FROM chats WHERE user_id = ?2) < ?6 RETURNING *",
         )
         .bind(id)
         .bind(user_id)
         .bind(title)
         .bind(now)
         .bind(page_url)
-        .fetch_all(&self.pool)
-        .await?
-        .into_iter()
-        .next()
-        .ok_or(sqlx::Error::RowNotFound)?;
-        Ok(row_to_chat(&row))
+        .bind(super::cap(max))
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.as_ref().map(row_to_chat))
     }
 
     /// The user's chats, most recently active first: the chat page's (`page` none), or

@@ -97,9 +97,13 @@ impl super::Store {
         Ok((res.rows_affected() == 1).then_some(ids))
     }
 
-    pub async fn insert_document(&self, doc: &DocumentView) -> Result<(), sqlx::Error> {
-        sqlx::query(
-            "INSERT INTO documents (id, namespace_id, name, size, mime, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    /// Records a document unless the namespace's owner keeps `max` documents already
+    /// (`false` then); counted in the statement that inserts.
+    pub async fn insert_document(&self, doc: &DocumentView, max: u64) -> Result<bool, sqlx::Error> {
+        let done = sqlx::query(
+            "INSERT INTO documents (id, namespace_id, name, size, mime, created_at) \
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE (SELECT COUNT(*) FROM documents d JOIN namespaces n \
+             ON n.id = d.namespace_id WHERE n.user_id = (SELECT user_id FROM namespaces WHERE id = ?2)) < ?7",
         )
         .bind(&doc.id)
         .bind(&doc.namespace_id)
@@ -107,9 +111,10 @@ impl super::Store {
         .bind(doc.size as i64)
         .bind(&doc.mime)
         .bind(doc.created_at)
+        .bind(super::cap(max))
         .execute(&self.pool)
         .await?;
-        Ok(())
+        Ok(done.rows_affected() == 1)
     }
 
     pub async fn documents(&self, user_id: i64, namespace_id: &str) -> Result<Vec<DocumentView>, sqlx::Error> {

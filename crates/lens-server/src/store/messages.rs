@@ -55,6 +55,8 @@ pub enum Asked {
     Added,
     /// An answer is still being written in this chat.
     Busy,
+    /// The person has this many answers being written, the most allowed.
+    PersonBusy(u64),
     /// This attachment id is not one of the person's uploads (or belongs to another chat).
     UnknownAttachment(String),
 }
@@ -157,6 +159,7 @@ impl Store {
         ids: &NewAnswer,
         text: &str,
         attachment_ids: &[String],
+        max_answers: u64,
     ) -> Result<Asked, sqlx::Error> {
         // IMMEDIATE takes the write lock up front: a deferred transaction that reads and
         // then writes cannot wait for the lock, and concurrent asks would fail as busy.
@@ -167,6 +170,16 @@ impl Store {
             .await?;
         if busy > 0 {
             return Ok(Asked::Busy);
+        }
+        let writing: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM messages m JOIN chats c ON c.id = m.chat_id \
+             WHERE c.user_id = ?1 AND m.status = 'streaming'",
+        )
+        .bind(user_id)
+        .fetch_one(&mut *tx)
+        .await?;
+        if writing as u64 >= max_answers {
+            return Ok(Asked::PersonBusy(writing as u64));
         }
         let mut attachments: Vec<lens_types::SharedFileRef> = Vec::new();
         for id in attachment_ids {

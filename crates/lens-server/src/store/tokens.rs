@@ -37,10 +37,12 @@ pub struct NewToken<'a> {
 }
 
 impl Store {
-    pub async fn create_token(&self, token: NewToken<'_>) -> Result<TokenView, sqlx::Error> {
+    /// Makes a token unless its owner has `max` already (`None` then); counted in the
+    /// statement that inserts.
+    pub async fn create_token(&self, token: NewToken<'_>, max: u64) -> Result<Option<TokenView>, sqlx::Error> {
         let row = sqlx::query(
             "INSERT INTO api_tokens (user_id, name, token_hash, created_at, scopes, expires_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE (SELECT COUNT(*) FROM api_tokens WHERE user_id = ?1) < ?7
              RETURNING id, name, created_at, last_used_at, scopes, expires_at",
         )
         .bind(token.user_id)
@@ -49,12 +51,10 @@ impl Store {
         .bind(now_ms())
         .bind(words_of(token.scopes))
         .bind(token.expires_at)
-        .fetch_all(&self.pool)
-        .await?
-        .into_iter()
-        .next()
-        .ok_or(sqlx::Error::RowNotFound)?;
-        Ok(row_to_token(&row))
+        .bind(super::cap(max))
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.as_ref().map(row_to_token))
     }
 
     pub async fn list_tokens(&self, user_id: i64) -> Result<Vec<TokenView>, sqlx::Error> {

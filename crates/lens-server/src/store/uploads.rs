@@ -8,17 +8,40 @@ fn to_ref(r: &sqlx::sqlite::SqliteRow) -> SharedFileRef {
 }
 
 impl super::Store {
-    pub async fn insert_upload(&self, user_id: i64, file: &SharedFileRef) -> Result<(), sqlx::Error> {
-        sqlx::query("INSERT INTO uploads (id, user_id, name, size, mime, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
-            .bind(&file.id)
-            .bind(user_id)
-            .bind(&file.name)
-            .bind(file.size as i64)
-            .bind(&file.mime)
-            .bind(crate::now_ms())
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+    /// Records an upload unless the person would then keep more than `max_count` uploads
+    /// or `max_bytes` of them; `false` then. Counted in the statement that inserts.
+    pub async fn insert_upload(
+        &self,
+        user_id: i64,
+        file: &SharedFileRef,
+        (max_count, max_bytes): (u64, u64),
+    ) -> Result<bool, sqlx::Error> {
+        let done = sqlx::query(
+            "INSERT INTO uploads (id, user_id, name, size, mime, created_at) \
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6 FROM (SELECT COUNT(*) AS n, COALESCE(SUM(size), 0) AS bytes \
+             FROM uploads WHERE user_id = ?2) WHERE n < ?7 AND bytes + ?4 <= ?8",
+        )
+        .bind(&file.id)
+        .bind(user_id)
+        .bind(&file.name)
+        .bind(file.size as i64)
+        .bind(&file.mime)
+        .bind(crate::now_ms())
+        .bind(super::cap(max_count))
+        .bind(super::cap(max_bytes))
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// How many uploads the person keeps and their bytes together.
+    pub async fn uploads_held(&self, user_id: i64) -> Result<(u64, u64), sqlx::Error> {
+        let (n, bytes): (i64, i64) =
+            sqlx::query_as("SELECT COUNT(*), COALESCE(SUM(size), 0) FROM uploads WHERE user_id = ?1")
+                .bind(user_id)
+                .fetch_one(&self.pool)
+                .await?;
+        Ok((n as u64, bytes as u64))
     }
 
     /// An upload of this person that a message of this conversation carried.

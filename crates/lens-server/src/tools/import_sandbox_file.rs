@@ -127,7 +127,13 @@ impl ImportSandboxFile {
             mime: mime_for(name).to_owned(),
             created_at: crate::now_ms(),
         };
-        store.insert_document(&doc).await.map_err(|_| "the document could not be recorded".to_string())?;
-        Ok(doc)
+        let max = self.state.config.documents_per_person;
+        match store.insert_document(&doc, max).await {
+            Ok(true) => Ok(doc),
+            Ok(false) => Err(format!(
+                "the library keeps {max} documents of this person, the most allowed; delete some to import more"
+            )),
+            Err(_) => Err("the document could not be recorded".to_string()),
+        }
     }
 }

@@ -16,6 +16,7 @@ mod llama_cpp;
 mod mcp;
 mod openapi;
 mod page_assistant;
+mod person_limits;
 mod sandbox;
 mod sandbox_gateway;
 mod sandbox_settings;

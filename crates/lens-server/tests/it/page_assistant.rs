@@ -126,7 +126,7 @@ async fn deleting_a_document_or_a_namespace_deletes_the_conversations_about_it()
             mime: "text/plain".into(),
             created_at: 0,
         };
-        app.state.store.insert_document(&view).await.unwrap();
+        app.state.store.insert_document(&view, u64::MAX).await.unwrap();
     }
     let page_chat = |page: String| {
         let admin = &admin;
