@@ -171,6 +171,8 @@ pub struct GatewayDriver {
     agent_file: String,
     settings: Mutex<DriverSettings>,
     admission: Admission,
+    /// How much each sandbox may make the server log.
+    log_budgets: crate::log_budget::LogBudgets,
     /// One slot per sandbox touched; locked while its sandbox starts or stops.
     running: tokio::sync::Mutex<HashMap<String, Slot>>,
     /// When each sandbox was last used.
@@ -193,6 +195,7 @@ impl GatewayDriver {
             agent_file,
             settings: Mutex::new(settings.clone()),
             admission: Admission::new(settings.admission),
+            log_budgets: Default::default(),
             running: tokio::sync::Mutex::default(),
             last_used,
             me: me.clone(),
@@ -249,7 +252,10 @@ impl GatewayDriver {
         }
         let healed = live.is_some();
         if let Some(dead) = live.take() {
-            tracing::warn!(sandbox = %name, "the sandbox's agent had gone; starting it afresh");
+            // A program may kill its agent at every run: within the sandbox's log budget.
+            if self.log_budgets.may_log(chat_id) {
+                tracing::warn!(sandbox = %name, "the sandbox's agent had gone; starting it afresh");
+            }
             dead.release().await;
         }
         let remote = self.start(chat_id, &name).await?;

@@ -26,6 +26,7 @@ mod gateway;
 mod limits;
 mod link;
 mod local;
+mod log_budget;
 mod name;
 mod quota;
 pub mod read_only;

@@ -353,7 +353,10 @@ impl LocalDriver {
         }
         let healed = live.is_some();
         if let Some(dead) = live.take() {
-            tracing::warn!(sandbox = %name, "the sandbox had stopped; starting it afresh");
+            // A program may kill its agent at every run: within the sandbox's log budget.
+            if self.egress_log.may_log(chat_id) {
+                tracing::warn!(sandbox = %name, "the sandbox had stopped; starting it afresh");
+            }
             dead.end();
             tear_down(dead).await;
         } else if let Some(r) = self.claim(chat_id, &name).await {

@@ -43,26 +43,13 @@ const INTERCEPT_BUFFER: usize = 64 * 1024;
 #[derive(Debug, Default)]
 pub struct EgressLog {
     decisions: Mutex<VecDeque<EgressDecision>>,
-    budgets: Mutex<HashMap<String, LogBudget>>,
+    budgets: crate::log_budget::LogBudgets,
 }
 
 const LOG_SIZE: usize = 200;
 
-/// Log lines one conversation's sandbox may cause per [`BUDGET_WINDOW`]; past it they
-/// are counted, and the count is logged once the window ends.
-const LINES_PER_WINDOW: u32 = 5;
-const BUDGET_WINDOW: Duration = Duration::from_secs(60);
-
 /// Characters of a sandbox's text (a target, a reason) kept in a log line or a record.
 pub const SHOWN_CHARS: usize = 200;
-
-/// One conversation's log lines in the current window.
-#[derive(Debug)]
-struct LogBudget {
-    since: std::time::Instant,
-    lines: u32,
-    held_back: u64,
-}
 
 /// `text` cut to [`SHOWN_CHARS`] characters, marked when cut.
 pub fn shown(text: &str) -> String {
@@ -102,33 +89,9 @@ impl EgressLog {
         }
     }
 
-    /// Whether a line the conversation's sandbox causes may go to the log now. A few a
-    /// minute do; the rest are counted, and the count is logged when the minute is over.
+    /// Whether a line the conversation's sandbox causes may go to the log now.
     pub(crate) fn may_log(&self, chat_id: &str) -> bool {
-        let Ok(mut budgets) = self.budgets.lock() else { return false };
-        let now = std::time::Instant::now();
-        if budgets.len() > 1000 {
-            budgets.retain(|_, b| now.duration_since(b.since) < BUDGET_WINDOW);
-        }
-        let budget = budgets.entry(chat_id.to_owned()).or_insert(LogBudget { since: now, lines: 0, held_back: 0 });
-        if now.duration_since(budget.since) >= BUDGET_WINDOW {
-            if budget.held_back > 0 {
-                tracing::warn!(
-                    chat = %chat_id,
-                    held_back = budget.held_back,
-                    "a sandbox caused more log lines than it may; these were counted, not logged (its egress record \
-                     counts each decision)"
-                );
-            }
-            *budget = LogBudget { since: now, lines: 0, held_back: 0 };
-        }
-        if budget.lines < LINES_PER_WINDOW {
-            budget.lines += 1;
-            true
-        } else {
-            budget.held_back += 1;
-            false
-        }
+        self.budgets.may_log(chat_id)
     }
 
     pub fn recent(&self) -> Vec<EgressDecision> {
