@@ -6,7 +6,7 @@ use std::path::Path;
 use base64::{Engine, engine::general_purpose::STANDARD as B64};
 use lens_sandbox_agent::{
     paths::resolve,
-    protocol::{Entry, FailKind},
+    protocol::{Entry, FILE_PART, FailKind},
 };
 
 /// Why a file request failed: a sentence to show and its kind.
@@ -33,23 +33,57 @@ impl From<lens_sandbox_agent::paths::OutsideWorkspace> for Fail {
     }
 }
 
-pub fn write_file(root: &Path, path: &str, data: &str) -> Result<(), Fail> {
-    let target = resolve(root, path)?;
-    let bytes = B64.decode(data).map_err(|_| Fail::new(FailKind::Other, "the file data is not base64".into()))?;
-    if let Some(parent) = target.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| Fail::writing(path, e))?;
-    }
-    // Written beside it and renamed, so a reader never sees half a file.
-    let tmp =
-        target.with_file_name(format!(".{}.lens-tmp", target.file_name().and_then(|n| n.to_str()).unwrap_or("file")));
-    if let Err(e) = std::fs::write(&tmp, bytes) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Fail::writing(path, e));
-    }
-    std::fs::rename(&tmp, &target).map_err(|e| Fail::writing(path, e))
+/// Where a file is written until it is whole: beside it, hidden.
+fn part_path(target: &Path) -> std::path::PathBuf {
+    target.with_file_name(format!(".{}.lens-tmp", target.file_name().and_then(|n| n.to_str()).unwrap_or("file")))
 }
 
-pub fn read_file(root: &Path, path: &str, max_bytes: u64) -> Result<String, Fail> {
+/// Writes one part of a file: `offset` 0 begins it afresh, a later part must follow the
+/// one before, and the `last` puts the file in place. A failed part removes what was written.
+pub fn write_file(root: &Path, path: &str, data: &str, offset: u64, last: bool) -> Result<(), Fail> {
+    use std::io::Write;
+    let target = resolve(root, path)?;
+    let bytes = B64.decode(data).map_err(|_| Fail::new(FailKind::Other, "the file data is not base64".into()))?;
+    if bytes.len() > FILE_PART {
+        return Err(Fail::new(FailKind::Other, format!("a part of `{path}` is larger than {FILE_PART} bytes")));
+    }
+    let tmp = part_path(&target);
+    let written = (|| -> Result<(), Fail> {
+        let mut file = if offset == 0 {
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| Fail::writing(path, e))?;
+            }
+            std::fs::File::create(&tmp).map_err(|e| Fail::writing(path, e))?
+        } else {
+            let file = std::fs::OpenOptions::new().append(true).open(&tmp);
+            let file = file.ok().filter(|f| f.metadata().is_ok_and(|m| m.len() == offset));
+            file.ok_or_else(|| Fail::new(FailKind::Other, format!("the write of `{path}` was interrupted")))?
+        };
+        file.write_all(&bytes).map_err(|e| Fail::writing(path, e))?;
+        if last {
+            std::fs::rename(&tmp, &target).map_err(|e| Fail::writing(path, e))?;
+        }
+        Ok(())
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// Forgets a write begun and not finished.
+pub fn drop_write(root: &Path, path: &str) -> Result<(), Fail> {
+    let tmp = part_path(&resolve(root, path)?);
+    match std::fs::remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Fail::writing(path, e)),
+        _ => Ok(()),
+    }
+}
+
+/// Reads up to `len` bytes (at most [`FILE_PART`]) of a file from `offset`: the part, in
+/// base64, and the file's whole size.
+pub fn read_file(root: &Path, path: &str, max_bytes: u64, offset: u64, len: u64) -> Result<(String, u64), Fail> {
+    use std::io::{Read, Seek};
     let target = resolve(root, path)?;
     let meta =
         std::fs::metadata(&target).map_err(|_| Fail::new(FailKind::NotFound, format!("`{path}` does not exist")))?;
@@ -60,9 +94,12 @@ pub fn read_file(root: &Path, path: &str, max_bytes: u64) -> Result<String, Fail
         let message = format!("`{path}` is {} bytes, more than the {max_bytes} allowed", meta.len());
         return Err(Fail::new(FailKind::TooLarge, message));
     }
-    std::fs::read(&target)
-        .map(|b| B64.encode(b))
-        .map_err(|e| Fail::new(FailKind::Other, format!("could not read `{path}`: {e}")))
+    let reading = |e: std::io::Error| Fail::new(FailKind::Other, format!("could not read `{path}`: {e}"));
+    let mut file = std::fs::File::open(&target).map_err(reading)?;
+    file.seek(std::io::SeekFrom::Start(offset)).map_err(reading)?;
+    let mut part = Vec::new();
+    file.take(len.min(FILE_PART as u64)).read_to_end(&mut part).map_err(reading)?;
+    Ok((B64.encode(part), meta.len()))
 }
 
 pub fn list_files(root: &Path, path: &str) -> Result<Vec<Entry>, Fail> {

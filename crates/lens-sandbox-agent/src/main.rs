@@ -16,7 +16,7 @@ use std::{
 };
 
 use base64::{Engine, engine::general_purpose::STANDARD as B64};
-use files::{Fail, list_files, read_file, write_file};
+use files::{Fail, drop_write, list_files, read_file, write_file};
 use lens_sandbox_agent::protocol::{FailKind, Reply, Request, read_frame, write_frame};
 use lens_types::{OutputStream, RunEnding};
 use nix::{sys::signal::Signal, unistd::Pid};
@@ -183,14 +183,22 @@ fn handle(agent: &Arc<Agent>, request: Request) {
                 _ => agent.failed(id, "no such run"),
             }
         }
-        Request::WriteFile { id, path, data } => match write_file(&agent.root, &path, &data) {
+        Request::WriteFile { id, path, data, offset, last } => {
+            match write_file(&agent.root, &path, &data, offset, last) {
+                Ok(()) => agent.reply(&Reply::Done { id }),
+                Err(fail) => agent.refused(id, fail),
+            }
+        }
+        Request::DropWrite { id, path } => match drop_write(&agent.root, &path) {
             Ok(()) => agent.reply(&Reply::Done { id }),
             Err(fail) => agent.refused(id, fail),
         },
-        Request::ReadFile { id, path, max_bytes } => match read_file(&agent.root, &path, max_bytes) {
-            Ok(data) => agent.reply(&Reply::File { id, data }),
-            Err(fail) => agent.refused(id, fail),
-        },
+        Request::ReadFile { id, path, max_bytes, offset, len } => {
+            match read_file(&agent.root, &path, max_bytes, offset, len) {
+                Ok((data, size)) => agent.reply(&Reply::File { id, data, size }),
+                Err(fail) => agent.refused(id, fail),
+            }
+        }
         Request::ListFiles { id, path } => match list_files(&agent.root, &path) {
             Ok(entries) => agent.reply(&Reply::Files { id, entries }),
             Err(fail) => agent.refused(id, fail),

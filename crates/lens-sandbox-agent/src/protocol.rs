@@ -7,9 +7,21 @@ use std::io::{self, Read, Write};
 use lens_types::{OutputStream, RunEnding};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
-/// Frames larger than this are refused (a file read or write is limited by it too).
-/// (Room for a 50 MB attachment, base64-encoded.)
-pub const MAX_FRAME: usize = 72 * 1024 * 1024;
+/// Frames larger than this are refused. Files move in parts of [`FILE_PART`] bytes, so
+/// no frame carries more than about 0.7 MB of a file, whatever its size.
+pub const MAX_FRAME: usize = 16 * 1024 * 1024;
+
+/// Bytes of a file one `WriteFile` or `File` frame carries at most (base64 makes them a
+/// third more): a file of any size moves in parts, and memory on both ends stays flat.
+pub const FILE_PART: usize = 512 * 1024;
+
+fn whole() -> u64 {
+    u64::MAX
+}
+
+fn yes() -> bool {
+    true
+}
 
 /// What the server asks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,10 +33,31 @@ pub enum Request {
     Python { id: u64, code: String, env: Vec<(String, String)>, timeout_ms: u64 },
     /// Kill a running command's whole process group; its ending says `cut_short`.
     Kill { id: u64 },
-    /// Write a file (base64) under the workspace, making folders as needed.
-    WriteFile { id: u64, path: String, data: String },
-    /// Read a file under the workspace, refusing more than `max_bytes`.
-    ReadFile { id: u64, path: String, max_bytes: u64 },
+    /// Write a part of a file (base64, at most [`FILE_PART`] bytes) under the workspace,
+    /// making folders as needed: the part at `offset` (0 begins the file afresh, beside
+    /// it); `last` puts the whole file in place, so a reader never sees half of it.
+    WriteFile {
+        id: u64,
+        path: String,
+        data: String,
+        #[serde(default)]
+        offset: u64,
+        #[serde(default = "yes")]
+        last: bool,
+    },
+    /// Forget a write begun and not finished (its part-written file goes).
+    DropWrite { id: u64, path: String },
+    /// Read up to `len` bytes (at most [`FILE_PART`]) of a file under the workspace from
+    /// `offset`, refusing a file larger than `max_bytes`.
+    ReadFile {
+        id: u64,
+        path: String,
+        max_bytes: u64,
+        #[serde(default)]
+        offset: u64,
+        #[serde(default = "whole")]
+        len: u64,
+    },
     /// List a folder under the workspace.
     ListFiles { id: u64, path: String },
     /// The server's decision on a proxy connection the agent asked about.
@@ -74,10 +107,12 @@ pub enum Reply {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         files: Vec<Entry>,
     },
-    /// A file's contents (base64).
+    /// A part of a file's contents (base64), and the file's whole size.
     File {
         id: u64,
         data: String,
+        #[serde(default)]
+        size: u64,
     },
     Files {
         id: u64,

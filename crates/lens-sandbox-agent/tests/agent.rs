@@ -10,7 +10,7 @@ use std::{
 };
 
 use base64::{Engine, engine::general_purpose::STANDARD as B64};
-use lens_sandbox_agent::protocol::{Reply, Request, read_frame, write_frame};
+use lens_sandbox_agent::protocol::{FILE_PART, Reply, Request, read_frame, write_frame};
 use lens_types::{OutputStream, RunEnding};
 
 struct Agent {
@@ -167,10 +167,10 @@ fn a_missing_program_is_a_clear_failure() {
 #[test]
 fn files_are_written_read_and_listed_inside_the_workspace_only() {
     let mut a = Agent::start();
-    a.send(Request::WriteFile { id: 1, path: "data/a.txt".into(), data: B64.encode("hello") });
+    a.send(write(1, "data/a.txt", b"hello", 0, true));
     assert_eq!(a.next(), Reply::Done { id: 1 });
-    a.send(Request::ReadFile { id: 2, path: "/workspace/data/a.txt".into(), max_bytes: 100 });
-    assert_eq!(a.next(), Reply::File { id: 2, data: B64.encode("hello") });
+    a.send(read(2, "/workspace/data/a.txt", 100, 0));
+    assert_eq!(a.next(), Reply::File { id: 2, data: B64.encode("hello"), size: 5 });
     a.send(Request::ListFiles { id: 3, path: "data".into() });
     let Reply::Files { entries, .. } = a.next() else { panic!() };
     assert_eq!(entries.len(), 1);
@@ -180,15 +180,63 @@ fn files_are_written_read_and_listed_inside_the_workspace_only() {
     assert_eq!(out, "hello");
 
     for (id, request) in [
-        (10, Request::WriteFile { id: 10, path: "../escape".into(), data: B64.encode("x") }),
-        (11, Request::ReadFile { id: 11, path: "/etc/passwd".into(), max_bytes: 100_000 }),
-        (12, Request::ReadFile { id: 12, path: "data/a.txt".into(), max_bytes: 2 }),
+        (10, write(10, "../escape", b"x", 0, true)),
+        (11, read(11, "/etc/passwd", 100_000, 0)),
+        (12, read(12, "data/a.txt", 2, 0)),
         (13, Request::ListFiles { id: 13, path: "data/a.txt".into() }),
-        (14, Request::ReadFile { id: 14, path: "nothing-here".into(), max_bytes: 2 }),
+        (14, read(14, "nothing-here", 2, 0)),
     ] {
         a.send(request);
         assert!(matches!(a.next(), Reply::Failed { id: i, .. } if i == id), "request {id}");
     }
+}
+
+fn write(id: u64, path: &str, bytes: &[u8], offset: u64, last: bool) -> Request {
+    Request::WriteFile { id, path: path.into(), data: B64.encode(bytes), offset, last }
+}
+
+fn read(id: u64, path: &str, max_bytes: u64, offset: u64) -> Request {
+    Request::ReadFile { id, path: path.into(), max_bytes, offset, len: u64::MAX }
+}
+
+#[test]
+fn a_file_moves_in_parts_and_shows_only_when_whole() {
+    let mut a = Agent::start();
+    let part = vec![7u8; FILE_PART];
+    a.send(write(1, "big.bin", &part, 0, false));
+    assert_eq!(a.next(), Reply::Done { id: 1 });
+    let (out, _, _) = a.run(2, &["sh", "-c", "ls -A; test -e big.bin || echo none"], 10_000);
+    assert_eq!(out, ".big.bin.lens-tmp\nnone\n", "half a file is not in place");
+    // A part out of order is refused, and what was written goes.
+    a.send(write(3, "big.bin", b"x", 5, false));
+    assert!(matches!(a.next(), Reply::Failed { id: 3, message, .. } if message.contains("interrupted")));
+    for (id, offset, last) in [(4, 0, false), (5, FILE_PART as u64, true)] {
+        a.send(write(id, "big.bin", &part, offset, last));
+        assert_eq!(a.next(), Reply::Done { id });
+    }
+    // Read back in parts of at most FILE_PART, whatever was asked.
+    let mut back = Vec::new();
+    for id in 6.. {
+        a.send(read(id, "big.bin", u64::MAX, back.len() as u64));
+        let Reply::File { data, size, .. } = a.next() else { panic!() };
+        assert_eq!(size, 2 * FILE_PART as u64);
+        let data = B64.decode(data).unwrap();
+        assert!(data.len() <= FILE_PART);
+        if data.is_empty() {
+            break;
+        }
+        back.extend(data);
+    }
+    assert_eq!(back.len(), 2 * FILE_PART);
+    // A part larger than FILE_PART is refused; a dropped write leaves nothing.
+    a.send(write(20, "huge.bin", &vec![0; FILE_PART + 1], 0, true));
+    assert!(matches!(a.next(), Reply::Failed { id: 20, .. }));
+    a.send(write(21, "gone.bin", b"abc", 0, false));
+    assert_eq!(a.next(), Reply::Done { id: 21 });
+    a.send(Request::DropWrite { id: 22, path: "gone.bin".into() });
+    assert_eq!(a.next(), Reply::Done { id: 22 });
+    let (out, _, _) = a.run(23, &["ls", "-A"], 10_000);
+    assert_eq!(out, "big.bin\n");
 }
 
 impl Agent {

@@ -26,14 +26,19 @@ pub(crate) fn python(code: &str, timeout: Duration) -> impl Fn(u64, Env) -> Requ
     move |id, env| Request::Python { id, code: code.to_owned(), env, timeout_ms }
 }
 
-pub(crate) fn write_file(path: &str, bytes: Vec<u8>) -> impl FnOnce(u64) -> Request {
+pub(crate) fn write_part(path: &str, part: crate::FilePart, bytes: Vec<u8>) -> impl FnOnce(u64) -> Request {
     let (path, data) = (path.to_owned(), B64.encode(bytes));
-    move |id| Request::WriteFile { id, path, data }
+    move |id| Request::WriteFile { id, path, data, offset: part.offset, last: part.last }
 }
 
-pub(crate) fn read_file(path: &str, max_bytes: u64) -> impl FnOnce(u64) -> Request {
+pub(crate) fn drop_write(path: &str) -> impl FnOnce(u64) -> Request {
     let path = path.to_owned();
-    move |id| Request::ReadFile { id, path, max_bytes }
+    move |id| Request::DropWrite { id, path }
+}
+
+pub(crate) fn read_part(path: &str, max_bytes: u64, offset: u64) -> impl FnOnce(u64) -> Request {
+    let path = path.to_owned();
+    move |id| Request::ReadFile { id, path, max_bytes, offset, len: lens_sandbox_agent::protocol::FILE_PART as u64 }
 }
 
 pub(crate) fn list_files(path: &str) -> impl FnOnce(u64) -> Request {
@@ -41,10 +46,10 @@ pub(crate) fn list_files(path: &str) -> impl FnOnce(u64) -> Request {
     move |id| Request::ListFiles { id, path }
 }
 
-/// The bytes of a `read_file` reply.
-pub(crate) fn file_bytes(reply: Reply) -> Result<Vec<u8>, SandboxError> {
+/// The bytes of a `read_part` reply, and the file's size.
+pub(crate) fn file_part(reply: Reply) -> Result<(Vec<u8>, u64), SandboxError> {
     match reply {
-        Reply::File { data, .. } => B64.decode(data).map_err(backend),
+        Reply::File { data, size, .. } => Ok((B64.decode(data).map_err(backend)?, size)),
         other => Err(backend(format!("unexpected reply {other:?}"))),
     }
 }

@@ -6,6 +6,8 @@ use futures_util::Stream;
 use lens_types::{OutputStream, RunEnding};
 use serde::{Deserialize, Serialize};
 
+use lens_sandbox_agent::protocol::FILE_PART;
+
 use crate::{AdmissionLimits, Limits, Network, SandboxError, egress::EgressDecision};
 
 /// Where a conversation's sandbox stands.
@@ -83,6 +85,15 @@ pub struct DriverSettings {
     pub network: Option<Network>,
 }
 
+/// Where a part goes in the file being written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FilePart {
+    /// Bytes of the file before this part.
+    pub offset: u64,
+    /// Whether this part ends the file.
+    pub last: bool,
+}
+
 /// A sandbox backend. Held as `Arc<dyn SandboxDriver>`; every implementation passes the
 /// same behavioural story.
 #[async_trait::async_trait]
@@ -96,11 +107,41 @@ pub trait SandboxDriver: Send + Sync {
     /// Runs Python in the conversation's one kernel, where names persist between runs.
     async fn run_python(&self, chat_id: &str, code: &str, timeout: Duration) -> Result<RunStream, SandboxError>;
 
-    /// Writes a file under `/workspace` (folders made as needed).
-    async fn put_file(&self, chat_id: &str, path: &str, bytes: Vec<u8>) -> Result<(), SandboxError>;
+    /// Writes one part of a file under `/workspace` (at most [`FILE_PART`] bytes): the
+    /// part at `offset` (0 begins it afresh); `last` puts the whole file in place.
+    /// [`crate::copy_in`] moves a file of any size this way.
+    async fn write_part(&self, chat_id: &str, path: &str, part: FilePart, bytes: Vec<u8>) -> Result<(), SandboxError>;
 
-    /// Reads a file under `/workspace`, refusing more than `max_bytes`.
-    async fn get_file(&self, chat_id: &str, path: &str, max_bytes: u64) -> Result<Vec<u8>, SandboxError>;
+    /// Forgets a write begun and not finished.
+    async fn drop_write(&self, chat_id: &str, path: &str) -> Result<(), SandboxError>;
+
+    /// Reads one part (at most [`FILE_PART`] bytes) of a file under `/workspace` from
+    /// `offset`, refusing a file larger than `max_bytes`: the part and the file's size.
+    /// [`crate::copy_out`] moves a file of any size this way.
+    async fn read_part(
+        &self,
+        chat_id: &str,
+        path: &str,
+        max_bytes: u64,
+        offset: u64,
+    ) -> Result<(Vec<u8>, u64), SandboxError>;
+
+    /// Writes a file under `/workspace` (folders made as needed), in parts.
+    async fn put_file(&self, chat_id: &str, path: &str, bytes: Vec<u8>) -> Result<(), SandboxError> {
+        let parts = futures_util::stream::iter(bytes.chunks(FILE_PART).map(|c| Ok(c.to_vec())).collect::<Vec<_>>());
+        crate::copy_in(self, chat_id, path, parts).await.map(|_| ())
+    }
+
+    /// Reads a file under `/workspace`, refusing more than `max_bytes`, in parts.
+    async fn get_file(&self, chat_id: &str, path: &str, max_bytes: u64) -> Result<Vec<u8>, SandboxError> {
+        let mut whole = Vec::new();
+        crate::copy_out(self, chat_id, path, max_bytes, |part| {
+            whole.extend_from_slice(&part);
+            std::future::ready(Ok(()))
+        })
+        .await?;
+        Ok(whole)
+    }
 
     /// Lists a folder under `/workspace`.
     async fn list_files(&self, chat_id: &str, path: &str) -> Result<Vec<FileEntry>, SandboxError>;

@@ -399,12 +399,28 @@ impl SandboxDriver for GatewayDriver {
         self.start_run(chat_id, timeout, calls::python(code, timeout)).await
     }
 
-    async fn put_file(&self, chat_id: &str, path: &str, bytes: Vec<u8>) -> Result<(), SandboxError> {
-        self.ask(chat_id, calls::write_file(path, bytes)).await.map(|_| ())
+    async fn write_part(
+        &self,
+        chat_id: &str,
+        path: &str,
+        part: crate::FilePart,
+        bytes: Vec<u8>,
+    ) -> Result<(), SandboxError> {
+        self.ask(chat_id, calls::write_part(path, part, bytes)).await.map(|_| ())
     }
 
-    async fn get_file(&self, chat_id: &str, path: &str, max_bytes: u64) -> Result<Vec<u8>, SandboxError> {
-        calls::file_bytes(self.ask(chat_id, calls::read_file(path, max_bytes)).await?)
+    async fn drop_write(&self, chat_id: &str, path: &str) -> Result<(), SandboxError> {
+        self.ask(chat_id, calls::drop_write(path)).await.map(|_| ())
+    }
+
+    async fn read_part(
+        &self,
+        chat_id: &str,
+        path: &str,
+        max_bytes: u64,
+        offset: u64,
+    ) -> Result<(Vec<u8>, u64), SandboxError> {
+        calls::file_part(self.ask(chat_id, calls::read_part(path, max_bytes, offset)).await?)
     }
 
     async fn list_files(&self, chat_id: &str, path: &str) -> Result<Vec<FileEntry>, SandboxError> {

@@ -34,17 +34,19 @@ pub mod registries;
 mod relay;
 mod room;
 mod run_stream;
+mod transfer;
 
 pub use admission::{AdmissionLimits, OwnerOf, host_memory};
 pub use capture::{CapturedRun, MODEL_TEXT_LIMIT, OutputCapture};
 pub use check::check;
 pub use driver::{
-    DriverSettings, ExecRequest, FileEntry, RunEvent, RunStream, SandboxDriver, SandboxInfo, SandboxState, WholeRun,
-    run_to_end,
+    DriverSettings, ExecRequest, FileEntry, FilePart, RunEvent, RunStream, SandboxDriver, SandboxInfo, SandboxState,
+    WholeRun, run_to_end,
 };
 pub use error::SandboxError;
 pub use gateway::{GatewayCheck, GatewayDriver, GatewayOptions, check_gateway, start_gateway};
 pub use lens_openshell::{GatewayAddress, split_address as split_gateway_address};
+pub use lens_sandbox_agent::protocol::FILE_PART;
 /// The port of the egress proxy on every sandbox's loopback.
 pub use lens_sandbox_agent::protocol::PROXY_PORT;
 pub use lens_types::{OutputStream, RunEnding, RunOutput};
@@ -52,3 +54,4 @@ pub use limits::Limits;
 pub use local::{DEFAULT_HOST_UID, LocalDriver, LocalOptions, start_local};
 pub use name::sandbox_name;
 pub use relay::Network;
+pub use transfer::{copy_in, copy_out};

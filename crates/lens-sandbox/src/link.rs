@@ -169,15 +169,14 @@ impl AgentLink {
     }
 }
 
-/// The refusal of a request larger than one frame (most often a file: base64 takes a
-/// third more room than its bytes).
+/// The refusal of a request larger than one frame (code of many megabytes: files move
+/// in parts and never come near it).
 fn too_large(frame: usize) -> SandboxError {
     const MB: usize = 1 << 20;
     SandboxError::TooLarge(format!(
-        "too large for the sandbox: {} MB encoded, and it takes at most {} MB in one piece (a file of about {} MB)",
+        "too large for the sandbox: {} MB encoded, and it takes at most {} MB in one request",
         frame.div_ceil(MB),
-        MAX_FRAME / MB,
-        MAX_FRAME / MB * 3 / 4
+        MAX_FRAME / MB
     ))
 }
 

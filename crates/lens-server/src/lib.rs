@@ -38,6 +38,7 @@ pub mod state;
 pub mod store;
 pub mod tools;
 pub mod vault;
+pub mod vault_stream;
 pub mod web_shell;
 
 pub use config::Config;

@@ -67,20 +67,28 @@ pub async fn copy_out(
 ) -> Result<u64, AppError> {
     state.disk.room_for_new_file()?;
     let max_bytes = state.config.share_max_mb * 1024 * 1024;
-    let bytes = driver.get_file(chat_id, path, max_bytes).await.map_err(|e| match e {
-        lens_sandbox::SandboxError::TooLarge(_) => AppError::BadRequest(format!(
-            "`{path}` is larger than the {} MB a file may be when shared",
-            state.config.share_max_mb
-        )),
-        other => AppError::BadRequest(other.to_string()),
-    })?;
-    let size = bytes.len() as u64;
-    let (vault, owner, id) = (vault.clone(), owner.to_owned(), id.to_owned());
-    tokio::task::spawn_blocking(move || vault.write_from(&owner, &id, bytes.as_slice()))
-        .await
-        .map_err(AppError::internal)?
-        .map_err(AppError::from_io)?;
-    Ok(size)
+    // Part by part from the sandbox into the vault: a part or two in memory, whatever the size.
+    let write = vault.write_in_background(owner, id);
+    let send = write.sender();
+    let copied = lens_sandbox::copy_out(driver, chat_id, path, max_bytes, move |part| {
+        let sent = send(part);
+        async move { sent.await.map_err(|e| lens_sandbox::SandboxError::Backend(e.to_string())) }
+    })
+    .await;
+    match copied {
+        Err(e) => {
+            // Nothing of it stays in the vault.
+            write.abandon().await;
+            Err(match e {
+                lens_sandbox::SandboxError::TooLarge(_) => AppError::BadRequest(format!(
+                    "`{path}` is larger than the {} MB a file may be when shared",
+                    state.config.share_max_mb
+                )),
+                other => AppError::BadRequest(other.to_string()),
+            })
+        }
+        Ok(_) => write.finish().await.map_err(AppError::from_io),
+    }
 }
 
 /// Errs with a sentence when the conversation keeps as many files (shared ones, run

@@ -20,11 +20,6 @@ pub struct UploadForm {
     file: Vec<u8>,
 }
 
-enum Chunk {
-    Data(Vec<u8>),
-    Finish,
-}
-
 /// Upload a file to attach to a message.
 #[utoipa::path(
     post,
@@ -72,37 +67,33 @@ pub async fn create_upload(
         .ok_or_else(|| AppError::BadRequest("the file has no usable name".into()))?;
     let id = crate::ids::random_id(16);
     let owner = user.id().to_string();
-    let (vault, o, f) = (state.uploads.clone(), owner.clone(), id.clone());
-    let (tx, rx) = std::sync::mpsc::channel::<Chunk>();
-    let writer = tokio::task::spawn_blocking(move || -> std::io::Result<u64> {
-        let mut w = vault.create(&o, &f)?;
-        while let Ok(chunk) = rx.recv() {
-            match chunk {
-                Chunk::Data(bytes) => w.write(&bytes)?,
-                Chunk::Finish => return w.finish(),
-            }
-        }
-        // Abandoned: the writer removes its partial file.
-        Err(std::io::Error::other("the upload was abandoned"))
-    });
+    // Encrypted on a blocking thread as it arrives; a slow disk holds the upload back
+    // rather than filling memory. Dropped unfinished, it leaves nothing.
+    let writer = state.uploads.write_in_background(&owner, &id);
     let mut size: u64 = 0;
-    while let Some(bytes) = field.chunk().await.map_err(bad)? {
+    loop {
+        let bytes = match field.chunk().await {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => break,
+            Err(e) => {
+                writer.abandon().await;
+                return Err(bad(e));
+            }
+        };
         size += bytes.len() as u64;
         if size > limit {
-            drop(tx);
-            let _ = writer.await;
+            writer.abandon().await;
             return Err(AppError::BadRequest(format!(
                 "the file is larger than the {} MB allowed",
                 state.config.upload_max_mb
             )));
         }
-        if tx.send(Chunk::Data(bytes.to_vec())).is_err() {
+        if writer.write(bytes.to_vec()).await.is_err() {
             break;
         }
     }
-    let _ = tx.send(Chunk::Finish);
     // A write that failed removed its partial file; a full disk says so.
-    let written = writer.await.map_err(AppError::internal)?.map_err(AppError::from_io)?;
+    let written = writer.finish().await.map_err(AppError::from_io)?;
     let file = SharedFileRef { id, mime: mime_for(&name).to_owned(), name, size: written };
     let limits = (state.config.uploads_per_person, state.config.upload_mb_per_person.saturating_mul(1 << 20));
     let recorded = state.store.insert_upload(user.id(), &file, limits).await;

@@ -257,19 +257,10 @@ async fn place_attachments(place: &RunPlace, user_id: i64, args: &serde_json::Va
             .await
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("`{id}` is not one of the person's attachments in this conversation"))?;
-        let (vault, owner, fid) = (place.state.uploads.clone(), user_id.to_string(), file.id.clone());
-        let bytes = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, String> {
-            let mut reader = vault.open(&owner, &fid).map_err(|e| e.to_string())?;
-            let mut out = Vec::new();
-            while let Some(chunk) = reader.next_chunk().map_err(|e| e.to_string())? {
-                out.extend(chunk);
-            }
-            Ok(out)
-        })
-        .await
-        .map_err(|e| e.to_string())??;
+        // Part by part from the vault into the sandbox: any size, a few parts in memory.
+        let source = place.state.uploads.read_stream(&user_id.to_string(), &file.id);
         let path = format!("attachments/{}", file.name);
-        place.driver.put_file(&place.chat_id, &path, bytes).await.map_err(|e| e.to_string())?;
+        lens_sandbox::copy_in(&*place.driver, &place.chat_id, &path, source).await.map_err(|e| e.to_string())?;
     }
     Ok(())
 }

@@ -188,6 +188,9 @@ async fn forty_conversations_asking_for_900_mb_at_once_never_overcommit_the_host
         .config(|c| {
             c.sandbox_max_memory_mb = Some(4096);
             c.sandbox_queue_wait_secs = Some(600);
+            // One person asks all forty: the per-person limits are not what is tested here.
+            c.answers_per_person = 40;
+            c.sandbox_max_running_per_person = Some(40);
         })
         .settings_model()
         .await;
