@@ -8,12 +8,12 @@ use lens_types::{OutputStream, RunEnding};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 /// Frames larger than this are refused. Files move in parts of [`FILE_PART`] bytes, so
-/// no frame carries more than about 0.7 MB of a file, whatever its size.
+/// no frame carries more than about 350 KB of a file, whatever its size.
 pub const MAX_FRAME: usize = 16 * 1024 * 1024;
 
 /// Bytes of a file one `WriteFile` or `File` frame carries at most (base64 makes them a
 /// third more): a file of any size moves in parts, and memory on both ends stays flat.
-pub const FILE_PART: usize = 512 * 1024;
+pub const FILE_PART: usize = 256 * 1024;
 
 fn whole() -> u64 {
     u64::MAX

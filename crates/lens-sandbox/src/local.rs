@@ -12,6 +12,7 @@
 //! Landlock and seccomp and says so in its first frame; only then is the sandbox moved
 //! into its cgroup and asked anything.
 
+mod demand;
 pub(crate) mod folders;
 mod launch;
 mod pool;
@@ -192,6 +193,8 @@ pub struct LocalDriver {
     pool_size: AtomicUsize,
     pool_wake: Arc<tokio::sync::Notify>,
     next_pool: AtomicU64,
+    /// New conversations lately: the pool grows with them.
+    demand: demand::Demand,
     /// One slot per sandbox ever touched; a slot is locked while its sandbox starts or
     /// stops, so one conversation's start never waits for another's.
     running: tokio::sync::Mutex<HashMap<String, Slot>>,
@@ -229,6 +232,7 @@ impl LocalDriver {
             pool_size: AtomicUsize::new(0),
             pool_wake: Arc::default(),
             next_pool: AtomicU64::new(1),
+            demand: Default::default(),
             running: tokio::sync::Mutex::default(),
         };
         driver.unmount_all();

@@ -49,9 +49,13 @@ where
     }
 }
 
+/// Parts asked for ahead while one is handed on: the agent reads the next while the
+/// server stores this one.
+const AHEAD: usize = 3;
+
 /// Reads `path` from the conversation's workspace (refused when larger than
-/// `max_bytes`), handing each part to `sink` as it comes. A file that changes size while
-/// it is read is refused. Returns its size.
+/// `max_bytes`), handing each part to `sink` in order as it comes, with a few parts
+/// asked for ahead. A file that changes size while it is read is refused. Returns its size.
 pub async fn copy_out<D, F, Fut>(
     driver: &D,
     chat_id: &str,
@@ -64,24 +68,24 @@ where
     F: FnMut(Vec<u8>) -> Fut + Send,
     Fut: std::future::Future<Output = Result<(), SandboxError>> + Send,
 {
-    let mut offset = 0u64;
-    let mut size = None;
-    loop {
-        let (part, now) = driver.read_part(chat_id, path, max_bytes, offset).await?;
-        if *size.get_or_insert(now) != now {
-            return Err(SandboxError::Backend(format!("`{path}` changed while it was copied; try again")));
-        }
-        if part.is_empty() {
-            return if offset == now {
-                Ok(offset)
-            } else {
-                Err(SandboxError::Backend(format!("`{path}` changed while it was copied; try again")))
-            };
-        }
-        offset += part.len() as u64;
-        sink(part).await?;
-        if offset >= now {
-            return Ok(offset);
-        }
+    let changed = || SandboxError::Backend(format!("`{path}` changed while it was copied; try again"));
+    let (first, size) = driver.read_part(chat_id, path, max_bytes, 0).await?;
+    let mut offset = first.len() as u64;
+    if offset != size.min(FILE_PART as u64) {
+        return Err(changed());
     }
+    sink(first).await?;
+    let offsets = (offset..size).step_by(FILE_PART);
+    let mut parts =
+        futures_util::stream::iter(offsets).map(|at| driver.read_part(chat_id, path, max_bytes, at)).buffered(AHEAD);
+    while let Some(part) = parts.next().await {
+        let (part, now) = part?;
+        let expected = (size - offset).min(FILE_PART as u64);
+        if now != size || part.len() as u64 != expected {
+            return Err(changed());
+        }
+        offset += expected;
+        sink(part).await?;
+    }
+    Ok(offset)
 }

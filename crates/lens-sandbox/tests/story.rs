@@ -456,6 +456,26 @@ async fn a_new_conversation_gets_a_pre_started_sandbox_and_keeps_its_files() {
 }
 
 #[tokio::test]
+async fn the_pool_grows_while_new_conversations_come() {
+    // A crowd: each new conversation takes a ready sandbox, and the pool keeps as many
+    // ready as came lately (a fixed pool of one left all but the first to start cold).
+    let (d, _dir) = admitting(16, T);
+    d.set_pool_size(1);
+    d.keep_pool();
+    pool_reaches(&d, 1).await;
+    for i in 0..4 {
+        let (out, _, _) = run(&*d, &format!("crowd{i}"), "echo in", T).await;
+        assert_eq!(out, "in\n");
+    }
+    assert_eq!(d.pool_target(), 4);
+    pool_reaches(&d, 4).await;
+    // A conversation already known does not count: its workspace is its own.
+    d.stop("crowd0").await.unwrap();
+    run(&*d, "crowd0", "true", T).await;
+    assert_eq!(d.pool_target(), 4);
+}
+
+#[tokio::test]
 async fn the_pool_gives_way_to_a_start_that_needs_its_room() {
     let (d, _dir) = admitting(1, T);
     run(&*d, "owner", "echo x > f", T).await;

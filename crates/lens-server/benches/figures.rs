@@ -116,6 +116,10 @@ async fn start_lens(model_url: &str) -> Server {
         .env("LENS_MODEL_BASE_URL", model_url)
         .env("LENS_MODEL_NAME", "scripted")
         .env("LENS_LOG", "warn")
+        // One person writes every answer here: the per-person limits are not measured.
+        .env("LENS_ANSWERS_PER_PERSON", "100000")
+        .env("LENS_STREAMS_PER_PERSON", "100000")
+        .env("LENS_CHATS_PER_PERSON", "100000")
         .stdout(Stdio::null())
         .spawn()
         .expect("the lens binary starts");

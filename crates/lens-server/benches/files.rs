@@ -6,7 +6,10 @@
 //! - downloading it (decrypting as it streams) against the same server sending a plain
 //!   25 MB file from disk (its static-file service);
 //! - the server's memory growth during 20 parallel downloads, against 20 parallel plain
-//!   ones.
+//!   ones;
+//! - five 200 MB attachments handed to five conversations' sandboxes at once (in parts,
+//!   from the vault): the server's memory growth, and the time against copying the same
+//!   five files on the host at once.
 //!
 //! Run: `cargo build --release -p lens-sandbox-agent && cargo bench -p lens-server --bench files`
 //! (`make bench` does both). Needs the sandbox (root, bubblewrap).
@@ -20,6 +23,9 @@ use serde_json::{Value, json};
 const SIZE: usize = 25_000_000;
 const ROUNDS: usize = 5;
 const PARALLEL: usize = 20;
+/// The attachments handed over at once, and each one's size.
+const HANDED: usize = 5;
+const ATTACHMENT: usize = 200_000_000;
 
 fn p50(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -68,7 +74,15 @@ async fn main() {
     std::fs::write(dist.join("index.html"), "<!doctype html><title>bench</title>").unwrap();
     let plain: Vec<u8> = (0..SIZE).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
     std::fs::write(dist.join("plain.bin"), &plain).unwrap();
-    let server = common::start_lens(dir.path(), &dist, &[]).await;
+    // One person asks in five conversations at once: the per-person limits are raised so
+    // all five run together, and uploads may be 200 MB.
+    let env = [
+        ("LENS_UPLOAD_MAX_MB", "250"),
+        ("LENS_ANSWERS_PER_PERSON", "8"),
+        ("LENS_SANDBOX_MAX_RUNNING_PER_PERSON", "8"),
+        ("LENS_SANDBOX_MAX_RUNNING", "8"),
+    ];
+    let server = common::start_lens(dir.path(), &dist, &env).await;
     let (pid, base) = (server.pid, server.base.clone());
     let http = reqwest::Client::builder().cookie_store(true).build().unwrap();
     let (_, session) =
@@ -116,6 +130,8 @@ async fn main() {
     let growth = parallel_growth(&http, &shared_url, pid).await;
     let plain_growth = parallel_growth(&http, &plain_url, pid).await;
 
+    let (handed, host, handed_growth) = hand_over(&http, &base, &csrf, pid, dir.path()).await;
+
     println!("lens file figures (p50 of {ROUNDS}; 2-core machine; a 25 MB file)");
     println!(
         "  share (copy out + encrypt + store)   {share:>8.1} ms   copying 25 MB on the host {copy:>7.1} ms  ({:.2}x)",
@@ -132,4 +148,72 @@ async fn main() {
         plain_growth as f64 / 1024.0
     );
     println!("  target: growth <= 8 MB: {}", if growth <= 8 * 1024 { "met" } else { "NOT met" });
+    println!(
+        "  {HANDED} x {} MB attachments into {HANDED} sandboxes at once {handed:>6.2} s   copying them on the host at once {host:>5.2} s  ({:.2}x)",
+        ATTACHMENT / 1_000_000,
+        handed / host
+    );
+    println!(
+        "  memory growth while they are handed over {:>6.1} MB  (target <= 16 MB: {})",
+        handed_growth as f64 / 1024.0,
+        if handed_growth <= 16 * 1024 { "met" } else { "NOT met" }
+    );
+}
+
+/// Uploads five 200 MB files, then asks five new conversations at once to read one each
+/// (so each is handed to its sandbox); the seconds that took and the server's peak memory
+/// growth meanwhile (KiB), and the seconds copying five such files on the host at once takes.
+async fn hand_over(http: &reqwest::Client, base: &str, csrf: &str, pid: u32, dir: &std::path::Path) -> (f64, f64, u64) {
+    let source = dir.join("attachment.bin");
+    let bytes: Vec<u8> = (0..ATTACHMENT).map(|i| (i.wrapping_mul(2_246_822_519) >> 11) as u8).collect();
+    std::fs::write(&source, &bytes).unwrap();
+    let mut asks = Vec::new();
+    for i in 0..HANDED {
+        let part = reqwest::multipart::Part::bytes(bytes.clone()).file_name(format!("big{i}.bin"));
+        let form = reqwest::multipart::Form::new().part("file", part);
+        let upload: Value = common::page_post(http, format!("{base}/api/v1/uploads"), csrf)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let id = upload["id"].as_str().unwrap_or_else(|| panic!("uploaded: {upload}")).to_owned();
+        let (_, chat) = post(http, format!("{base}/api/v1/chats"), csrf, json!({})).await;
+        asks.push((chat["id"].as_str().unwrap().to_owned(), id, i));
+    }
+    drop(bytes);
+    let before = common::rss_kib(pid);
+    let start = Instant::now();
+    let tasks: Vec<_> = asks
+        .into_iter()
+        .map(|(cid, id, i)| {
+            let (http, base, csrf) = (http.clone(), base.to_owned(), csrf.to_owned());
+            tokio::spawn(async move {
+                let code = format!("```bash\nwc -c < attachments/big{i}.bin\n```");
+                let ask = json!({"text": code, "attachments": [id]});
+                let (status, asked) = post(&http, format!("{base}/api/v1/chats/{cid}/messages"), &csrf, ask).await;
+                assert_eq!(status, 202, "{asked}");
+                let message = common::saved_message(&http, &base, &cid, asked["answer_id"].as_str().unwrap()).await;
+                let out = message["steps"][0]["output"]["stdout"].as_str().unwrap_or_default().trim().to_owned();
+                assert_eq!(out, ATTACHMENT.to_string(), "the whole attachment reached the sandbox: {message}");
+            })
+        })
+        .collect();
+    let (peak, _) = common::peak_rss_while(pid, tasks).await;
+    let handed = start.elapsed().as_secs_f64();
+    // The same bytes copied on the host, five at once.
+    let start = Instant::now();
+    let copies: Vec<_> = (0..HANDED)
+        .map(|i| {
+            let (source, target) = (source.clone(), dir.join(format!("host-copy{i}.bin")));
+            std::thread::spawn(move || {
+                std::fs::copy(&source, &target).unwrap();
+                std::fs::File::open(&target).unwrap().sync_all().unwrap();
+            })
+        })
+        .collect();
+    copies.into_iter().for_each(|c| c.join().unwrap());
+    (handed, start.elapsed().as_secs_f64(), peak.saturating_sub(before))
 }

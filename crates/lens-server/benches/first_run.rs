@@ -47,7 +47,12 @@ async fn measure(pool: &str) -> (f64, f64) {
     std::fs::write(dist.join("index.html"), "<!doctype html><title>bench</title>").unwrap();
     // Room for every round's conversation: on a host whose limit is reached by idle
     // sandboxes, the pool has no room to refill and a first run starts a sandbox.
-    let env = [("LENS_SANDBOX_POOL_SIZE", pool), ("LENS_SANDBOX_MAX_RUNNING", "32")];
+    // One person starts every conversation here: their share is all of it.
+    let env = [
+        ("LENS_SANDBOX_POOL_SIZE", pool),
+        ("LENS_SANDBOX_MAX_RUNNING", "32"),
+        ("LENS_SANDBOX_MAX_RUNNING_PER_PERSON", "32"),
+    ];
     let server = common::start_lens(dir.path(), &dist, &env).await;
     let base = server.base.clone();
     let http = reqwest::Client::builder().cookie_store(true).build().unwrap();

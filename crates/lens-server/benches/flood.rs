@@ -49,7 +49,13 @@ async fn main() {
     let dist = dir.path().join("dist");
     std::fs::create_dir_all(&dist).unwrap();
     std::fs::write(dist.join("index.html"), "<!doctype html><title>bench</title>").unwrap();
-    let server = common::start_lens(dir.path(), &dist, &[("LENS_SANDBOX_TIMEOUT_SECS", "600")]).await;
+    // One person floods in ten conversations at once: their share is raised to all of it.
+    let env = [
+        ("LENS_SANDBOX_TIMEOUT_SECS", "600"),
+        ("LENS_ANSWERS_PER_PERSON", "16"),
+        ("LENS_SANDBOX_MAX_RUNNING_PER_PERSON", "16"),
+    ];
+    let server = common::start_lens(dir.path(), &dist, &env).await;
     let (pid, base) = (server.pid, server.base.clone());
     let http = reqwest::Client::builder().cookie_store(true).build().unwrap();
     let session =

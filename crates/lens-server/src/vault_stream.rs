@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use crate::vault::Vault;
 
 /// Chunks read ahead of the consumer, at most.
-const AHEAD: usize = 8;
+const AHEAD: usize = 4;
 
 /// What the writing thread is sent.
 enum Piece {

@@ -15,6 +15,13 @@ impl LocalDriver {
         self.pool.lock().map(|p| p.len()).unwrap_or(0)
     }
 
+    /// How many the pool keeps ready now: its size, more while new conversations come
+    /// (the rule is in `demand.rs`).
+    pub fn pool_target(&self) -> usize {
+        let size = self.pool_size.load(Ordering::SeqCst);
+        super::demand::target(size, self.demand.recent(), self.admission.limits().max_running)
+    }
+
     /// Keeps the pool filled from a background task for as long as the driver lives.
     pub fn keep_pool(self: &Arc<Self>) {
         let (driver, wake) = (Arc::downgrade(self), self.pool_wake.clone());
@@ -22,6 +29,7 @@ impl LocalDriver {
             loop {
                 let Some(d) = driver.upgrade() else { return };
                 d.refill().await;
+                d.trim().await;
                 // Not held while waiting: the driver may go away meanwhile.
                 drop(d);
                 // Now and then too: room may have been given back without a word.
@@ -38,7 +46,7 @@ impl LocalDriver {
     /// Starts pre-started sandboxes until the pool is full or there is no spare room:
     /// only room nothing waits for, so the pool never holds a start up.
     pub(super) async fn refill(&self) {
-        while self.pooled() < self.pool_size.load(Ordering::SeqCst) {
+        while self.pooled() < self.pool_target() {
             let limits = self.limits();
             let Some(ticket) = self.admission.try_admit(limits.memory_bytes) else { return };
             let name = format!("{POOL_PREFIX}{}", self.next_pool.fetch_add(1, Ordering::Relaxed));
@@ -70,6 +78,15 @@ impl LocalDriver {
         }
     }
 
+    /// Ends the ready sandboxes past the target, once new conversations stopped coming.
+    async fn trim(&self) {
+        while self.pooled() > self.pool_target() {
+            let Some(spare) = self.pool.lock().ok().and_then(|mut p| p.pop()) else { return };
+            spare.end();
+            tear_down(spare).await;
+        }
+    }
+
     /// A pre-started sandbox for a conversation that has no workspace yet: its image
     /// takes the conversation's name. `None` when the pool is empty or the
     /// conversation has files of its own.
@@ -78,6 +95,9 @@ impl LocalDriver {
         if own.exists() {
             return None;
         }
+        // A new conversation: the pool grows with them.
+        self.demand.note();
+        self.pool_wake.notify_one();
         loop {
             let running = self.pool.lock().ok()?.pop()?;
             // Its room counts to the conversation's person from now: not when that
