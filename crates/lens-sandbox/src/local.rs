@@ -479,6 +479,10 @@ async fn tear_down(running: Arc<Running>) {
             if workspace.dir.file_name().is_some_and(|n| n.to_string_lossy().starts_with(POOL_PREFIX)) {
                 let _ = std::fs::remove_dir(&workspace.dir);
             }
+            // One never claimed (the pool shrank, or gave way): its image is nobody's.
+            if workspace.image.file_name().is_some_and(|n| n.to_string_lossy().starts_with(POOL_PREFIX)) {
+                let _ = std::fs::remove_file(&workspace.image);
+            }
         }
         // Only now, with nothing left of it, is its room given back.
         running.ticket.lock().map(|mut t| t.take()).ok();

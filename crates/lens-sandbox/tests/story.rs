@@ -459,7 +459,7 @@ async fn a_new_conversation_gets_a_pre_started_sandbox_and_keeps_its_files() {
 async fn the_pool_grows_while_new_conversations_come() {
     // A crowd: each new conversation takes a ready sandbox, and the pool keeps as many
     // ready as came lately (a fixed pool of one left all but the first to start cold).
-    let (d, _dir) = admitting(16, T);
+    let (d, dir) = admitting(16, T);
     d.set_pool_size(1);
     d.keep_pool();
     pool_reaches(&d, 1).await;
@@ -469,6 +469,17 @@ async fn the_pool_grows_while_new_conversations_come() {
     }
     assert_eq!(d.pool_target(), 4);
     pool_reaches(&d, 4).await;
+    // Given back (as when the crowd has passed): nothing of the unclaimed ones stays.
+    d.set_pool_size(0);
+    pool_reaches(&d, 0).await;
+    let images: Vec<_> = std::fs::read_dir(dir.path().join("sandboxes"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("lens-pool-"))
+        .collect();
+    assert!(images.is_empty(), "{images:?}");
+    d.set_pool_size(1);
     // A conversation already known does not count: its workspace is its own.
     d.stop("crowd0").await.unwrap();
     run(&*d, "crowd0", "true", T).await;
