@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use base64::{Engine, engine::general_purpose::STANDARD as B64};
 use lens_sandbox_agent::{
     paths::resolve,
     protocol::{Entry, FILE_PART, FailKind},
@@ -40,10 +39,9 @@ fn part_path(target: &Path) -> std::path::PathBuf {
 
 /// Writes one part of a file: `offset` 0 begins it afresh, a later part must follow the
 /// one before, and the `last` puts the file in place. A failed part removes what was written.
-pub fn write_file(root: &Path, path: &str, data: &str, offset: u64, last: bool) -> Result<(), Fail> {
+pub fn write_file(root: &Path, path: &str, bytes: &[u8], offset: u64, last: bool) -> Result<(), Fail> {
     use std::io::Write;
     let target = resolve(root, path)?;
-    let bytes = B64.decode(data).map_err(|_| Fail::new(FailKind::Other, "the file data is not base64".into()))?;
     if bytes.len() > FILE_PART {
         return Err(Fail::new(FailKind::Other, format!("a part of `{path}` is larger than {FILE_PART} bytes")));
     }
@@ -59,7 +57,7 @@ pub fn write_file(root: &Path, path: &str, data: &str, offset: u64, last: bool) 
             let file = file.ok().filter(|f| f.metadata().is_ok_and(|m| m.len() == offset));
             file.ok_or_else(|| Fail::new(FailKind::Other, format!("the write of `{path}` was interrupted")))?
         };
-        file.write_all(&bytes).map_err(|e| Fail::writing(path, e))?;
+        file.write_all(bytes).map_err(|e| Fail::writing(path, e))?;
         if last {
             std::fs::rename(&tmp, &target).map_err(|e| Fail::writing(path, e))?;
         }
@@ -80,9 +78,9 @@ pub fn drop_write(root: &Path, path: &str) -> Result<(), Fail> {
     }
 }
 
-/// Reads up to `len` bytes (at most [`FILE_PART`]) of a file from `offset`: the part, in
-/// base64, and the file's whole size.
-pub fn read_file(root: &Path, path: &str, max_bytes: u64, offset: u64, len: u64) -> Result<(String, u64), Fail> {
+/// Reads up to `len` bytes (at most [`FILE_PART`]) of a file from `offset`: the part and
+/// the file's whole size.
+pub fn read_file(root: &Path, path: &str, max_bytes: u64, offset: u64, len: u64) -> Result<(Vec<u8>, u64), Fail> {
     use std::io::{Read, Seek};
     let target = resolve(root, path)?;
     let meta =
@@ -99,7 +97,7 @@ pub fn read_file(root: &Path, path: &str, max_bytes: u64, offset: u64, len: u64)
     file.seek(std::io::SeekFrom::Start(offset)).map_err(reading)?;
     let mut part = Vec::new();
     file.take(len.min(FILE_PART as u64)).read_to_end(&mut part).map_err(reading)?;
-    Ok((B64.encode(part), meta.len()))
+    Ok((part, meta.len()))
 }
 
 pub fn list_files(root: &Path, path: &str) -> Result<Vec<Entry>, Fail> {

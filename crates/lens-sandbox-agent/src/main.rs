@@ -15,7 +15,6 @@ use std::{
     time::Duration,
 };
 
-use base64::{Engine, engine::general_purpose::STANDARD as B64};
 use files::{Fail, drop_write, list_files, read_file, write_file};
 use lens_sandbox_agent::protocol::{FailKind, Reply, Request, read_frame, write_frame};
 use lens_types::{OutputStream, RunEnding};
@@ -204,9 +203,7 @@ fn handle(agent: &Arc<Agent>, request: Request) {
             Err(fail) => agent.refused(id, fail),
         },
         Request::NetOpen { id, ok, message } => agent.proxy.deliver(id, proxy::NetMessage::Open { ok, message }),
-        Request::NetData { id, data } => {
-            agent.proxy.deliver(id, proxy::NetMessage::Data(B64.decode(data).unwrap_or_default()))
-        }
+        Request::NetData { id, data } => agent.proxy.deliver(id, proxy::NetMessage::Data(data)),
         Request::NetClose { id } => agent.proxy.deliver(id, proxy::NetMessage::Close),
     }
 }
@@ -258,7 +255,7 @@ fn exec(agent: &Arc<Agent>, id: u64, argv: Vec<String>, env: Vec<(String, String
         thread::spawn(move || {
             let mut buf = vec![0u8; 64 * 1024];
             while let Ok(n @ 1..) = pipe.read(&mut buf) {
-                agent.reply(&Reply::Output { id, stream, data: B64.encode(&buf[..n]) });
+                agent.reply(&Reply::Output { id, stream, data: buf[..n].to_vec() });
             }
             let _ = done.send(());
         })
@@ -332,7 +329,7 @@ fn python(agent: &Arc<Agent>, id: u64, code: String, env: Vec<(String, String)>,
                 agent.runs.lock().map(|mut r| r.remove(&id)).ok();
                 return agent.failed(id, "the Python kernel is busy with another cell");
             };
-            let send = |stream, bytes: &[u8]| agent.reply(&Reply::Output { id, stream, data: B64.encode(bytes) });
+            let send = |stream, bytes: &[u8]| agent.reply(&Reply::Output { id, stream, data: bytes.to_vec() });
             // A kernel killed between cells (`kill -9 -1` in a bash run) is replaced
             // before this cell, which then runs normally.
             if slot.as_mut().is_some_and(|k| k.has_exited()) {

@@ -1,6 +1,9 @@
-//! The agent's wire protocol: each frame is a big-endian u32 length, then that many bytes
-//! of JSON. Requests go in on stdin; replies come out on stdout, tagged with the
-//! request's id, and may interleave between requests.
+//! The agent's wire protocol. Each frame is a big-endian u32 length of the rest, a
+//! big-endian u32 length of its JSON, the JSON, then the message's bytes as they are
+//! (a file's part, a program's output, a proxy connection's data): bytes cross
+//! unencoded, so a file moves at the pipe's speed, not at JSON's. Requests go in on
+//! stdin; replies come out on stdout, tagged with the request's id, and may interleave
+//! between requests.
 
 use std::io::{self, Read, Write};
 
@@ -8,11 +11,11 @@ use lens_types::{OutputStream, RunEnding};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 /// Frames larger than this are refused. Files move in parts of [`FILE_PART`] bytes, so
-/// no frame carries more than about 350 KB of a file, whatever its size.
+/// no frame carries more than a part of a file, whatever its size.
 pub const MAX_FRAME: usize = 16 * 1024 * 1024;
 
-/// Bytes of a file one `WriteFile` or `File` frame carries at most (base64 makes them a
-/// third more): a file of any size moves in parts, and memory on both ends stays flat.
+/// Bytes of a file one `WriteFile` or `File` frame carries at most: a file of any size
+/// moves in parts, and memory on both ends stays flat.
 pub const FILE_PART: usize = 256 * 1024;
 
 fn whole() -> u64 {
@@ -33,13 +36,14 @@ pub enum Request {
     Python { id: u64, code: String, env: Vec<(String, String)>, timeout_ms: u64 },
     /// Kill a running command's whole process group; its ending says `cut_short`.
     Kill { id: u64 },
-    /// Write a part of a file (base64, at most [`FILE_PART`] bytes) under the workspace,
-    /// making folders as needed: the part at `offset` (0 begins the file afresh, beside
-    /// it); `last` puts the whole file in place, so a reader never sees half of it.
+    /// Write a part of a file (at most [`FILE_PART`] bytes) under the workspace, making
+    /// folders as needed: the part at `offset` (0 begins the file afresh, beside it);
+    /// `last` puts the whole file in place, so a reader never sees half of it.
     WriteFile {
         id: u64,
         path: String,
-        data: String,
+        #[serde(skip)]
+        data: Vec<u8>,
         #[serde(default)]
         offset: u64,
         #[serde(default = "yes")]
@@ -62,8 +66,12 @@ pub enum Request {
     ListFiles { id: u64, path: String },
     /// The server's decision on a proxy connection the agent asked about.
     NetOpen { id: u64, ok: bool, message: String },
-    /// Bytes from the far end of a proxy connection (base64).
-    NetData { id: u64, data: String },
+    /// Bytes from the far end of a proxy connection.
+    NetData {
+        id: u64,
+        #[serde(skip)]
+        data: Vec<u8>,
+    },
     /// The far end of a proxy connection closed.
     NetClose { id: u64 },
 }
@@ -93,11 +101,12 @@ pub enum Reply {
         #[serde(default)]
         signals_scoped: bool,
     },
-    /// A chunk of a running command's output (base64: programs print bytes, not text).
+    /// A chunk of a running command's output (bytes: programs print bytes, not text).
     Output {
         id: u64,
         stream: OutputStream,
-        data: String,
+        #[serde(skip)]
+        data: Vec<u8>,
     },
     /// A command ended; nothing more comes for this id. `files`: what it created or
     /// changed in the workspace (hidden files aside).
@@ -107,10 +116,11 @@ pub enum Reply {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         files: Vec<Entry>,
     },
-    /// A part of a file's contents (base64), and the file's whole size.
+    /// A part of a file's contents, and the file's whole size.
     File {
         id: u64,
-        data: String,
+        #[serde(skip)]
+        data: Vec<u8>,
         #[serde(default)]
         size: u64,
     },
@@ -136,10 +146,11 @@ pub enum Reply {
         method: String,
         target: String,
     },
-    /// Bytes a program sent on an open proxy connection (base64).
+    /// Bytes a program sent on an open proxy connection.
     NetData {
         id: u64,
-        data: String,
+        #[serde(skip)]
+        data: Vec<u8>,
     },
     /// The program closed its proxy connection.
     NetClose {
@@ -175,32 +186,112 @@ pub const NET_IDS: u64 = 1 << 48;
 /// The port of the egress proxy inside every sandbox (on its loopback).
 pub const PROXY_PORT: u16 = 3128;
 
-/// Writes one frame and flushes.
-pub fn write_frame<W: Write, T: Serialize>(w: &mut W, msg: &T) -> io::Result<()> {
-    let body = serde_json::to_vec(msg).map_err(io::Error::other)?;
-    if body.len() > MAX_FRAME {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "frame too large"));
+/// A message that may carry bytes beside its JSON.
+pub trait Message: Serialize + DeserializeOwned {
+    /// The bytes sent after the JSON (empty for most messages).
+    fn bytes(&self) -> &[u8];
+    /// Where the bytes read after the JSON go; `None` for a message that has none.
+    fn bytes_mut(&mut self) -> Option<&mut Vec<u8>>;
+}
+
+impl Message for Request {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Request::WriteFile { data, .. } | Request::NetData { data, .. } => data,
+            _ => &[],
+        }
     }
-    w.write_all(&(body.len() as u32).to_be_bytes())?;
-    w.write_all(&body)?;
+
+    fn bytes_mut(&mut self) -> Option<&mut Vec<u8>> {
+        match self {
+            Request::WriteFile { data, .. } | Request::NetData { data, .. } => Some(data),
+            _ => None,
+        }
+    }
+}
+
+impl Message for Reply {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Reply::Output { data, .. } | Reply::File { data, .. } | Reply::NetData { data, .. } => data,
+            _ => &[],
+        }
+    }
+
+    fn bytes_mut(&mut self) -> Option<&mut Vec<u8>> {
+        match self {
+            Reply::Output { data, .. } | Reply::File { data, .. } | Reply::NetData { data, .. } => Some(data),
+            _ => None,
+        }
+    }
+}
+
+/// Why a frame cannot be taken.
+fn invalid(message: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, message)
+}
+
+/// One whole frame for `msg`, or an error when it would be larger than [`MAX_FRAME`].
+pub fn encode<T: Message>(msg: &T) -> io::Result<Vec<u8>> {
+    let json = serde_json::to_vec(msg).map_err(io::Error::other)?;
+    let bytes = msg.bytes();
+    let rest = 4 + json.len() + bytes.len();
+    if rest > MAX_FRAME {
+        return Err(invalid(format!("frame too large: {rest} bytes")));
+    }
+    let mut frame = Vec::with_capacity(4 + rest);
+    frame.extend_from_slice(&(rest as u32).to_be_bytes());
+    frame.extend_from_slice(&(json.len() as u32).to_be_bytes());
+    frame.extend_from_slice(&json);
+    frame.extend_from_slice(bytes);
+    Ok(frame)
+}
+
+/// A frame's head, read: (the JSON's length, the bytes' length), both checked.
+pub fn lengths(head: [u8; 8]) -> io::Result<(usize, usize)> {
+    let [a, b, c, d, e, f, g, h] = head;
+    let rest = u32::from_be_bytes([a, b, c, d]) as usize;
+    let json = u32::from_be_bytes([e, f, g, h]) as usize;
+    if rest > MAX_FRAME {
+        return Err(invalid("frame too large"));
+    }
+    let bytes = rest.checked_sub(4 + json).ok_or_else(|| invalid("frame's parts do not add up"))?;
+    Ok((json, bytes))
+}
+
+/// The message of a frame's JSON and bytes; bytes sent with a message that has none
+/// make the frame malformed.
+pub fn decode<T: Message>(json: &[u8], bytes: Vec<u8>) -> io::Result<T> {
+    let mut msg: T = serde_json::from_slice(json).map_err(invalid)?;
+    match msg.bytes_mut() {
+        Some(data) => *data = bytes,
+        None if bytes.is_empty() => {}
+        None => return Err(invalid("bytes sent with a message that takes none")),
+    }
+    Ok(msg)
+}
+
+/// Writes one frame and flushes.
+pub fn write_frame<W: Write, T: Message>(w: &mut W, msg: &T) -> io::Result<()> {
+    w.write_all(&encode(msg)?)?;
     w.flush()
 }
 
 /// Reads one frame; `Ok(None)` at a clean end of input.
-pub fn read_frame<R: Read, T: DeserializeOwned>(r: &mut R) -> io::Result<Option<T>> {
-    let mut len = [0u8; 4];
-    match r.read_exact(&mut len) {
+pub fn read_frame<R: Read, T: Message>(r: &mut R) -> io::Result<Option<T>> {
+    let mut head = [0u8; 8];
+    match r.read_exact(&mut head[..4]) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
         Err(e) => return Err(e),
     }
-    let len = u32::from_be_bytes(len) as usize;
-    if len > MAX_FRAME {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "frame too large"));
-    }
-    let mut body = vec![0u8; len];
-    r.read_exact(&mut body)?;
-    serde_json::from_slice(&body).map(Some).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    r.read_exact(&mut head[4..])?;
+    let (json_len, bytes_len) = lengths(head)?;
+    let mut json = vec![0u8; json_len];
+    r.read_exact(&mut json)?;
+    let mut bytes = vec![0u8; bytes_len];
+    r.read_exact(&mut bytes)?;
+    decode(&json, bytes).map(Some)
 }
 
 #[cfg(test)]
@@ -220,11 +311,38 @@ mod tests {
     }
 
     #[test]
+    fn bytes_cross_as_they_are() {
+        let every: Vec<u8> = (0..=255).collect();
+        let reply = Reply::File { id: 3, data: every.clone(), size: 256 };
+        let frame = encode(&reply).unwrap();
+        assert_eq!(frame.len(), 8 + r#"{"file":{"id":3,"size":256}}"#.len() + 256, "no encoding of the bytes");
+        assert!(frame.ends_with(&every));
+        assert_eq!(read_frame::<_, Reply>(&mut frame.as_slice()).unwrap(), Some(reply));
+        let write = Request::WriteFile { id: 1, path: "a".into(), data: vec![0, 10, 13], offset: 0, last: true };
+        assert_eq!(read_frame::<_, Request>(&mut encode(&write).unwrap().as_slice()).unwrap(), Some(write));
+    }
+
+    /// A frame of the given parts, whatever they claim.
+    fn frame(rest: u32, json: &[u8], bytes: &[u8]) -> Vec<u8> {
+        let mut f = rest.to_be_bytes().to_vec();
+        f.extend_from_slice(&(json.len() as u32).to_be_bytes());
+        f.extend_from_slice(json);
+        f.extend_from_slice(bytes);
+        f
+    }
+
+    #[test]
     fn oversized_and_malformed_frames_are_errors() {
         let huge = ((MAX_FRAME + 1) as u32).to_be_bytes();
         assert!(read_frame::<_, Request>(&mut huge.as_slice()).is_err());
-        let mut bad = 3u32.to_be_bytes().to_vec();
-        bad.extend_from_slice(b"{x}");
-        assert!(read_frame::<_, Request>(&mut bad.as_slice()).is_err());
+        assert!(read_frame::<_, Request>(&mut frame(7, b"{x}", b"").as_slice()).is_err(), "not JSON");
+        let kill = br#"{"kill":{"id":1}}"#;
+        assert!(read_frame::<_, Request>(&mut frame(3, kill, b"").as_slice()).is_err(), "parts larger than the frame");
+        let with_bytes = frame(4 + kill.len() as u32 + 2, kill, b"hi");
+        assert!(read_frame::<_, Request>(&mut with_bytes.as_slice()).is_err(), "bytes with a message that has none");
+        let fine = frame(4 + kill.len() as u32, kill, b"");
+        assert_eq!(read_frame::<_, Request>(&mut fine.as_slice()).unwrap(), Some(Request::Kill { id: 1 }));
+        let too_big = Request::WriteFile { id: 1, path: "a".into(), data: vec![0; MAX_FRAME], offset: 0, last: true };
+        assert!(encode(&too_big).is_err());
     }
 }

@@ -16,7 +16,6 @@ use std::{
     time::Duration,
 };
 
-use base64::{Engine, engine::general_purpose::STANDARD as B64};
 use lens_sandbox_agent::protocol::{NET_IDS, Reply};
 
 /// What the server says about one connection.
@@ -100,7 +99,7 @@ fn serve(id: u64, mut stream: TcpStream, rx: mpsc::Receiver<NetMessage>, reply: 
     }
     let _ = stream.set_read_timeout(None);
     if !rest.is_empty() {
-        reply(&Reply::NetData { id, data: B64.encode(&rest) });
+        reply(&Reply::NetData { id, data: rest });
     }
     // Server → program on its own thread; program → server here.
     let Ok(mut writer) = stream.try_clone() else { return };
@@ -115,7 +114,7 @@ fn serve(id: u64, mut stream: TcpStream, rx: mpsc::Receiver<NetMessage>, reply: 
     });
     let mut buf = vec![0u8; 32 * 1024];
     while let Ok(n @ 1..) = stream.read(&mut buf) {
-        reply(&Reply::NetData { id, data: B64.encode(&buf[..n]) });
+        reply(&Reply::NetData { id, data: buf[..n].to_vec() });
     }
     reply(&Reply::NetClose { id });
 }

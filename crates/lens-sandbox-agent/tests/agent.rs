@@ -9,7 +9,6 @@ use std::{
     time::Duration,
 };
 
-use base64::{Engine, engine::general_purpose::STANDARD as B64};
 use lens_sandbox_agent::protocol::{FILE_PART, Reply, Request, read_frame, write_frame};
 use lens_types::{OutputStream, RunEnding};
 
@@ -82,13 +81,10 @@ impl Agent {
         let (mut out, mut err) = (Vec::new(), Vec::new());
         loop {
             match self.next() {
-                Reply::Output { id: i, stream, data } if i == id => {
-                    let bytes = B64.decode(data).unwrap();
-                    match stream {
-                        OutputStream::Stdout => out.extend(bytes),
-                        OutputStream::Stderr => err.extend(bytes),
-                    }
-                }
+                Reply::Output { id: i, stream, data } if i == id => match stream {
+                    OutputStream::Stdout => out.extend(data),
+                    OutputStream::Stderr => err.extend(data),
+                },
                 Reply::Ended { id: i, ending, .. } if i == id => {
                     return (String::from_utf8_lossy(&out).into(), String::from_utf8_lossy(&err).into(), ending);
                 }
@@ -170,7 +166,7 @@ fn files_are_written_read_and_listed_inside_the_workspace_only() {
     a.send(write(1, "data/a.txt", b"hello", 0, true));
     assert_eq!(a.next(), Reply::Done { id: 1 });
     a.send(read(2, "/workspace/data/a.txt", 100, 0));
-    assert_eq!(a.next(), Reply::File { id: 2, data: B64.encode("hello"), size: 5 });
+    assert_eq!(a.next(), Reply::File { id: 2, data: b"hello".to_vec(), size: 5 });
     a.send(Request::ListFiles { id: 3, path: "data".into() });
     let Reply::Files { entries, .. } = a.next() else { panic!() };
     assert_eq!(entries.len(), 1);
@@ -192,7 +188,7 @@ fn files_are_written_read_and_listed_inside_the_workspace_only() {
 }
 
 fn write(id: u64, path: &str, bytes: &[u8], offset: u64, last: bool) -> Request {
-    Request::WriteFile { id, path: path.into(), data: B64.encode(bytes), offset, last }
+    Request::WriteFile { id, path: path.into(), data: bytes.to_vec(), offset, last }
 }
 
 fn read(id: u64, path: &str, max_bytes: u64, offset: u64) -> Request {
@@ -220,7 +216,6 @@ fn a_file_moves_in_parts_and_shows_only_when_whole() {
         a.send(read(id, "big.bin", u64::MAX, back.len() as u64));
         let Reply::File { data, size, .. } = a.next() else { panic!() };
         assert_eq!(size, 2 * FILE_PART as u64);
-        let data = B64.decode(data).unwrap();
         assert!(data.len() <= FILE_PART);
         if data.is_empty() {
             break;

@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use base64::{Engine, engine::general_purpose::STANDARD as B64};
 use lens_sandbox_agent::protocol::{Reply, Request};
 
 use crate::{ExecRequest, FileEntry, SandboxError, link::backend};
@@ -27,8 +26,8 @@ pub(crate) fn python(code: &str, timeout: Duration) -> impl Fn(u64, Env) -> Requ
 }
 
 pub(crate) fn write_part(path: &str, part: crate::FilePart, bytes: Vec<u8>) -> impl FnOnce(u64) -> Request {
-    let (path, data) = (path.to_owned(), B64.encode(bytes));
-    move |id| Request::WriteFile { id, path, data, offset: part.offset, last: part.last }
+    let path = path.to_owned();
+    move |id| Request::WriteFile { id, path, data: bytes, offset: part.offset, last: part.last }
 }
 
 pub(crate) fn drop_write(path: &str) -> impl FnOnce(u64) -> Request {
@@ -49,7 +48,7 @@ pub(crate) fn list_files(path: &str) -> impl FnOnce(u64) -> Request {
 /// The bytes of a `read_part` reply, and the file's size.
 pub(crate) fn file_part(reply: Reply) -> Result<(Vec<u8>, u64), SandboxError> {
     match reply {
-        Reply::File { data, size, .. } => Ok((B64.decode(data).map_err(backend)?, size)),
+        Reply::File { data, size, .. } => Ok((data, size)),
         other => Err(backend(format!("unexpected reply {other:?}"))),
     }
 }

@@ -14,7 +14,7 @@ use std::{
     time::Duration,
 };
 
-use lens_sandbox_agent::protocol::{FailKind, MAX_FRAME, Reply, Request};
+use lens_sandbox_agent::protocol::{self, FailKind, MAX_FRAME, Reply, Request};
 use tokio::{
     io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt},
     sync::mpsc,
@@ -102,17 +102,13 @@ impl AgentLink {
     /// Writes one frame, within [`ANSWER_DEADLINE`]: an agent that takes no frame for
     /// that long (frozen) is treated as gone.
     pub(crate) async fn write(&self, request: &Request) -> Result<(), SandboxError> {
-        let body = serde_json::to_vec(request).map_err(backend)?;
         // The agent ends on a frame it may not take, and the sandbox with it (its Python
         // names, runs in progress): refuse here instead, and the sandbox goes on.
-        if body.len() > MAX_FRAME {
-            return Err(too_large(body.len()));
-        }
+        let frame = protocol::encode(request).map_err(|_| too_large(request))?;
         let write = async {
             let mut guard = self.writer.lock().await;
             let writer = guard.as_mut().ok_or_else(|| gone("it was stopped"))?;
-            writer.write_all(&(body.len() as u32).to_be_bytes()).await.map_err(gone)?;
-            writer.write_all(&body).await.map_err(gone)?;
+            writer.write_all(&frame).await.map_err(gone)?;
             writer.flush().await.map_err(gone)
         };
         let written =
@@ -171,8 +167,9 @@ impl AgentLink {
 
 /// The refusal of a request larger than one frame (code of many megabytes: files move
 /// in parts and never come near it).
-fn too_large(frame: usize) -> SandboxError {
+fn too_large(request: &Request) -> SandboxError {
     const MB: usize = 1 << 20;
+    let frame = serde_json::to_vec(request).map_or(0, |json| json.len()) + protocol::Message::bytes(request).len();
     SandboxError::TooLarge(format!(
         "too large for the sandbox: {} MB encoded, and it takes at most {} MB in one request",
         frame.div_ceil(MB),
@@ -182,15 +179,14 @@ fn too_large(frame: usize) -> SandboxError {
 
 /// Reads one frame from the agent; `None` when it ended or sent something unreadable.
 pub(crate) async fn read_reply(reader: &mut (impl AsyncRead + Unpin)) -> Option<Reply> {
-    let mut len = [0u8; 4];
-    reader.read_exact(&mut len).await.ok()?;
-    let len = u32::from_be_bytes(len) as usize;
-    if len > MAX_FRAME {
-        return None;
-    }
-    let mut body = vec![0u8; len];
-    reader.read_exact(&mut body).await.ok()?;
-    serde_json::from_slice::<Reply>(&body).ok()
+    let mut head = [0u8; 8];
+    reader.read_exact(&mut head).await.ok()?;
+    let (json_len, bytes_len) = protocol::lengths(head).ok()?;
+    let mut json = vec![0u8; json_len];
+    reader.read_exact(&mut json).await.ok()?;
+    let mut bytes = vec![0u8; bytes_len];
+    reader.read_exact(&mut bytes).await.ok()?;
+    protocol::decode(&json, bytes).ok()
 }
 
 fn reply_id(reply: &Reply) -> u64 {

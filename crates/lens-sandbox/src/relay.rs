@@ -12,7 +12,6 @@ use std::{
     time::Duration,
 };
 
-use base64::{Engine, engine::general_purpose::STANDARD as B64};
 use lens_sandbox_agent::protocol::Request;
 use tokio::{
     io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt},
@@ -253,7 +252,7 @@ impl Relay {
             let mut buf = vec![0u8; 32 * 1024];
             // Waiting on a full outbox leaves the rest in the socket: TCP slows the sender.
             while let Ok(n @ 1..) = reader.read(&mut buf).await {
-                if relay.outbox.send(Request::NetData { id, data: B64.encode(&buf[..n]) }).await.is_err() {
+                if relay.outbox.send(Request::NetData { id, data: buf[..n].to_vec() }).await.is_err() {
                     break;
                 }
             }
@@ -275,10 +274,10 @@ impl Relay {
 
     /// Bytes the program sent. A remote host that takes them slower than the program
     /// sends loses the connection once its queue is full.
-    pub fn data(&self, id: u64, data: &str) {
+    pub fn data(&self, id: u64, data: Vec<u8>) {
         let to = self.conns.lock().ok().and_then(|c| c.get(&id).and_then(|conn| conn.to_remote.clone()));
         if let Some(to) = to
-            && to.try_send(B64.decode(data).unwrap_or_default()).is_err()
+            && to.try_send(data).is_err()
         {
             if self.log.may_log(&self.chat()) {
                 tracing::warn!(chat = %self.chat(), "a sandbox connection closed: the remote host reads too slowly");

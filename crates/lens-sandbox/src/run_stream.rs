@@ -11,7 +11,6 @@ use std::{
     time::Duration,
 };
 
-use base64::{Engine, engine::general_purpose::STANDARD as B64};
 use lens_sandbox_agent::protocol::{Reply, Request};
 use lens_types::RunEnding;
 use tokio::sync::mpsc;
@@ -145,7 +144,7 @@ pub(crate) fn run_stream<H: RunHost>(
             };
             match reply {
                 Some(Reply::Output { stream, data, .. }) => {
-                    break RunEvent::Output { stream, bytes: B64.decode(data).unwrap_or_default() };
+                    break RunEvent::Output { stream, bytes: data };
                 }
                 Some(Reply::Ended { ending, files, .. }) => {
                     guard.ended = true;

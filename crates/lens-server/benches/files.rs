@@ -137,6 +137,7 @@ async fn main() {
         "  share (copy out + encrypt + store)   {share:>8.1} ms   copying 25 MB on the host {copy:>7.1} ms  ({:.2}x)",
         share / copy
     );
+    println!("  target: share <= 3x the host copy: {}", if share / copy <= 3.0 { "met" } else { "NOT met" });
     println!(
         "  download, decrypting as it streams  {enc:>8.1} MB/s  the same server, plain file {raw:>6.1} MB/s  (ratio {:.2})",
         enc / raw

@@ -1,7 +1,7 @@
 //! The vault: files that leave a sandbox, encrypted at rest.
 //!
 //! Each file is AES-256-GCM in the STREAM construction (Hoang, Reyhanitabar, Rogaway,
-//! Vizár): 64 KiB chunks, each sealed with a nonce made of a random 7-byte prefix, a
+//! Vizár; [`stream_cipher`]): 64 KiB chunks, each sealed with a nonce made of a random 7-byte prefix, a
 //! 32-bit chunk counter and a last-chunk flag, so chunks cannot be reordered, dropped or
 //! cut off without the read failing. Memory stays constant for any size. The key is
 //! derived with HKDF-SHA-256 from the server secret and bound to the conversation and
@@ -19,19 +19,17 @@ use std::{
     sync::Arc,
 };
 
-use aes_gcm::{
-    Aes256Gcm, KeyInit,
-    aead::stream::{DecryptorBE32, EncryptorBE32},
-};
 use rand::RngCore;
 
 use crate::secret::ServerSecret;
 
+mod stream_cipher;
+
+use stream_cipher::{PREFIX, StreamCipher, TAG};
+
 const MAGIC: &[u8; 6] = b"LENSV1";
 /// Plaintext bytes per chunk.
 pub const CHUNK: usize = 64 * 1024;
-const TAG: usize = 16;
-const PREFIX: usize = 7;
 
 /// Why a stored file cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -74,8 +72,9 @@ impl Vault {
         Self { dir: data_dir.join("library"), secret, purpose: "lens library v1" }
     }
 
-    fn cipher(&self, chat_id: &str, file_id: &str) -> Aes256Gcm {
-        Aes256Gcm::new(&self.secret.derive(self.purpose, &aad(chat_id, file_id)).into())
+    fn cipher(&self, chat_id: &str, file_id: &str, prefix: [u8; PREFIX]) -> io::Result<StreamCipher> {
+        let key = self.secret.derive(self.purpose, &aad(chat_id, file_id));
+        StreamCipher::new(&key, prefix).map_err(|_| io::Error::other("the vault's key is unusable"))
     }
 
     pub fn path(&self, chat_id: &str, file_id: &str) -> PathBuf {
@@ -93,11 +92,12 @@ impl Vault {
         rand::rngs::OsRng.fill_bytes(&mut prefix);
         file.write_all(MAGIC)?;
         file.write_all(&prefix)?;
-        let encryptor = EncryptorBE32::from_aead(self.cipher(chat_id, file_id), (&prefix).into());
+        let cipher = self.cipher(chat_id, file_id, prefix)?;
         Ok(VaultWriter {
             file: io::BufWriter::new(file),
-            encryptor: Some(encryptor),
-            pending: Vec::with_capacity(CHUNK),
+            cipher,
+            finished: false,
+            pending: Vec::with_capacity(CHUNK + TAG),
             aad: aad(chat_id, file_id),
             partial,
             path,
@@ -134,8 +134,8 @@ impl Vault {
             return Err(VaultError::Tampered);
         }
         let prefix: [u8; PREFIX] = head[MAGIC.len()..].try_into().map_err(|_| VaultError::Tampered)?;
-        let decryptor = DecryptorBE32::from_aead(self.cipher(chat_id, file_id), (&prefix).into());
-        let mut reader = VaultReader { file, decryptor: Some(decryptor), aad: aad(chat_id, file_id), ahead: None };
+        let cipher = self.cipher(chat_id, file_id, prefix)?;
+        let mut reader = VaultReader { file, cipher, done: false, aad: aad(chat_id, file_id), ahead: None };
         reader.ahead = Some(reader.read_sealed()?);
         Ok(reader)
     }
@@ -161,7 +161,9 @@ impl Vault {
 /// A file being written. Nothing is visible under its name until [`VaultWriter::finish`].
 pub struct VaultWriter {
     file: io::BufWriter<fs::File>,
-    encryptor: Option<EncryptorBE32<Aes256Gcm>>,
+    cipher: StreamCipher,
+    /// The last chunk is sealed: nothing more may be written.
+    finished: bool,
     pending: Vec<u8>,
     aad: Vec<u8>,
     partial: PathBuf,
@@ -186,15 +188,13 @@ impl VaultWriter {
     }
 
     fn seal_pending(&mut self, last: bool) -> io::Result<()> {
-        let fail = |_| io::Error::other("encryption failed");
-        let sealed = if last {
-            let encryptor = self.encryptor.take().ok_or_else(|| io::Error::other("already finished"))?;
-            encryptor.encrypt_last(aes_gcm::aead::Payload { msg: &self.pending, aad: &self.aad }).map_err(fail)?
-        } else {
-            let encryptor = self.encryptor.as_mut().ok_or_else(|| io::Error::other("already finished"))?;
-            encryptor.encrypt_next(aes_gcm::aead::Payload { msg: &self.pending, aad: &self.aad }).map_err(fail)?
-        };
-        self.file.write_all(&sealed)?;
+        if self.finished {
+            return Err(io::Error::other("already finished"));
+        }
+        self.finished = last;
+        // Sealed where it lies: no copy of the chunk is made.
+        self.cipher.seal(&mut self.pending, &self.aad, last).map_err(|_| io::Error::other("encryption failed"))?;
+        self.file.write_all(&self.pending)?;
         self.pending.clear();
         Ok(())
     }
@@ -223,7 +223,9 @@ impl Drop for VaultWriter {
 /// A file being read, chunk by chunk.
 pub struct VaultReader {
     file: io::BufReader<fs::File>,
-    decryptor: Option<DecryptorBE32<Aes256Gcm>>,
+    cipher: StreamCipher,
+    /// The last chunk was read.
+    done: bool,
     aad: Vec<u8>,
     /// The next chunk, already checked.
     ahead: Option<Option<Vec<u8>>>,
@@ -232,7 +234,7 @@ pub struct VaultReader {
 impl VaultReader {
     /// Reads and opens the next sealed chunk; `None` after the last.
     fn read_sealed(&mut self) -> Result<Option<Vec<u8>>, VaultError> {
-        if self.decryptor.is_none() {
+        if self.done {
             return Ok(None);
         }
         let mut sealed = vec![0u8; CHUNK + TAG];
@@ -240,15 +242,9 @@ impl VaultReader {
         sealed.truncate(n);
         // A chunk shorter than full size is the last; a full one is last if nothing follows.
         let last = n < CHUNK + TAG || self.file.fill_buf_is_empty()?;
-        let payload = aes_gcm::aead::Payload { msg: &sealed, aad: &self.aad };
-        let plain = if last {
-            let decryptor = self.decryptor.take().ok_or(VaultError::Tampered)?;
-            decryptor.decrypt_last(payload).map_err(|_| VaultError::Tampered)?
-        } else {
-            let decryptor = self.decryptor.as_mut().ok_or(VaultError::Tampered)?;
-            decryptor.decrypt_next(payload).map_err(|_| VaultError::Tampered)?
-        };
-        Ok(Some(plain))
+        self.done = last;
+        self.cipher.open(&mut sealed, &self.aad, last).map_err(|_| VaultError::Tampered)?;
+        Ok(Some(sealed))
     }
 
     /// The next chunk of plaintext; `None` at the end.
@@ -340,6 +336,47 @@ mod tests {
         assert!(matches!(v.open("chat1", "f2"), Err(VaultError::Tampered)));
         assert_eq!(read_all(&v, "chat1", "f1").unwrap(), data);
         assert!(matches!(v.open("chat1", "nope"), Err(VaultError::Missing)));
+    }
+
+    /// The vault's format is the `aead` crate's STREAM (BE32) over AES-256-GCM, byte for
+    /// byte: its reference implementation opens what the vault wrote, and the vault opens
+    /// what it wrote, so files stored before the cipher changed stay readable.
+    #[test]
+    fn the_format_is_the_reference_stream_construction() {
+        use aes_gcm::{
+            Aes256Gcm, KeyInit,
+            aead::{
+                Payload,
+                stream::{DecryptorBE32, EncryptorBE32},
+            },
+        };
+        let (v, _d) = vault();
+        let data: Vec<u8> = (0..2 * CHUNK + 100).map(|i| (i % 253) as u8).collect();
+        let cipher = || Aes256Gcm::new(&v.secret.derive(v.purpose, &aad("c", "f")).into());
+        let aad = aad("c", "f");
+
+        v.write_from("c", "f", data.as_slice()).unwrap();
+        let stored = fs::read(v.path("c", "f")).unwrap();
+        let (head, body) = stored.split_at(MAGIC.len() + PREFIX);
+        let prefix: [u8; PREFIX] = head[MAGIC.len()..].try_into().unwrap();
+        let mut decryptor = DecryptorBE32::from_aead(cipher(), (&prefix).into());
+        let chunks: Vec<_> = body.chunks(CHUNK + TAG).collect();
+        let mut plain = Vec::new();
+        for chunk in &chunks[..chunks.len() - 1] {
+            plain.extend(decryptor.decrypt_next(Payload { msg: chunk, aad: &aad }).unwrap());
+        }
+        plain.extend(decryptor.decrypt_last(Payload { msg: chunks[chunks.len() - 1], aad: &aad }).unwrap());
+        assert_eq!(plain, data, "the reference opens the vault's file");
+
+        let mut encryptor = EncryptorBE32::from_aead(cipher(), (&[9u8; PREFIX]).into());
+        let mut written = [MAGIC.as_slice(), &[9u8; PREFIX]].concat();
+        let parts: Vec<_> = data.chunks(CHUNK).collect();
+        for part in &parts[..parts.len() - 1] {
+            written.extend(encryptor.encrypt_next(Payload { msg: part, aad: &aad }).unwrap());
+        }
+        written.extend(encryptor.encrypt_last(Payload { msg: parts[parts.len() - 1], aad: &aad }).unwrap());
+        fs::write(v.path("c", "f"), &written).unwrap();
+        assert_eq!(read_all(&v, "c", "f").unwrap(), data, "the vault opens the reference's file");
     }
 
     #[test]

@@ -113,7 +113,7 @@ impl LocalDriver {
         let to_relay = relay.clone();
         let link = AgentLink::start(stdout, stdin, move |reply| match reply {
             Reply::NetConnect { id, method, target } => to_relay.connect(id, method, target),
-            Reply::NetData { id, data } => to_relay.data(id, &data),
+            Reply::NetData { id, data } => to_relay.data(id, data),
             Reply::NetClose { id } => to_relay.close(id),
             _ => {}
         });
