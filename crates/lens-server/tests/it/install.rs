@@ -43,6 +43,14 @@ fn compose_has_lens_and_the_sandbox_profile_as_documented() {
     assert_eq!(strings(&gateway["cap_drop"]), ["ALL"]);
     assert_eq!(strings(&gateway["expose"]), ["17670"], "on the Compose network only");
     assert!(gateway["ports"].is_null(), "the gateway is not published on the host");
+    // Its state where its read-only root lets it write: NVIDIA's compose sets both.
+    for var in ["HOME", "XDG_DATA_HOME"] {
+        assert_eq!(gateway["environment"][var].as_str(), Some("/var/lib/openshell"), "{var}");
+    }
+    let state =
+        gateway["volumes"].as_sequence().unwrap().iter().any(|v| v["target"].as_str() == Some("/var/lib/openshell"));
+    assert!(state, "/var/lib/openshell is a mount, not the read-only root");
+    // The file's schema is checked with NVIDIA's own fixture checks (scripts/openshell-conformance).
     let toml = std::fs::read_to_string(root().join("deploy/openshell/gateway.toml")).unwrap();
     assert!(toml.contains("compute_driver = \"docker\"") && toml.contains("version = 2") && toml.contains(":17670"));
     // Lens's data in its volume; the client folder read-only where Settings looks for it.

@@ -1,0 +1,105 @@
+"""NVIDIA's own SDK drives Lens's fake gateway through every call Lens's driver makes: the
+fake speaks the gateway's protocol as NVIDIA's client expects it, not only as Lens's does."""
+
+from __future__ import annotations
+
+import uuid
+
+import grpc
+import pytest
+from openshell._proto import datamodel_pb2, openshell_pb2, sandbox_pb2
+from openshell import DeletionOutcome
+
+WORKSPACE = "default"
+
+
+@pytest.fixture
+def sandbox(client):
+    name = f"lens-conf-{uuid.uuid4().hex[:8]}"
+    created = client.create(workspace=WORKSPACE, name=name, labels={"app": "lens", "lens-chat": "conformance"})
+    assert created.name == name and created.id
+    client.wait_ready(name, workspace=WORKSPACE, timeout_seconds=120)
+    yield name
+    client.delete(name, workspace=WORKSPACE, allow_missing=True)
+
+
+def test_health_says_healthy_with_a_version(client):
+    health = client.health()
+    assert health.status == openshell_pb2.SERVICE_STATUS_HEALTHY
+    assert health.version
+
+
+def test_exec_gives_output_exit_code_and_takes_stdin_and_environment(client, sandbox):
+    result = client.exec(sandbox, ["sh", "-c", "echo out; echo err >&2; exit 3"], workspace=WORKSPACE)
+    assert (result.exit_code, result.stdout, result.stderr) == (3, "out\n", "err\n")
+    result = client.exec(sandbox, ["cat"], workspace=WORKSPACE, stdin=b"from stdin")
+    assert result.stdout == "from stdin"
+    value = "a b $HOME 'q' \"d\"\nnext"
+    result = client.exec(sandbox, ["sh", "-c", 'printf %s "$LENS_VALUE"'], workspace=WORKSPACE, env={"LENS_VALUE": value})
+    assert result.stdout == value
+
+
+def test_interactive_exec_carries_stdin_and_ends_with_the_exit(client, sandbox):
+    start = openshell_pb2.ExecSandboxRequest(
+        sandbox=sandbox,
+        command=["sh", "-c", "head -c 5; echo; exit 7"],
+        workspace_scope=datamodel_pb2.WorkspaceSelector(workspace=WORKSPACE),
+        request_id=str(uuid.uuid4()),
+    )
+    inputs = iter(
+        [openshell_pb2.ExecSandboxInput(start=start), openshell_pb2.ExecSandboxInput(stdin=b"hello world")]
+    )
+    out, exits = b"", []
+    for event in client._stub.ExecSandboxInteractive(inputs, timeout=60):
+        kind = event.WhichOneof("payload")
+        if kind == "stdout":
+            out += event.stdout.data
+        elif kind == "exit":
+            exits.append(event.exit.exit_code)
+    assert out == b"hello\n"
+    assert exits == [7], "exactly one exit event"
+
+
+def test_list_finds_it_by_label_and_get_reads_it(client, sandbox):
+    listed = client.list_all(workspace=WORKSPACE, label_selector="app=lens")
+    assert sandbox in [s.name for s in listed]
+    got = client.get(sandbox, workspace=WORKSPACE)
+    assert got.status.phase == openshell_pb2.SANDBOX_PHASE_READY
+    assert got.labels["lens-chat"] == "conformance"
+
+
+def test_update_config_takes_a_policy(client, sandbox):
+    policy = sandbox_pb2.SandboxPolicy(version=1)
+    rule = policy.network_policies["lens"]
+    rule.name = "lens"
+    rule.endpoints.add(host="files.example.org", ports=[443])
+    rule.binaries.add(path="/**")
+    reply = client._stub.UpdateConfig(
+        openshell_pb2.UpdateConfigRequest(
+            sandbox=sandbox, policy=policy, workspace_scope=datamodel_pb2.WorkspaceSelector(workspace=WORKSPACE)
+        ),
+        timeout=60,
+    )
+    assert reply.version >= 1
+
+
+def test_stop_start_and_delete(client, sandbox):
+    client.stop(sandbox, workspace=WORKSPACE)
+    client.wait_stopped(sandbox, workspace=WORKSPACE, timeout_seconds=120)
+    client.start(sandbox, workspace=WORKSPACE)
+    client.wait_ready(sandbox, workspace=WORKSPACE, timeout_seconds=120)
+    assert client.exec(sandbox, ["true"], workspace=WORKSPACE).exit_code == 0
+    deleted = client.delete(sandbox, workspace=WORKSPACE)
+    assert deleted.outcome in (DeletionOutcome.COMPLETED, DeletionOutcome.ACCEPTED)
+    client.wait_deleted(sandbox, workspace=WORKSPACE, timeout_seconds=120)
+    with pytest.raises(grpc.RpcError) as missing:
+        client.get(sandbox, workspace=WORKSPACE)
+    assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+    again = client.delete(sandbox, workspace=WORKSPACE, allow_missing=True)
+    assert again.outcome == DeletionOutcome.ALREADY_ABSENT
+
+
+def test_a_second_create_of_the_same_name_is_already_exists(client, sandbox):
+    with pytest.raises(grpc.RpcError) as twice:
+        client.create(workspace=WORKSPACE, name=sandbox)
+    assert twice.value.code() == grpc.StatusCode.ALREADY_EXISTS
