@@ -15,6 +15,7 @@
 mod certs;
 mod container;
 mod exec;
+mod policy_checks;
 
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
@@ -93,6 +94,8 @@ struct FakeSandbox {
     /// Its home folder (`/sandbox` inside).
     dir: PathBuf,
     policy_version: u32,
+    /// The policy it was created with: what a live sandbox may not change is held to it.
+    baseline: Option<SandboxPolicy>,
     /// Its container, when the fake contains.
     container: Option<Arc<container::Container>>,
 }
@@ -391,6 +394,8 @@ impl OpenShell for Gateway {
         if !valid_name(&r.name) {
             return Err(Status::invalid_argument("name must be a DNS-1123 label of at most 19 characters"));
         }
+        let baseline = r.spec.as_ref().and_then(|spec| spec.policy.clone());
+        baseline.as_ref().map(policy_checks::check).transpose()?;
         let slow = self.state.faults.slow_create_ms.load(Ordering::SeqCst);
         let wait = if slow > 0 { Duration::from_millis(slow) } else { self.state.provision };
         {
@@ -412,7 +417,7 @@ impl OpenShell for Gateway {
             let life = Life::Coming(SandboxPhase::Provisioning, Instant::now() + wait);
             all.insert(
                 r.name.clone(),
-                FakeSandbox { id, labels: r.labels, spec: r.spec, life, dir, policy_version: 1, container },
+                FakeSandbox { id, labels: r.labels, spec: r.spec, life, dir, policy_version: 1, baseline, container },
             );
         }
         self.respond(&r.name)
@@ -557,7 +562,12 @@ impl OpenShell for Gateway {
         self.up()?;
         let r = r.into_inner();
         scoped(&r.workspace_scope)?;
+        let new = r.policy.clone().unwrap_or_default();
+        policy_checks::check(&new)?;
         let version = self.with(&r.sandbox, |s| {
+            if let Some(baseline) = &s.baseline {
+                policy_checks::check_update(baseline, &new)?;
+            }
             s.policy_version += 1;
             if let Some(spec) = s.spec.as_mut() {
                 spec.policy = r.policy.clone();

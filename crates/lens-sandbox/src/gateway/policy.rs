@@ -4,14 +4,21 @@
 use std::collections::HashMap;
 
 use lens_openshell::proto::openshell::sandbox::v1::{
-    FilesystemPolicy, LandlockPolicy, NetworkAccessPreset, NetworkEndpoint, NetworkEnforcementMode, NetworkPolicyRule,
-    NetworkTlsMode, ProcessPolicy, SandboxPolicy,
+    FilesystemPolicy, LandlockPolicy, NetworkAccessPreset, NetworkBinary, NetworkEndpoint, NetworkEnforcementMode,
+    NetworkPolicyRule, NetworkTlsMode, ProcessPolicy, SandboxPolicy,
 };
 
 use crate::{Limits, Network};
 
 /// The ports a listed host may be reached on.
 const WEB_PORTS: &[u32] = &[443, 80];
+
+/// The programs a rule lets out: every program in the sandbox. The gateway's proxy lets
+/// a connection out only when the calling program (or one of its ancestors) matches a
+/// rule's `binaries`, so a rule naming none lets nothing out; Lens decides by host, not
+/// by program (pip, npm, curl and the Python kernel alike), and `/**` is the policy
+/// engine's glob for any path.
+const ANY_PROGRAM: &str = "/**";
 
 /// What a sandbox may touch and reach. Off: no network rule, so the gateway's proxy
 /// lets nothing out. Registries or hosts: each listed name on the web ports, and its
@@ -43,8 +50,8 @@ pub(crate) fn policy(network: Option<&Network>, home: &str) -> SandboxPolicy {
                 endpoint
             })
             .collect();
-        network_policies
-            .insert("lens".to_owned(), NetworkPolicyRule { name: "lens".to_owned(), endpoints, binaries: Vec::new() });
+        let binaries = vec![NetworkBinary { path: ANY_PROGRAM.to_owned() }];
+        network_policies.insert("lens".to_owned(), NetworkPolicyRule { name: "lens".to_owned(), endpoints, binaries });
     }
     SandboxPolicy {
         version: 1,
@@ -104,6 +111,7 @@ mod tests {
         assert_eq!(rule.endpoints[0].ports, [443, 80]);
         assert_eq!(rule.endpoints[0].allowed_ips, ["10.0.0.0/8"]);
         assert_eq!(rule.endpoints[0].access(), NetworkAccessPreset::Unspecified, "hosts mode: a plain tunnel");
+        assert_eq!(rule.binaries, [NetworkBinary { path: "/**".into() }], "every program may use the rule");
         assert_eq!(network_env(Some(&network)), [("PIP_USER".to_string(), "1".to_string())]);
     }
 
