@@ -16,6 +16,7 @@ mod certs;
 mod container;
 mod exec;
 mod policy_checks;
+mod remote_command;
 
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
@@ -298,6 +299,13 @@ impl FakeGateway {
     /// Execs started so far.
     pub fn execs(&self) -> u64 {
         self.state.execs.load(Ordering::Relaxed)
+    }
+
+    /// Kills every command running in sandbox `name` with SIGKILL, as the kernel's OOM
+    /// killer or a crash would: each stream ends as the gateway ends it for a command
+    /// that reports no exit status.
+    pub fn kill_commands(&self, name: &str) {
+        self.state.kill_all(name);
     }
 
     /// Commands running now, in every sandbox.
@@ -588,9 +596,6 @@ impl Gateway {
         input: tokio::sync::mpsc::Receiver<Vec<u8>>,
     ) -> Result<Response<EventStream>, Status> {
         scoped(&r.workspace_scope)?;
-        if r.command.is_empty() {
-            return Err(Status::invalid_argument("command is empty"));
-        }
         let (dir, env, container) = self.with(&r.sandbox, |s| {
             if s.phase() != SandboxPhase::Ready {
                 return Err(Status::failed_precondition(format!(
@@ -602,18 +607,20 @@ impl Gateway {
             let env = s.spec.as_ref().map(|sp| sp.environment.clone()).unwrap_or_default();
             Ok((s.dir.clone(), env, s.container.clone()))
         })?;
+        // Contained, the sandbox sees its home at /sandbox; otherwise it is the fake's folder.
+        let workdir = if container.is_some() { r.workdir.clone() } else { exec::on_host(&dir, &r.workdir) };
+        let line = remote_command::build(&r, &workdir)?;
         if !r.request_id.is_empty() {
             let mut seen = self.state.request_ids.lock().map_err(|_| Status::internal("poisoned"))?;
             if !seen.insert(r.request_id.clone()) {
                 return Err(Status::already_exists(format!("request {} was already run", r.request_id)));
             }
         }
-        let workdir = exec::workdir(&dir, &r.workdir)?;
         self.state.execs.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         exec::spawn(
             self.state.clone(),
-            exec::Job { sandbox: r.sandbox.clone(), home: dir, workdir, env, container, request: r },
+            exec::Job { sandbox: r.sandbox.clone(), home: dir, line, env, container, request: r },
             input,
             tx,
         )?;

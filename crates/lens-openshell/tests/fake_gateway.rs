@@ -260,3 +260,67 @@ async fn unavailable_and_dropped_streams() {
     let down = c.health(HealthRequest {}).await.err().unwrap();
     assert_eq!(down.code(), tonic::Code::Unavailable);
 }
+
+/// A ready sandbox named `name` on `fake`, and a client.
+async fn ready(fake: &FakeGateway, name: &str) -> OpenShellClient<Channel> {
+    let mut c = client(fake).await;
+    c.create_sandbox(create(name)).await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while phase(&mut c, name).await != SandboxPhase::Ready as i32 {
+        assert!(std::time::Instant::now() < deadline, "never ready");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    c
+}
+
+fn stdout_of(out: &[ExecSandboxEvent]) -> String {
+    let bytes: Vec<u8> = out
+        .iter()
+        .filter_map(|e| match &e.payload {
+            Some(Payload::Stdout(o)) => Some(o.data.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    String::from_utf8(bytes).unwrap()
+}
+
+#[tokio::test]
+async fn arguments_environment_and_workdir_cross_the_sandboxs_shell_intact() {
+    let fake = FakeGateway::start().await.unwrap();
+    let mut c = ready(&fake, "lens-chat-q1").await;
+    let hard = ["it's", "a \"b\" c", "$HOME `id` $(id)", "line\nnext", "", "*", "-n", "\\"];
+    let mut argv = vec!["sh", "-c", "printf '[%s]' \"$@\"; printf '{%s}' \"$V\"; pwd", "sh"];
+    argv.extend(hard);
+    let mut r = exec("lens-chat-q1", &argv);
+    r.environment.insert("V".into(), "it's $HOME \"q\"\nx y".into());
+    events(&mut c, exec("lens-chat-q1", &["mkdir", "-p", "dir 'w' $x"])).await.unwrap();
+    r.workdir = "/sandbox/dir 'w' $x".into();
+    let out = stdout_of(&events(&mut c, r).await.unwrap());
+    let expected_args: String = hard.iter().map(|a| format!("[{a}]")).collect();
+    let (args, rest) = out.split_at(expected_args.len());
+    assert_eq!(args, expected_args, "every argument as it was sent");
+    assert!(rest.starts_with("{it's $HOME \"q\"\nx y}"), "the environment value as it was sent: {rest:?}");
+    assert!(rest.trim_end().ends_with("/dir 'w' $x"), "the workdir: {rest:?}");
+    // The gateway's refusals of what cannot become a command line.
+    let mut bad_key = exec("lens-chat-q1", &["true"]);
+    bad_key.environment.insert("NOT-A-NAME".into(), "1".into());
+    assert_eq!(events(&mut c, bad_key).await.unwrap_err().code(), tonic::Code::InvalidArgument);
+    let nul = exec("lens-chat-q1", &["echo", "a\0b"]);
+    let refused = events(&mut c, nul).await.unwrap_err();
+    assert!(refused.message().contains("null bytes"), "{}", refused.message());
+}
+
+#[tokio::test]
+async fn a_command_killed_by_a_signal_ends_its_stream_unavailable() {
+    let fake = FakeGateway::start().await.unwrap();
+    let mut c = ready(&fake, "lens-chat-k1").await;
+    // The shell runs the command in its place: its death by a signal is no exit status.
+    let killed = events(&mut c, exec("lens-chat-k1", &["sh", "-c", "echo before; kill -9 $$"])).await;
+    let status = killed.expect_err("no exit event, an error");
+    assert_eq!(status.code(), tonic::Code::Unavailable);
+    assert!(status.message().contains("before the command reported an exit status"), "{}", status.message());
+    // A shell that reports its child's death has an exit status: 128 + 9.
+    let reported = events(&mut c, exec("lens-chat-k1", &["sh", "-c", "sh -c 'kill -9 $$'; exit $?"])).await.unwrap();
+    assert!(matches!(reported.last().unwrap().payload, Some(Payload::Exit(ref x)) if x.exit_code == 137));
+}

@@ -128,6 +128,30 @@ async fn a_stream_dropped_mid_run_ends_the_run_and_the_next_run_works() {
 }
 
 #[tokio::test]
+async fn an_agent_killed_by_a_signal_ends_the_run_with_an_ending_and_the_next_run_works() {
+    let (d, fake) = driver(None).await;
+    common::bash(&*d, "sig", "echo kept > f", T).await;
+    let req = lens_sandbox::ExecRequest {
+        argv: vec!["sh".into(), "-c".into(), "echo begun; sleep 30".into()],
+        env: Default::default(),
+        timeout: T,
+    };
+    let mut stream = d.exec("sig", req).await.unwrap();
+    use futures_util::StreamExt;
+    assert!(matches!(stream.next().await, Some(lens_sandbox::RunEvent::Output { .. })));
+    // The agent dies by SIGKILL: the gateway ends its exec stream UNAVAILABLE, with no exit status.
+    fake.kill_commands("lens-chat-sig");
+    let run = tokio::time::timeout(Duration::from_secs(60), lens_sandbox::run_to_end(stream))
+        .await
+        .expect("the run ends, it does not hang")
+        .expect("a run's ending, not a transport error");
+    assert!(matches!(run.ending, RunEnding::Killed { .. }), "{:?}", run.ending);
+    assert!(run.stderr_text().contains("the sandbox stopped during this run"), "{}", run.stderr_text());
+    let (out, _, ending) = bash(&*d, "sig", "cat f", T).await;
+    assert_eq!((out.as_str(), ending), ("kept\n", RunEnding::Exited { code: 0 }));
+}
+
+#[tokio::test]
 async fn an_unavailable_gateway_is_a_clear_error_and_the_next_run_works_once_it_is_back() {
     let (d, fake) = driver(None).await;
     bash(&*d, "down", "true", T).await;

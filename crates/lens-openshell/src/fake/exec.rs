@@ -1,5 +1,8 @@
-//! How the fake runs a command: for real, in the sandbox's folder, its output streamed
-//! as exec events and exactly one exit event last.
+//! How the fake runs a command: for real, as the gateway does, its command line (see
+//! `remote_command.rs`) through the sandbox's shell, its output streamed as exec events
+//! and exactly one exit event last. A shell killed by a signal reports no exit status,
+//! and the stream ends UNAVAILABLE, as the gateway's SSH relay ends it. Contained, the
+//! container's bubblewrap reports such a death as 128 + the signal, as an exit.
 
 use std::{
     path::{Path, PathBuf},
@@ -32,7 +35,8 @@ type Events = mpsc::Sender<Result<ExecSandboxEvent, Status>>;
 pub(crate) struct Job {
     pub sandbox: String,
     pub home: PathBuf,
-    pub workdir: PathBuf,
+    /// The command line the shell runs (`cd ... && K=v 'arg' ...`).
+    pub line: String,
     /// The sandbox's own environment, from its spec.
     pub env: std::collections::HashMap<String, String>,
     /// The sandbox's container, when the fake contains.
@@ -40,18 +44,17 @@ pub(crate) struct Job {
     pub request: ExecSandboxRequest,
 }
 
-/// The folder a command runs in: the sandbox's home (`/sandbox`) or a folder beneath it.
-pub(crate) fn workdir(home: &Path, requested: &str) -> Result<PathBuf, Status> {
-    let rel = requested.strip_prefix("/sandbox").unwrap_or(requested).trim_start_matches('/');
-    if rel.split('/').any(|part| part == "..") || (requested.starts_with('/') && !requested.starts_with("/sandbox")) {
-        return Err(Status::invalid_argument(format!("workdir {requested} is outside the sandbox's home")));
+/// Where `requested` (a path inside, as the sandbox sees it) is when the fake runs
+/// commands on this machine: `/sandbox` is the sandbox's folder.
+pub(crate) fn on_host(home: &Path, requested: &str) -> String {
+    match requested.strip_prefix("/sandbox") {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{}{rest}", home.display()),
+        _ => requested.to_owned(),
     }
-    let dir = home.join(rel);
-    if !dir.is_dir() {
-        return Err(Status::invalid_argument(format!("workdir {requested} does not exist")));
-    }
-    Ok(dir)
 }
+
+/// What the gateway says when a command ends without an exit status.
+const NO_EXIT_STATUS: &str = "exec relay closed before the command reported an exit status";
 
 /// Kills a command's whole process group.
 pub(crate) fn kill_group(pgid: i32) {
@@ -70,14 +73,14 @@ pub(crate) fn spawn(
     events: Events,
 ) -> Result<(), Status> {
     let r = &job.request;
+    // bash, as a sandbox image's user shell is: it runs the line's last command in its
+    // own place, so that command's death by a signal is the shell's (no exit status).
+    let shell = ["/bin/bash".to_owned(), "-c".to_owned(), job.line.clone()];
     let (mut cmd, home) = match &job.container {
-        Some(container) => {
-            let inside = if r.workdir.is_empty() { "/sandbox" } else { r.workdir.as_str() };
-            (container.command(&job.home, inside, &r.command), PathBuf::from("/sandbox"))
-        }
+        Some(container) => (container.command(&job.home, "/sandbox", &shell), PathBuf::from("/sandbox")),
         None => {
-            let mut cmd = tokio::process::Command::new(&r.command[0]);
-            cmd.args(&r.command[1..]).current_dir(&job.workdir);
+            let mut cmd = tokio::process::Command::new(&shell[0]);
+            cmd.args(&shell[1..]).current_dir(&job.home);
             (cmd, job.home.clone())
         }
     };
@@ -86,25 +89,13 @@ pub(crate) fn spawn(
         .env("HOME", &home)
         .env("LANG", "C.UTF-8")
         .envs(&job.env)
-        .envs(&r.environment)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
     let timeout = r.execution_timeout.and_then(|d| Duration::try_from(d).ok()).filter(|d| !d.is_zero());
-    let mut child = match cmd.spawn() {
-        Ok(child) => child,
-        Err(e) => {
-            // As a shell would: a message on stderr and exit 127.
-            let message = format!("{}: {e}\n", r.command[0]);
-            tokio::spawn(async move {
-                let _ = events.send(event(Payload::Stderr(ExecSandboxStderr { data: message.into_bytes() }))).await;
-                let _ = events.send(event(Payload::Exit(ExecSandboxExit { exit_code: 127 }))).await;
-            });
-            return Ok(());
-        }
-    };
+    let mut child = cmd.spawn().map_err(|e| Status::unavailable(format!("the sandbox's shell did not start: {e}")))?;
     let pgid = child.id().map(|p| p as i32).ok_or_else(|| Status::internal("the command ended at once"))?;
     state.track(&job.sandbox, pgid, true);
     let mut drops = state.drops();
@@ -132,14 +123,11 @@ pub(crate) fn spawn(
             }
         };
         let code = tokio::select! {
-            status = child.wait() => status.ok().map(|s| {
-                use std::os::unix::process::ExitStatusExt;
-                s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(9))
-            }).unwrap_or(1),
+            status = child.wait() => status.ok().and_then(|s| s.code()),
             () = sleep => {
                 kill_group(pgid);
                 let _ = child.wait().await;
-                TIMED_OUT
+                Some(TIMED_OUT)
             }
             _ = drops.changed() => {
                 kill_group(pgid);
@@ -161,7 +149,11 @@ pub(crate) fn spawn(
             }
         }
         state.track(&job.sandbox, pgid, false);
-        let _ = events.send(event(Payload::Exit(ExecSandboxExit { exit_code: code }))).await;
+        let end = match code {
+            Some(exit_code) => event(Payload::Exit(ExecSandboxExit { exit_code })),
+            None => Err(Status::unavailable(NO_EXIT_STATUS)),
+        };
+        let _ = events.send(end).await;
     });
     Ok(())
 }
