@@ -25,7 +25,15 @@ impl GatewayError {
         {
             return Self::Connect(crate::client::explain(&chain(source)));
         }
-        Self::Rpc { call, code: format!("{:?}", status.code()), message: status.message().to_owned() }
+        let mut message = status.message().to_owned();
+        if status.code() == tonic::Code::PermissionDenied {
+            // The gateway reads a caller's roles from its certificate's OU.
+            message.push_str(
+                " (Lens's client certificate, client/tls.crt, names its roles as its OU: use the one the gateway's \
+                 generate-certs made, which carries openshell-user)",
+            );
+        }
+        Self::Rpc { call, code: format!("{:?}", status.code()), message }
     }
 
     /// The gRPC code of a call's error, when it is one.

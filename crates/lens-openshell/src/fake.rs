@@ -17,6 +17,7 @@ mod container;
 mod exec;
 mod policy_checks;
 mod remote_command;
+mod roles;
 
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
@@ -29,7 +30,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-pub use certs::{DEFAULT_SERVER_NAMES, write_certs};
+pub use certs::{CLIENT_ROLE, DEFAULT_SERVER_NAMES, write_certs, write_certs_with_role};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{
     Request, Response, Status, Streaming,
@@ -199,6 +200,9 @@ pub struct FakeOptions {
     pub provision: Duration,
     /// Runs each sandbox in a container (needs root and bubblewrap).
     pub contain: bool,
+    /// The role the client certificate carries (its OU), as `generate-certs` gives it;
+    /// `None` makes a certificate the gateway authenticates but lets call nothing.
+    pub client_role: Option<String>,
 }
 
 impl Default for FakeOptions {
@@ -207,6 +211,7 @@ impl Default for FakeOptions {
             server_names: DEFAULT_SERVER_NAMES.iter().map(|s| s.to_string()).collect(),
             provision: Duration::from_millis(50),
             contain: false,
+            client_role: Some(CLIENT_ROLE.to_owned()),
         }
     }
 }
@@ -220,7 +225,7 @@ impl FakeGateway {
         crate::client::use_ring();
         let certs = tempfile::tempdir().map_err(|e| e.to_string())?;
         let names: Vec<&str> = options.server_names.iter().map(String::as_str).collect();
-        write_certs(certs.path(), &names)?;
+        write_certs_with_role(certs.path(), &names, options.client_role.as_deref())?;
         let read = |rel: &str| std::fs::read(certs.path().join(rel)).map_err(|e| format!("{rel}: {e}"));
         let tls = ServerTlsConfig::new()
             .identity(Identity::from_pem(read("server/tls.crt")?, read("server/tls.key")?))
@@ -397,6 +402,7 @@ impl OpenShell for Gateway {
 
     async fn create_sandbox(&self, r: Request<CreateSandboxRequest>) -> Result<Response<SandboxResponse>, Status> {
         self.up()?;
+        roles::check(&r)?;
         let r = r.into_inner();
         scoped(&r.workspace_scope)?;
         if !valid_name(&r.name) {
@@ -433,6 +439,7 @@ impl OpenShell for Gateway {
 
     async fn get_sandbox(&self, r: Request<GetSandboxRequest>) -> Result<Response<SandboxResponse>, Status> {
         self.up()?;
+        roles::check(&r)?;
         let r = r.into_inner();
         scoped(&r.workspace_scope)?;
         self.respond(&r.name)
@@ -443,6 +450,7 @@ impl OpenShell for Gateway {
         r: Request<ListSandboxesRequest>,
     ) -> Result<Response<ListSandboxesResponse>, Status> {
         self.up()?;
+        roles::check(&r)?;
         let r = r.into_inner();
         scoped(&r.workspace_scope)?;
         let wanted: Vec<(String, String)> = r
@@ -462,6 +470,7 @@ impl OpenShell for Gateway {
 
     async fn stop_sandbox(&self, r: Request<StopSandboxRequest>) -> Result<Response<SandboxResponse>, Status> {
         self.up()?;
+        roles::check(&r)?;
         let r = r.into_inner();
         scoped(&r.workspace_scope)?;
         self.with(&r.name, |_| Ok(()))?;
@@ -477,6 +486,7 @@ impl OpenShell for Gateway {
 
     async fn start_sandbox(&self, r: Request<StartSandboxRequest>) -> Result<Response<SandboxResponse>, Status> {
         self.up()?;
+        roles::check(&r)?;
         let r = r.into_inner();
         scoped(&r.workspace_scope)?;
         let provision = self.state.provision;
@@ -496,6 +506,7 @@ impl OpenShell for Gateway {
         r: Request<DeleteSandboxRequest>,
     ) -> Result<Response<DeleteSandboxResponse>, Status> {
         self.up()?;
+        roles::check(&r)?;
         let r = r.into_inner();
         scoped(&r.workspace_scope)?;
         let exists = self.state.sandboxes.lock().map(|all| all.contains_key(&r.name)).unwrap_or(false);
@@ -532,6 +543,7 @@ impl OpenShell for Gateway {
 
     async fn exec_sandbox(&self, r: Request<ExecSandboxRequest>) -> Result<Response<EventStream>, Status> {
         self.up()?;
+        roles::check(&r)?;
         let r = r.into_inner();
         let stdin = r.stdin.clone();
         let (input_tx, input) = tokio::sync::mpsc::channel(1);
@@ -547,6 +559,7 @@ impl OpenShell for Gateway {
         r: Request<Streaming<ExecSandboxInput>>,
     ) -> Result<Response<EventStream>, Status> {
         self.up()?;
+        roles::check(&r)?;
         let mut inputs = r.into_inner();
         let first = inputs.message().await?.and_then(|m| m.payload);
         let Some(exec_sandbox_input::Payload::Start(start)) = first else {
@@ -568,6 +581,7 @@ impl OpenShell for Gateway {
 
     async fn update_config(&self, r: Request<UpdateConfigRequest>) -> Result<Response<UpdateConfigResponse>, Status> {
         self.up()?;
+        roles::check(&r)?;
         let r = r.into_inner();
         scoped(&r.workspace_scope)?;
         let new = r.policy.clone().unwrap_or_default();

@@ -324,3 +324,20 @@ async fn a_command_killed_by_a_signal_ends_its_stream_unavailable() {
     let reported = events(&mut c, exec("lens-chat-k1", &["sh", "-c", "sh -c 'kill -9 $$'; exit $?"])).await.unwrap();
     assert!(matches!(reported.last().unwrap().payload, Some(Payload::Exit(ref x)) if x.exit_code == 137));
 }
+
+#[tokio::test]
+async fn a_caller_without_the_user_role_is_refused_with_a_sentence() {
+    let options = FakeOptions { client_role: None, ..Default::default() };
+    let fake = FakeGateway::start_with(options).await.unwrap();
+    // Authenticated (the CA signed it): Health, which needs no role, answers.
+    let mut c = client(&fake).await;
+    c.health(HealthRequest {}).await.expect("health needs no role");
+    let refused = c.create_sandbox(create("lens-chat-r1")).await.expect_err("no role, no sandbox");
+    assert_eq!(refused.code(), tonic::Code::PermissionDenied);
+    let message = GatewayError::rpc("CreateSandbox", &refused).to_string();
+    assert!(message.contains("role 'openshell-user' required") && message.contains("client/tls.crt"), "{message}");
+    assert!(fake.sandboxes().is_empty());
+    // The certificate generate-certs makes carries the role, and is taken.
+    let with_role = FakeGateway::start().await.unwrap();
+    client(&with_role).await.create_sandbox(create("lens-chat-r1")).await.expect("openshell-user may create");
+}

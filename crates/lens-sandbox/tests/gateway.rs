@@ -219,6 +219,17 @@ async fn another_gateways_certificates_are_refused_with_a_sentence_not_a_hang() 
 }
 
 #[tokio::test]
+async fn a_certificate_without_the_gateways_user_role_is_refused_with_a_sentence() {
+    let no_role = lens_openshell::fake::FakeOptions { client_role: None, ..Default::default() };
+    let fake = FakeGateway::start_with(no_role).await.unwrap();
+    let checked = tokio::time::timeout(Duration::from_secs(60), lens_sandbox::check_gateway(&options(&fake)))
+        .await
+        .expect("no hang");
+    let message = format!("{:?}", checked.expect_err("refused"));
+    assert!(message.contains("role 'openshell-user' required") && message.contains("client/tls.crt"), "{message}");
+}
+
+#[tokio::test]
 async fn a_check_reports_the_version_and_leaves_no_sandbox() {
     let fake = FakeGateway::start().await.unwrap();
     let check = lens_sandbox::check_gateway(&options(&fake)).await.unwrap();

@@ -8,9 +8,18 @@ use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose
 /// The names the gateway's default server certificate carries.
 pub const DEFAULT_SERVER_NAMES: &[&str] = &["openshell", "localhost", "127.0.0.1"];
 
-/// Makes a CA, a server certificate for `server_names` and a client certificate, and
-/// writes them under `dir` in the gateway's layout.
+/// The role `generate-certs` gives its client certificate (its OU): the gateway's
+/// `openshell-user`, which every sandbox call needs.
+pub const CLIENT_ROLE: &str = "openshell-user";
+
+/// Makes a CA, a server certificate for `server_names` and a client certificate with
+/// the gateway's user role, and writes them under `dir` in the gateway's layout.
 pub fn write_certs(dir: &Path, server_names: &[&str]) -> Result<(), String> {
+    write_certs_with_role(dir, server_names, Some(CLIENT_ROLE))
+}
+
+/// As [`write_certs`], the client certificate carrying `role` as its OU (or none).
+pub fn write_certs_with_role(dir: &Path, server_names: &[&str], role: Option<&str>) -> Result<(), String> {
     let fail = |e: rcgen::Error| format!("making certificates: {e}");
     let ca_key = KeyPair::generate().map_err(fail)?;
     let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(fail)?;
@@ -18,17 +27,24 @@ pub fn write_certs(dir: &Path, server_names: &[&str]) -> Result<(), String> {
     ca.distinguished_name.push(DnType::CommonName, "openshell-ca");
     let ca_cert = ca.self_signed(&ca_key).map_err(fail)?;
     let issuer = Issuer::new(ca, ca_key);
-    let leaf = |names: Vec<String>, usage: ExtendedKeyUsagePurpose, cn: &str| {
+    let leaf = |names: Vec<String>, usage: ExtendedKeyUsagePurpose, cn: &str, unit: Option<&str>| {
         let key = KeyPair::generate().map_err(fail)?;
         let mut params = CertificateParams::new(names).map_err(fail)?;
         params.extended_key_usages = vec![usage];
         params.distinguished_name.push(DnType::CommonName, cn);
+        if let Some(unit) = unit {
+            params.distinguished_name.push(DnType::OrganizationalUnitName, unit);
+        }
         let cert = params.signed_by(&key, &issuer).map_err(fail)?;
         Ok::<_, String>((cert.pem(), key.serialize_pem()))
     };
-    let server =
-        leaf(server_names.iter().map(|s| s.to_string()).collect(), ExtendedKeyUsagePurpose::ServerAuth, "openshell")?;
-    let client = leaf(Vec::new(), ExtendedKeyUsagePurpose::ClientAuth, "openshell-client")?;
+    let server = leaf(
+        server_names.iter().map(|s| s.to_string()).collect(),
+        ExtendedKeyUsagePurpose::ServerAuth,
+        "openshell",
+        None,
+    )?;
+    let client = leaf(Vec::new(), ExtendedKeyUsagePurpose::ClientAuth, "openshell-client", role)?;
     let write = |rel: &str, text: &str| {
         let path = dir.join(rel);
         if let Some(parent) = path.parent() {
