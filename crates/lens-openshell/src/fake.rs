@@ -56,6 +56,10 @@ use crate::{
 /// The version the fake reports.
 pub const VERSION: &str = "0.1.4";
 
+/// The gateway's page size when a list asks for none, and the most it gives at once.
+const DEFAULT_PAGE_SIZE: usize = 100;
+const MAX_PAGE_SIZE: usize = 1000;
+
 /// How the fake misbehaves; each switch takes effect on the next call.
 #[derive(Default)]
 pub struct Faults {
@@ -80,9 +84,12 @@ impl Faults {
 /// Where a fake sandbox is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Life {
-    /// Provisioning or starting until the instant.
-    Coming(SandboxPhase, Instant),
+    /// Provisioning or starting until its supervisor stand-in connects (the number tells
+    /// one start from the next, so a late connection never readies a later life).
+    Coming(SandboxPhase, u64),
     Ready,
+    /// Its supervisor stand-in could not run in it.
+    Failed,
     Stopped,
     /// Deleted (ACCEPTED) and gone at the instant.
     Deleting(Instant),
@@ -104,14 +111,10 @@ struct FakeSandbox {
 
 impl FakeSandbox {
     fn phase(&mut self) -> SandboxPhase {
-        if let Life::Coming(_, at) = self.life
-            && Instant::now() >= at
-        {
-            self.life = Life::Ready;
-        }
         match self.life {
             Life::Coming(phase, _) => phase,
             Life::Ready => SandboxPhase::Ready,
+            Life::Failed => SandboxPhase::Error,
             Life::Stopped => SandboxPhase::Stopped,
             Life::Deleting(_) => SandboxPhase::Deleting,
         }
@@ -146,6 +149,7 @@ pub(crate) struct State {
     /// Process groups of commands running, by sandbox.
     groups: Mutex<HashMap<String, HashSet<i32>>>,
     provision: Duration,
+    max_page: usize,
     pub(crate) faults: Faults,
     next_id: AtomicU64,
     pub(crate) execs: AtomicU64,
@@ -155,6 +159,14 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// A name for a sandbox created without one, two words as the gateway's are.
+    fn new_name(&self) -> String {
+        const FIRST: &[&str] = &["brave", "calm", "eager", "keen", "quiet", "swift"];
+        const SECOND: &[&str] = &["otter", "heron", "lynx", "finch", "marten", "wren"];
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed) as usize;
+        format!("{}-{}-{n}", FIRST[n % FIRST.len()], SECOND[n / FIRST.len() % SECOND.len()])
+    }
+
     /// Kills every command running in `name`.
     fn kill_all(&self, name: &str) {
         let groups = self.groups.lock().map(|mut g| g.remove(name).unwrap_or_default()).unwrap_or_default();
@@ -203,6 +215,8 @@ pub struct FakeOptions {
     /// The role the client certificate carries (its OU), as `generate-certs` gives it;
     /// `None` makes a certificate the gateway authenticates but lets call nothing.
     pub client_role: Option<String>,
+    /// The most sandboxes one list page holds (the gateway's 1000; fewer to test paging).
+    pub max_page: usize,
 }
 
 impl Default for FakeOptions {
@@ -212,6 +226,7 @@ impl Default for FakeOptions {
             provision: Duration::from_millis(50),
             contain: false,
             client_role: Some(CLIENT_ROLE.to_owned()),
+            max_page: MAX_PAGE_SIZE,
         }
     }
 }
@@ -236,6 +251,7 @@ impl FakeGateway {
             request_ids: Mutex::default(),
             groups: Mutex::default(),
             provision: options.provision,
+            max_page: options.max_page.max(1),
             faults: Faults::default(),
             next_id: AtomicU64::new(1),
             execs: AtomicU64::new(0),
@@ -403,8 +419,12 @@ impl OpenShell for Gateway {
     async fn create_sandbox(&self, r: Request<CreateSandboxRequest>) -> Result<Response<SandboxResponse>, Status> {
         self.up()?;
         roles::check(&r)?;
-        let r = r.into_inner();
+        let mut r = r.into_inner();
         scoped(&r.workspace_scope)?;
+        if r.name.is_empty() {
+            // As the gateway does: a create without a name gets one.
+            r.name = self.state.new_name();
+        }
         if !valid_name(&r.name) {
             return Err(Status::invalid_argument("name must be a DNS-1123 label of at most 19 characters"));
         }
@@ -428,11 +448,13 @@ impl OpenShell for Gateway {
                 None => None,
             };
             let id = format!("sbx-{}", self.state.next_id.fetch_add(1, Ordering::Relaxed));
-            let life = Life::Coming(SandboxPhase::Provisioning, Instant::now() + wait);
+            let life = Life::Coming(SandboxPhase::Provisioning, self.state.next_id.fetch_add(1, Ordering::Relaxed));
+            let (home, inside) = (dir.clone(), container.clone());
             all.insert(
                 r.name.clone(),
                 FakeSandbox { id, labels: r.labels, spec: r.spec, life, dir, policy_version: 1, baseline, container },
             );
+            self.state.clone().connect_later(&r.name, life, wait, home, inside);
         }
         self.respond(&r.name)
     }
@@ -459,13 +481,31 @@ impl OpenShell for Gateway {
             .filter(|p| !p.trim().is_empty())
             .filter_map(|p| p.split_once('=').map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned())))
             .collect();
+        // Pages in name order, as many as asked (the gateway's default 100 when not
+        // said, at most its limit); the token is the last name given.
+        let size = match usize::try_from(r.page_size) {
+            Ok(0) | Err(_) => DEFAULT_PAGE_SIZE,
+            Ok(n) => n,
+        }
+        .min(self.state.max_page);
         let mut all = self.state.sandboxes.lock().map_err(|_| Status::internal("poisoned"))?;
-        let sandboxes = all
+        let mut matching = all
             .iter_mut()
+            .filter(|(n, _)| r.page_token.is_empty() || n.as_str() > r.page_token.as_str())
             .filter(|(_, s)| wanted.iter().all(|(k, v)| s.labels.get(k) == Some(v)))
-            .map(|(n, s)| s.view(n))
-            .collect();
-        Ok(Response::new(ListSandboxesResponse { sandboxes, next_page_token: String::new() }))
+            .peekable();
+        let mut sandboxes = Vec::new();
+        while sandboxes.len() < size
+            && let Some((n, s)) = matching.next()
+        {
+            sandboxes.push(s.view(n));
+        }
+        let more = matching.peek().is_some();
+        let next_page_token = match sandboxes.last().and_then(|s| s.metadata.as_ref()) {
+            Some(last) if more => last.name.clone(),
+            _ => String::new(),
+        };
+        Ok(Response::new(ListSandboxesResponse { sandboxes, next_page_token }))
     }
 
     async fn stop_sandbox(&self, r: Request<StopSandboxRequest>) -> Result<Response<SandboxResponse>, Status> {
@@ -490,9 +530,12 @@ impl OpenShell for Gateway {
         let r = r.into_inner();
         scoped(&r.workspace_scope)?;
         let provision = self.state.provision;
+        let generation = self.state.next_id.fetch_add(1, Ordering::Relaxed);
+        let state = self.state.clone();
         self.with(&r.name, |s| match s.life {
             Life::Stopped => {
-                s.life = Life::Coming(SandboxPhase::Starting, Instant::now() + provision);
+                s.life = Life::Coming(SandboxPhase::Starting, generation);
+                state.connect_later(&r.name, s.life, provision, s.dir.clone(), s.container.clone());
                 Ok(())
             }
             Life::Deleting(_) => Err(Status::failed_precondition("the sandbox is being deleted")),
@@ -643,6 +686,30 @@ impl Gateway {
 }
 
 impl State {
+    /// After `wait` (the container's start), runs the supervisor stand-in in the sandbox:
+    /// once a command has run inside, the sandbox is READY, as the gateway's is once its
+    /// supervisor's session is up; a stand-in that cannot run leaves it in ERROR.
+    fn connect_later(
+        self: Arc<Self>,
+        name: &str,
+        life: Life,
+        wait: Duration,
+        home: PathBuf,
+        container: Option<Arc<container::Container>>,
+    ) {
+        let name = name.to_owned();
+        tokio::spawn(async move {
+            tokio::time::sleep(wait).await;
+            let connected = exec::supervisor_connects(&home, container.as_deref()).await;
+            if let Ok(mut all) = self.sandboxes.lock()
+                && let Some(s) = all.get_mut(&name)
+                && s.life == life
+            {
+                s.life = if connected { Life::Ready } else { Life::Failed };
+            }
+        });
+    }
+
     pub(crate) fn track(&self, sandbox: &str, pgid: i32, on: bool) {
         if let Ok(mut groups) = self.groups.lock() {
             let set = groups.entry(sandbox.to_owned()).or_default();

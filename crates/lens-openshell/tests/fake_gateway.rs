@@ -341,3 +341,34 @@ async fn a_caller_without_the_user_role_is_refused_with_a_sentence() {
     let with_role = FakeGateway::start().await.unwrap();
     client(&with_role).await.create_sandbox(create("lens-chat-r1")).await.expect("openshell-user may create");
 }
+
+#[tokio::test]
+async fn lists_come_in_pages_and_a_nameless_create_is_named() {
+    use lens_openshell::proto::openshell::v1::ListSandboxesRequest;
+    let fake = FakeGateway::start_with(FakeOptions { max_page: 2, ..Default::default() }).await.unwrap();
+    let mut c = client(&fake).await;
+    let made = c.create_sandbox(create("")).await.expect("a create without a name is taken").into_inner();
+    let name = made.sandbox.unwrap().metadata.unwrap().name;
+    assert!(!name.is_empty() && name.len() <= 19, "named: {name}");
+    for n in ["lens-chat-p1", "lens-chat-p2", "lens-chat-p3"] {
+        c.create_sandbox(create(n)).await.unwrap();
+    }
+    let (mut seen, mut token, mut pages) = (Vec::new(), String::new(), 0);
+    loop {
+        let request =
+            ListSandboxesRequest { page_token: token, workspace_scope: workspace_scope(), ..Default::default() };
+        let page = c.list_sandboxes(request).await.unwrap().into_inner();
+        assert!(page.sandboxes.len() <= 2, "at most the page's size");
+        seen.extend(page.sandboxes.into_iter().map(|s| s.metadata.unwrap().name));
+        pages += 1;
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        token = page.next_page_token;
+    }
+    assert_eq!(pages, 2);
+    seen.sort();
+    let mut all = vec![name, "lens-chat-p1".into(), "lens-chat-p2".into(), "lens-chat-p3".into()];
+    all.sort();
+    assert_eq!(seen, all, "each sandbox once");
+}

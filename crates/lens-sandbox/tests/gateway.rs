@@ -261,3 +261,16 @@ async fn a_restarted_server_remembers_when_each_sandbox_was_last_used() {
     assert!(old.idle_secs >= 15 * 86_400, "{old:?}");
     assert!(recent.idle_secs < 3_600, "used minutes ago, whenever it was made: {recent:?}");
 }
+
+#[tokio::test]
+async fn every_sandbox_is_listed_when_the_gateway_gives_them_in_pages() {
+    let paged = lens_openshell::fake::FakeOptions { max_page: 2, ..Default::default() };
+    let fake = FakeGateway::start_with(paged).await.unwrap();
+    let d = lens_sandbox::start_gateway(options(&fake), &settings(None)).unwrap();
+    for chat in ["p1", "p2", "p3", "p4", "p5"] {
+        bash(&*d, chat, "true", T).await;
+    }
+    let mut listed: Vec<String> = d.list().await.unwrap().into_iter().map(|s| s.chat_id).collect();
+    listed.sort();
+    assert_eq!(listed, ["p1", "p2", "p3", "p4", "p5"], "three pages of two, each sandbox once");
+}

@@ -53,6 +53,23 @@ pub(crate) fn on_host(home: &Path, requested: &str) -> String {
     }
 }
 
+/// The supervisor stand-in: whether a command runs in the sandbox (its container, when
+/// the fake contains), as the gateway's supervisor must before the sandbox is READY.
+pub(crate) async fn supervisor_connects(home: &Path, container: Option<&super::container::Container>) -> bool {
+    let probe = ["/bin/bash".to_owned(), "-c".to_owned(), "exit 0".to_owned()];
+    let mut cmd = match container {
+        Some(container) => container.command(home, "/sandbox", &probe),
+        None => {
+            let mut cmd = tokio::process::Command::new(&probe[0]);
+            cmd.args(&probe[1..]).current_dir(home);
+            cmd
+        }
+    };
+    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).kill_on_drop(true);
+    let ran = tokio::time::timeout(Duration::from_secs(60), cmd.status()).await;
+    matches!(ran, Ok(Ok(status)) if status.success())
+}
+
 /// What the gateway says when a command ends without an exit status.
 const NO_EXIT_STATUS: &str = "exec relay closed before the command reported an exit status";
 
