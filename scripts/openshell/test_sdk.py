@@ -103,3 +103,17 @@ def test_a_second_create_of_the_same_name_is_already_exists(client, sandbox):
     with pytest.raises(grpc.RpcError) as twice:
         client.create(workspace=WORKSPACE, name=sandbox)
     assert twice.value.code() == grpc.StatusCode.ALREADY_EXISTS
+
+
+def test_a_nameless_create_is_named_and_lists_come_in_pages(client):
+    labels = {"app": "lens-conf-pages"}
+    made = [client.create(workspace=WORKSPACE, labels=labels) for _ in range(3)]
+    try:
+        assert all(m.name for m in made), "each create without a name got one"
+        listed = client.list_all(workspace=WORKSPACE, page_size=1, label_selector="app=lens-conf-pages")
+        assert sorted(s.name for s in listed) == sorted(m.name for m in made), "every page followed, each once"
+        first = next(iter(client.list(workspace=WORKSPACE, page_size=1, label_selector="app=lens-conf-pages")))
+        assert len(first.items) == 1 and first.next_page_token, "one to a page, and a token for the next"
+    finally:
+        for m in made:
+            client.delete(m.name, workspace=WORKSPACE, allow_missing=True)
