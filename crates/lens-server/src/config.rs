@@ -4,6 +4,10 @@ use std::{net::SocketAddr, path::PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
+mod hidden;
+
+pub use hidden::Hidden;
+
 /// Lens: a self-hosted chat assistant that runs code.
 #[derive(Debug, Parser)]
 #[command(name = "lens", version)]
@@ -51,7 +55,7 @@ pub enum AdminCommand {
         username: String,
         /// Its password (at least 8 characters); read from LENS_NEW_PASSWORD if unset.
         #[arg(long, env = "LENS_NEW_PASSWORD", hide_env_values = true)]
-        password: String,
+        password: Hidden,
         /// Make the account an admin.
         #[arg(long)]
         admin: bool,
@@ -72,7 +76,7 @@ pub struct Config {
     pub web_dist: PathBuf,
     /// The server secret (overrides <data>/secret.key); at least 32 characters.
     #[arg(long, env = "LENS_SECRET", hide_env_values = true)]
-    pub secret: Option<String>,
+    pub secret: Option<Hidden>,
     /// Model provider: direct, openai_compatible or anthropic. Set here, it is locked in Settings.
     #[arg(long, env = "LENS_MODEL_PROVIDER")]
     pub model_provider: Option<String>,
@@ -84,7 +88,7 @@ pub struct Config {
     pub model_name: Option<String>,
     /// The model endpoint's API key.
     #[arg(long, env = "LENS_MODEL_API_KEY", hide_env_values = true)]
-    pub model_api_key: Option<String>,
+    pub model_api_key: Option<Hidden>,
     /// Model turns with tool calls an answer may take before it stops.
     #[arg(long, env = "LENS_MAX_STEPS", default_value_t = 8)]
     pub max_steps: usize,
@@ -304,5 +308,30 @@ impl Config {
 
     pub fn db_path(&self) -> PathBuf {
         self.data_dir.join("lens.db")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_configurations_debug_shows_no_secret() {
+        #[derive(Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            config: Config,
+        }
+        let parsed = Wrapper::try_parse_from([
+            "lens",
+            "--secret",
+            "server-secret-that-is-long-enough-1234",
+            "--model-api-key",
+            "sk-model-key",
+        ])
+        .unwrap();
+        let printed = format!("{:?}", parsed.config);
+        assert!(!printed.contains("server-secret") && !printed.contains("sk-model-key"), "{printed}");
+        assert_eq!(parsed.config.model_api_key.as_ref().map(Hidden::expose), Some("sk-model-key"));
     }
 }

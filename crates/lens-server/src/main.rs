@@ -35,9 +35,9 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Admin { command: AdminCommand::Create { config, username, password, admin } } => {
             lens_server::routes::sessions::check_username(&username).map_err(|e| anyhow::anyhow!("{e}"))?;
-            check_password_rules(&password).map_err(|e| anyhow::anyhow!("{e}"))?;
+            check_password_rules(password.expose()).map_err(|e| anyhow::anyhow!("{e}"))?;
             let state = AppState::open(config, ModelSource::Settings, ToolRegistry::default()).await?;
-            let hash = hash_password(&password).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let hash = hash_password(password.expose()).map_err(|e| anyhow::anyhow!("{e}"))?;
             let user = state
                 .store
                 .create_user(username.trim(), &hash, admin)

@@ -71,7 +71,7 @@ impl ModelSettings {
             Some(s) => Some(String::from_utf8(state.secret.open(API_KEY, &s)?).map_err(AppError::internal)?),
             None => None,
         };
-        let api_key = pick("api_key", &c.model_api_key, stored_key);
+        let api_key = pick("api_key", &c.model_api_key.as_ref().map(|k| k.expose().to_owned()), stored_key);
         let provider = provider.as_deref().and_then(ModelProvider::parse).unwrap_or(ModelProvider::Direct);
         let context_tokens = store
             .setting(CONTEXT_TOKENS)

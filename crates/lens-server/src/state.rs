@@ -3,8 +3,8 @@
 use std::{os::unix::fs::PermissionsExt, sync::Arc};
 
 use crate::{
-    Config, auth::LoginLimiter, chat::AnswerHub, model_settings::ModelSource, secret::ServerSecret, store::Store,
-    tools::ToolRegistry,
+    Config, auth::LoginLimiter, chat::AnswerHub, config::Hidden, model_settings::ModelSource, secret::ServerSecret,
+    store::Store, tools::ToolRegistry,
 };
 
 /// Shared by every handler. Cheap to clone.
@@ -57,7 +57,7 @@ impl AppState {
         let trusted_proxies =
             crate::auth::client_addr::parse_trusted(&config.trusted_proxies).map_err(anyhow::Error::msg)?;
         let site = crate::site::Site::from_config(&config).map_err(anyhow::Error::msg)?;
-        let secret = ServerSecret::load(config.secret.as_deref(), &config.data_dir)?;
+        let secret = ServerSecret::load(config.secret.as_ref().map(Hidden::expose), &config.data_dir)?;
         let store =
             Store::open(&config.db_path()).await.with_context(|| format!("opening {}", config.db_path().display()))?;
         std::fs::set_permissions(config.db_path(), std::fs::Permissions::from_mode(0o600))
