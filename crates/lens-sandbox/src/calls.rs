@@ -5,44 +5,53 @@ use std::time::Duration;
 
 use lens_sandbox_agent::protocol::{Reply, Request};
 
-use crate::{ExecRequest, FileEntry, SandboxError, link::backend};
-
-/// A run's environment: the sandbox's own, as the driver gives it.
-type Env = Vec<(String, String)>;
+use crate::{
+    ExecRequest, FileEntry, SandboxError,
+    agent_core::{Env, OneRequest, RunRequest},
+    link::backend,
+};
 
 /// A command, with its own variables added to the sandbox's.
-pub(crate) fn exec(request: &ExecRequest) -> impl Fn(u64, Env) -> Request + '_ {
+pub(crate) fn exec(request: &ExecRequest) -> RunRequest {
     let timeout_ms = request.timeout.as_millis() as u64;
-    move |id, mut env| {
-        env.extend(request.env.iter().map(|(k, v)| (k.clone(), v.clone())));
-        Request::Exec { id, argv: request.argv.clone(), env, timeout_ms }
-    }
+    let (argv, own) = (request.argv.clone(), request.env.clone());
+    Box::new(move |id, mut env: Env| {
+        env.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
+        Request::Exec { id, argv: argv.clone(), env, timeout_ms }
+    })
 }
 
 /// A cell in the conversation's kernel.
-pub(crate) fn python(code: &str, timeout: Duration) -> impl Fn(u64, Env) -> Request + '_ {
+pub(crate) fn python(code: &str, timeout: Duration) -> RunRequest {
     let timeout_ms = timeout.as_millis() as u64;
-    move |id, env| Request::Python { id, code: code.to_owned(), env, timeout_ms }
+    let code = code.to_owned();
+    Box::new(move |id, env| Request::Python { id, code: code.clone(), env, timeout_ms })
 }
 
-pub(crate) fn write_part(path: &str, part: crate::FilePart, bytes: Vec<u8>) -> impl FnOnce(u64) -> Request {
+pub(crate) fn write_part(path: &str, part: crate::FilePart, bytes: Vec<u8>) -> OneRequest {
     let path = path.to_owned();
-    move |id| Request::WriteFile { id, path, data: bytes, offset: part.offset, last: part.last }
+    Box::new(move |id| Request::WriteFile { id, path, data: bytes, offset: part.offset, last: part.last })
 }
 
-pub(crate) fn drop_write(path: &str) -> impl FnOnce(u64) -> Request {
+pub(crate) fn drop_write(path: &str) -> OneRequest {
     let path = path.to_owned();
-    move |id| Request::DropWrite { id, path }
+    Box::new(move |id| Request::DropWrite { id, path })
 }
 
-pub(crate) fn read_part(path: &str, max_bytes: u64, offset: u64) -> impl FnOnce(u64) -> Request {
+pub(crate) fn read_part(path: &str, max_bytes: u64, offset: u64) -> OneRequest {
     let path = path.to_owned();
-    move |id| Request::ReadFile { id, path, max_bytes, offset, len: lens_sandbox_agent::protocol::FILE_PART as u64 }
+    Box::new(move |id| Request::ReadFile {
+        id,
+        path,
+        max_bytes,
+        offset,
+        len: lens_sandbox_agent::protocol::FILE_PART as u64,
+    })
 }
 
-pub(crate) fn list_files(path: &str) -> impl FnOnce(u64) -> Request {
+pub(crate) fn list_files(path: &str) -> OneRequest {
     let path = path.to_owned();
-    move |id| Request::ListFiles { id, path }
+    Box::new(move |id| Request::ListFiles { id, path })
 }
 
 /// The bytes of a `read_part` reply, and the file's size.

@@ -6,9 +6,14 @@ use futures_util::Stream;
 use lens_types::{OutputStream, RunEnding};
 use serde::{Deserialize, Serialize};
 
-use lens_sandbox_agent::protocol::FILE_PART;
+use lens_sandbox_agent::protocol::{FILE_PART, Reply};
 
-use crate::{AdmissionLimits, Limits, Network, SandboxError, egress::EgressDecision};
+use crate::{
+    AdmissionLimits, Limits, Network, SandboxError,
+    agent_core::{OneRequest, RunRequest},
+    calls,
+    egress::EgressDecision,
+};
 
 /// Where a conversation's sandbox stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,19 +106,41 @@ pub trait SandboxDriver: Send + Sync {
     /// Makes the conversation's sandbox if absent and starts it if stopped.
     async fn ensure(&self, chat_id: &str) -> Result<SandboxInfo, SandboxError>;
 
+    /// Starts a run in the sandbox's agent (the driver's part of [`Self::exec`] and
+    /// [`Self::run_python`]; see `agent_core.rs`).
+    #[doc(hidden)]
+    async fn start_agent_run(
+        &self,
+        chat_id: &str,
+        timeout: Duration,
+        make: RunRequest,
+    ) -> Result<RunStream, SandboxError>;
+
+    /// Asks the sandbox's agent one request (the driver's part of the file calls).
+    #[doc(hidden)]
+    async fn ask_agent(&self, chat_id: &str, make: OneRequest) -> Result<Reply, SandboxError>;
+
     /// Runs a command in the running sandbox.
-    async fn exec(&self, chat_id: &str, request: ExecRequest) -> Result<RunStream, SandboxError>;
+    async fn exec(&self, chat_id: &str, request: ExecRequest) -> Result<RunStream, SandboxError> {
+        self.start_agent_run(chat_id, request.timeout, calls::exec(&request)).await
+    }
 
     /// Runs Python in the conversation's one kernel, where names persist between runs.
-    async fn run_python(&self, chat_id: &str, code: &str, timeout: Duration) -> Result<RunStream, SandboxError>;
+    async fn run_python(&self, chat_id: &str, code: &str, timeout: Duration) -> Result<RunStream, SandboxError> {
+        self.start_agent_run(chat_id, timeout, calls::python(code, timeout)).await
+    }
 
     /// Writes one part of a file under `/workspace` (at most [`FILE_PART`] bytes): the
     /// part at `offset` (0 begins it afresh); `last` puts the whole file in place.
     /// [`crate::copy_in`] moves a file of any size this way.
-    async fn write_part(&self, chat_id: &str, path: &str, part: FilePart, bytes: Vec<u8>) -> Result<(), SandboxError>;
+    async fn write_part(&self, chat_id: &str, path: &str, part: FilePart, bytes: Vec<u8>) -> Result<(), SandboxError> {
+        self.ask_agent(chat_id, calls::write_part(path, part, bytes)).await.map(|_| ())
+    }
 
     /// Forgets a write begun and not finished.
-    async fn drop_write(&self, chat_id: &str, path: &str) -> Result<(), SandboxError>;
+    async fn drop_write(&self, chat_id: &str, path: &str) -> Result<(), SandboxError> {
+        self.ask_agent(chat_id, calls::drop_write(path)).await.map(|_| ())
+    }
 
     /// Reads one part (at most [`FILE_PART`] bytes) of a file under `/workspace` from
     /// `offset`, refusing a file larger than `max_bytes`: the part and the file's size.
@@ -124,7 +151,9 @@ pub trait SandboxDriver: Send + Sync {
         path: &str,
         max_bytes: u64,
         offset: u64,
-    ) -> Result<(Vec<u8>, u64), SandboxError>;
+    ) -> Result<(Vec<u8>, u64), SandboxError> {
+        calls::file_part(self.ask_agent(chat_id, calls::read_part(path, max_bytes, offset)).await?)
+    }
 
     /// Writes a file under `/workspace` (folders made as needed), in parts.
     async fn put_file(&self, chat_id: &str, path: &str, bytes: Vec<u8>) -> Result<(), SandboxError> {
@@ -144,7 +173,9 @@ pub trait SandboxDriver: Send + Sync {
     }
 
     /// Lists a folder under `/workspace`.
-    async fn list_files(&self, chat_id: &str, path: &str) -> Result<Vec<FileEntry>, SandboxError>;
+    async fn list_files(&self, chat_id: &str, path: &str) -> Result<Vec<FileEntry>, SandboxError> {
+        calls::listing(self.ask_agent(chat_id, calls::list_files(path)).await?)
+    }
 
     /// Ends every process; keeps the workspace.
     async fn stop(&self, chat_id: &str) -> Result<(), SandboxError>;

@@ -35,12 +35,12 @@ use lens_sandbox_agent::protocol::{Reply, Request};
 use tonic::transport::Channel;
 
 use crate::{
-    DriverSettings, ExecRequest, FileEntry, RunStream, SandboxDriver, SandboxError, SandboxInfo, SandboxState,
+    DriverSettings, RunStream, SandboxDriver, SandboxError, SandboxInfo, SandboxState,
     admission::{Admission, Ticket},
-    calls,
-    link::{AgentLink, Unanswered, gone},
+    agent_core::{self, AgentBackend, Env, OneRequest, RunRequest},
+    link::AgentLink,
     room::Idle,
-    run_stream::{InUse, RunHost, run_stream},
+    run_stream::{InUse, RunHost},
     sandbox_name,
 };
 use bridge::gateway_error;
@@ -74,7 +74,7 @@ impl GatewayOptions {
 }
 
 /// A sandbox whose agent Lens is connected to.
-struct Remote {
+pub(crate) struct Remote {
     name: String,
     link: Arc<AgentLink>,
     /// The exec stream's tasks; aborted, the gateway ends the agent.
@@ -269,39 +269,6 @@ impl GatewayDriver {
         self.last_used.touch(name);
     }
 
-    /// Starts a run: a sandbox whose agent is found gone is started afresh, also when
-    /// it goes between the check and the request, and the run's first output says so.
-    async fn start_run(
-        &self,
-        chat_id: &str,
-        timeout: Duration,
-        make: impl Fn(u64, Vec<(String, String)>) -> Request,
-    ) -> Result<RunStream, SandboxError> {
-        let (mut remote, mut healed, mut hold) = self.remote(chat_id).await?;
-        let mut sent = remote.link.send(|id| make(id, remote.env.clone())).await;
-        if sent.is_err() && remote.is_dead() {
-            (remote, healed, hold) = self.remote(chat_id).await?;
-            sent = remote.link.send(|id| make(id, remote.env.clone())).await;
-        }
-        let (id, rx) = sent?;
-        self.used(&remote.name);
-        Ok(run_stream(remote, id, rx, timeout, healed, hold))
-    }
-
-    /// One request, one reply; an agent that does not answer is ended from outside.
-    async fn ask(&self, chat_id: &str, make: impl FnOnce(u64) -> Request) -> Result<Reply, SandboxError> {
-        let (remote, _, _hold) = self.remote(chat_id).await?;
-        self.used(&remote.name);
-        match remote.link.ask(make).await {
-            Ok(reply) => Ok(reply),
-            Err(Unanswered::Failed(e)) => Err(e),
-            Err(Unanswered::Silent) => {
-                remote.kill_from_outside().await;
-                Err(gone("it stopped answering and was ended; the next request starts it afresh"))
-            }
-        }
-    }
-
     /// The gateway's view of a sandbox as Lens reports it.
     async fn info(&self, chat_id: &str, name: &str, sandbox: Option<&Sandbox>) -> SandboxInfo {
         let live = self.live(name).await;
@@ -385,46 +352,38 @@ impl GatewayDriver {
 }
 
 #[async_trait::async_trait]
+impl AgentBackend for GatewayDriver {
+    type Sandbox = Remote;
+
+    async fn sandbox(&self, chat_id: &str) -> Result<(Arc<Remote>, bool, InUse), SandboxError> {
+        let (remote, healed, hold) = self.remote(chat_id).await?;
+        self.used(&remote.name);
+        Ok((remote, healed, hold))
+    }
+
+    fn run_env(&self, remote: &Remote) -> Env {
+        remote.env.clone()
+    }
+}
+
+#[async_trait::async_trait]
 impl SandboxDriver for GatewayDriver {
     async fn ensure(&self, chat_id: &str) -> Result<SandboxInfo, SandboxError> {
         self.remote(chat_id).await?;
         self.status(chat_id).await
     }
 
-    async fn exec(&self, chat_id: &str, request: ExecRequest) -> Result<RunStream, SandboxError> {
-        self.start_run(chat_id, request.timeout, calls::exec(&request)).await
-    }
-
-    async fn run_python(&self, chat_id: &str, code: &str, timeout: Duration) -> Result<RunStream, SandboxError> {
-        self.start_run(chat_id, timeout, calls::python(code, timeout)).await
-    }
-
-    async fn write_part(
+    async fn start_agent_run(
         &self,
         chat_id: &str,
-        path: &str,
-        part: crate::FilePart,
-        bytes: Vec<u8>,
-    ) -> Result<(), SandboxError> {
-        self.ask(chat_id, calls::write_part(path, part, bytes)).await.map(|_| ())
+        timeout: Duration,
+        make: RunRequest,
+    ) -> Result<RunStream, SandboxError> {
+        agent_core::start_run(self, chat_id, timeout, make).await
     }
 
-    async fn drop_write(&self, chat_id: &str, path: &str) -> Result<(), SandboxError> {
-        self.ask(chat_id, calls::drop_write(path)).await.map(|_| ())
-    }
-
-    async fn read_part(
-        &self,
-        chat_id: &str,
-        path: &str,
-        max_bytes: u64,
-        offset: u64,
-    ) -> Result<(Vec<u8>, u64), SandboxError> {
-        calls::file_part(self.ask(chat_id, calls::read_part(path, max_bytes, offset)).await?)
-    }
-
-    async fn list_files(&self, chat_id: &str, path: &str) -> Result<Vec<FileEntry>, SandboxError> {
-        calls::listing(self.ask(chat_id, calls::list_files(path)).await?)
+    async fn ask_agent(&self, chat_id: &str, make: OneRequest) -> Result<Reply, SandboxError> {
+        agent_core::ask(self, chat_id, make).await
     }
 
     async fn stop(&self, chat_id: &str) -> Result<(), SandboxError> {

@@ -15,6 +15,8 @@
 //! pass the same behavioural story (`tests/story.rs`).
 
 mod admission;
+#[doc(hidden)]
+pub mod agent_core;
 mod calls;
 mod capture;
 mod cgroup;

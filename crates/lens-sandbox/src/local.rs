@@ -32,12 +32,11 @@ use lens_sandbox_agent::protocol::{Reply, Request};
 use tokio::{process::Child, sync::mpsc};
 
 use crate::{
-    AdmissionLimits, DriverSettings, ExecRequest, FileEntry, Limits, RunStream, SandboxDriver, SandboxError,
-    SandboxInfo, SandboxState,
+    AdmissionLimits, DriverSettings, Limits, RunStream, SandboxDriver, SandboxError, SandboxInfo, SandboxState,
     admission::{Admission, Ticket},
-    calls,
+    agent_core::{self, AgentBackend, Env, OneRequest, RunRequest},
     cgroup::{Cgroups, SandboxCgroup, process_tree},
-    link::{AgentLink, Unanswered, backend, gone, read_reply},
+    link::{AgentLink, backend, gone, read_reply},
     quota::Workspace,
     read_only::SandboxCa,
     relay::{EgressLog, Network, Relay},
@@ -110,7 +109,7 @@ impl LocalOptions {
 }
 
 /// A running sandbox: its bwrap child and the connection to its agent.
-struct Running {
+pub(crate) struct Running {
     /// Behind a lock so `stop` can kill it while runs still hold the `Running`.
     child: Mutex<Child>,
     link: Arc<AgentLink>,
@@ -299,15 +298,6 @@ impl LocalDriver {
         self.egress_log.recent()
     }
 
-    /// A run's environment: the sandbox's, plus the proxy's when there is a network.
-    fn run_env(&self, running: &Running) -> Vec<(String, String)> {
-        let mut env = running.env.clone();
-        if let Ok(Some(network)) = self.network.lock().as_deref() {
-            env.extend(network.env.iter().cloned());
-        }
-        env
-    }
-
     /// Memory charged to a running sandbox now (0 when it is not running).
     pub async fn memory_bytes(&self, chat_id: &str) -> u64 {
         let Ok(name) = sandbox_name(chat_id) else { return 0 };
@@ -374,51 +364,10 @@ impl LocalDriver {
         Ok((r, healed, hold))
     }
 
-    /// Starts a run: `make` builds its request. A sandbox found dead is started afresh,
-    /// also when it dies between the check and the request, and the run's first output
-    /// then says so.
-    async fn start_run(
-        &self,
-        chat_id: &str,
-        timeout: Duration,
-        make: impl Fn(u64, Vec<(String, String)>) -> Request,
-    ) -> Result<RunStream, SandboxError> {
-        let (mut running, mut healed, mut hold) = self.running_healed(chat_id).await?;
-        let mut sent = self.send(&running, |id| make(id, self.run_env(&running))).await;
-        if sent.is_err() && running.is_dead() {
-            (running, healed, hold) = self.running_healed(chat_id).await?;
-            sent = self.send(&running, |id| make(id, self.run_env(&running))).await;
-        }
-        let (id, rx) = sent?;
-        Ok(run_stream(running, id, rx, timeout, healed, hold))
-    }
-
     /// The sandbox if it runs (waiting for a start or stop in progress).
     async fn live(&self, name: &str) -> Option<Arc<Running>> {
         let slot = self.running.lock().await.get(name).cloned()?;
         slot.lock().await.clone()
-    }
-
-    /// Sends a request; replies for its id arrive on the receiver.
-    async fn send(
-        &self,
-        running: &Running,
-        make: impl FnOnce(u64) -> Request,
-    ) -> Result<(u64, mpsc::Receiver<Reply>), SandboxError> {
-        running.link.send(make).await
-    }
-
-    /// One request, one reply; a sandbox that does not answer is ended from outside.
-    async fn ask(&self, chat_id: &str, make: impl FnOnce(u64) -> Request) -> Result<Reply, SandboxError> {
-        let (running, _hold) = self.running(chat_id).await?;
-        match running.link.ask(make).await {
-            Ok(reply) => Ok(reply),
-            Err(Unanswered::Failed(e)) => Err(e),
-            Err(Unanswered::Silent) => {
-                running.kill_from_outside().await;
-                Err(gone("it stopped answering and was ended; the next request starts it afresh"))
-            }
-        }
     }
 }
 
@@ -497,46 +446,41 @@ fn running_as_root() -> bool {
 }
 
 #[async_trait::async_trait]
+impl AgentBackend for LocalDriver {
+    type Sandbox = Running;
+
+    async fn sandbox(&self, chat_id: &str) -> Result<(Arc<Running>, bool, InUse), SandboxError> {
+        self.running_healed(chat_id).await
+    }
+
+    /// The sandbox's environment, plus the proxy's when there is a network.
+    fn run_env(&self, running: &Running) -> Env {
+        let mut env = running.env.clone();
+        if let Ok(Some(network)) = self.network.lock().as_deref() {
+            env.extend(network.env.iter().cloned());
+        }
+        env
+    }
+}
+
+#[async_trait::async_trait]
 impl SandboxDriver for LocalDriver {
     async fn ensure(&self, chat_id: &str) -> Result<SandboxInfo, SandboxError> {
         self.running(chat_id).await?;
         self.status(chat_id).await
     }
 
-    async fn exec(&self, chat_id: &str, request: ExecRequest) -> Result<RunStream, SandboxError> {
-        self.start_run(chat_id, request.timeout, calls::exec(&request)).await
-    }
-
-    async fn run_python(&self, chat_id: &str, code: &str, timeout: Duration) -> Result<RunStream, SandboxError> {
-        self.start_run(chat_id, timeout, calls::python(code, timeout)).await
-    }
-
-    async fn write_part(
+    async fn start_agent_run(
         &self,
         chat_id: &str,
-        path: &str,
-        part: crate::FilePart,
-        bytes: Vec<u8>,
-    ) -> Result<(), SandboxError> {
-        self.ask(chat_id, calls::write_part(path, part, bytes)).await.map(|_| ())
+        timeout: Duration,
+        make: RunRequest,
+    ) -> Result<RunStream, SandboxError> {
+        agent_core::start_run(self, chat_id, timeout, make).await
     }
 
-    async fn drop_write(&self, chat_id: &str, path: &str) -> Result<(), SandboxError> {
-        self.ask(chat_id, calls::drop_write(path)).await.map(|_| ())
-    }
-
-    async fn read_part(
-        &self,
-        chat_id: &str,
-        path: &str,
-        max_bytes: u64,
-        offset: u64,
-    ) -> Result<(Vec<u8>, u64), SandboxError> {
-        calls::file_part(self.ask(chat_id, calls::read_part(path, max_bytes, offset)).await?)
-    }
-
-    async fn list_files(&self, chat_id: &str, path: &str) -> Result<Vec<FileEntry>, SandboxError> {
-        calls::listing(self.ask(chat_id, calls::list_files(path)).await?)
+    async fn ask_agent(&self, chat_id: &str, make: OneRequest) -> Result<Reply, SandboxError> {
+        agent_core::ask(self, chat_id, make).await
     }
 
     async fn stop(&self, chat_id: &str) -> Result<(), SandboxError> {

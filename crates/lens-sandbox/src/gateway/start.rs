@@ -8,7 +8,7 @@ use lens_openshell::proto::openshell::v1::{
 };
 
 use super::*;
-use crate::link::read_reply;
+use crate::{ExecRequest, link::read_reply};
 
 /// How long a sandbox may take to become ready: a cold node pulls its image first.
 const READY_TIMEOUT: Duration = Duration::from_secs(180);

@@ -58,7 +58,7 @@ impl LocalDriver {
                 }
             };
             // Its Python kernel starts now too, so a first `run_python` does not wait for it.
-            let warm = self.send(&running, |id| Request::Python {
+            let warm = running.link.send(|id| Request::Python {
                 id,
                 code: String::new(),
                 env: self.run_env(&running),
