@@ -1,6 +1,7 @@
 //! One file per page, and one per section of the settings page.
 
 pub mod account_settings;
+pub mod accounts_settings;
 pub mod chat_page;
 pub mod document_page;
 pub mod egress_log;
@@ -18,4 +19,3 @@ pub mod setup_page;
 pub mod storage_settings;
 pub mod tokens_settings;
 pub mod usage_settings;
-pub mod users_settings;

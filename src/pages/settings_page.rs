@@ -8,9 +8,9 @@ use leptos_router::{components::A, hooks::use_params_map};
 use crate::{
     context::Session,
     pages::{
-        account_settings::AccountSection, model_settings::ModelSection, sandbox_settings::SandboxSection,
-        storage_settings::StorageSection, tokens_settings::TokensSection, usage_settings::UsageSection,
-        users_settings::UsersSection,
+        account_settings::AccountSection, accounts_settings::AccountsSection, model_settings::ModelSection,
+        sandbox_settings::SandboxSection, storage_settings::StorageSection, tokens_settings::TokensSection,
+        usage_settings::UsageSection,
     },
 };
 
@@ -64,7 +64,7 @@ pub fn SettingsPage() -> impl IntoView {
             "sandbox" => view! { <SandboxSection /> }.into_any(),
             "storage" => view! { <StorageSection /> }.into_any(),
             "usage" => view! { <UsageSection /> }.into_any(),
-            "accounts" => view! { <UsersSection /> }.into_any(),
+            "accounts" => view! { <AccountsSection /> }.into_any(),
             _ => view! { <AccountSection /> }.into_any(),
         },
     }

@@ -7,7 +7,7 @@ use crate::api;
 
 /// Admin: the accounts, and a form to make one.
 #[component]
-pub fn UsersSection() -> impl IntoView {
+pub fn AccountsSection() -> impl IntoView {
     let users = RwSignal::new(Vec::<UserView>::new());
     let name = RwSignal::new(String::new());
     let password = RwSignal::new(String::new());
