@@ -10,7 +10,7 @@ use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity
 
 use crate::{
     GatewayError,
-    error::chain,
+    error::{chain, explain},
     proto::openshell::{
         datamodel::v1::{WorkspaceSelector, workspace_selector::Selection},
         v1::{HealthRequest, open_shell_client::OpenShellClient},
@@ -151,34 +151,6 @@ pub async fn connect(to: &GatewayAddress) -> Result<OpenShellClient<Channel>, Ga
 /// itself when a build links two (a dependency may bring aws-lc beside tonic's ring).
 pub fn use_ring() {
     let _ = rustls::crypto::ring::default_provider().install_default();
-}
-
-/// A transport error's chain as the sentence an admin needs.
-pub(crate) fn explain(chain: &str) -> String {
-    let has = |s: &str| chain.contains(s);
-    if has("NotValidForName") || has("not valid for name") {
-        "the gateway's certificate does not carry the name Lens connects to; set the TLS server name to a name it \
-         carries (a Compose install uses openshell-gateway)"
-            .into()
-    } else if has("UnknownIssuer") || has("unknown issuer") || has("BadSignature") {
-        "the gateway's certificate is not signed by ca.crt in the certificate folder: the folder belongs to another \
-         gateway"
-            .into()
-    } else if has("CertificateRequired") || has("certificate required") {
-        "the gateway asked for Lens's client certificate and got none".into()
-    } else if has("UnknownCA") || has("BadCertificate") || has("DecryptError") || has("bad certificate") {
-        "the gateway refused Lens's client certificate (client/tls.crt): it is not signed by the gateway's CA".into()
-    } else if has("Connection refused") || has("connection refused") {
-        "nothing answers at the gateway's address (is it running, and is the port right?)".into()
-    } else if has("dns error") || has("failed to lookup") {
-        "the gateway's host name does not resolve".into()
-    } else if has("timed out") || has("Timeout") {
-        "the gateway did not answer in time".into()
-    } else if has("tls handshake eof") || has("peer closed connection") || has("Connection reset") {
-        "the gateway closed the connection during the TLS handshake (it may not take Lens's client certificate)".into()
-    } else {
-        format!("the gateway could not be reached: {chain}")
-    }
 }
 
 /// The selector every sandbox call carries.

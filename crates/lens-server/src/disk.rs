@@ -15,6 +15,10 @@ use lens_types::{StorageLevel, StorageView};
 pub const DISK_FULL: &str =
     "the server's disk is full, so this could not be saved; ask the admin to free space, then try again";
 
+/// Free space is under the floor: nothing new is written (an HTTP 507 with [`DISK_FULL`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiskFull;
+
 const MIB: u64 = 1024 * 1024;
 
 /// Whether an I/O error means the disk (or the owner's quota) is full.
@@ -97,9 +101,9 @@ impl DiskSpace {
 
     /// Errs with the disk-full sentence when free space is under the floor: for writes
     /// that can wait (a new upload, share or import), never for recording answers.
-    pub fn room_for_new_file(&self) -> Result<(), crate::AppError> {
+    pub fn room_for_new_file(&self) -> Result<(), DiskFull> {
         match self.check().0 {
-            StorageLevel::Refusing => Err(crate::AppError::DiskFull),
+            StorageLevel::Refusing => Err(DiskFull),
             _ => Ok(()),
         }
     }

@@ -84,6 +84,12 @@ pub enum AppError {
     Internal(String),
 }
 
+impl From<crate::disk::DiskFull> for AppError {
+    fn from(_: crate::disk::DiskFull) -> Self {
+        AppError::DiskFull
+    }
+}
+
 impl AppError {
     pub fn status(&self) -> StatusCode {
         match self {
