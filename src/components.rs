@@ -17,4 +17,5 @@ pub mod page_assistant;
 pub mod run_detail;
 pub mod run_images;
 pub mod shared_files;
+pub mod step_input;
 pub mod tool_step;

@@ -4,7 +4,7 @@
 use lens_types::ToolStep as Step;
 use leptos::prelude::*;
 
-use crate::components::tool_step::input_text;
+use crate::components::step_input::input_text;
 
 /// The question of a step that asks first, with Approve and Decline; then the decision.
 /// It sits beside the folded step (not in it), so the person sees it without opening it.

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 
 use crate::{
     api::chat_file_url,
-    components::{copy_button::CopyButton, file_chip::size_words, made_files::MadeFiles, tool_step::input_text},
+    components::{copy_button::CopyButton, file_chip::size_words, made_files::MadeFiles, step_input::input_text},
 };
 
 /// The output as a person would paste it: stdout, then stderr when there is any.

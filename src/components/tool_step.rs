@@ -18,16 +18,6 @@ pub fn status_glyph(status: StepStatus) -> (&'static str, &'static str) {
     }
 }
 
-/// The input a person reads: the code for run tools, else the arguments as JSON.
-pub fn input_text(step: &Step) -> String {
-    for key in ["code", "command"] {
-        if let Some(code) = step.args.get(key).and_then(|v| v.as_str()) {
-            return code.to_owned();
-        }
-    }
-    serde_json::to_string_pretty(&step.args).unwrap_or_default()
-}
-
 #[component]
 pub fn ToolStep(
     /// The step as last streamed or saved.
