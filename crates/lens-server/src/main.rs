@@ -45,7 +45,7 @@ async fn main() -> anyhow::Result<()> {
                 .with_context(|| format!("the username `{username}` is taken"))?;
             println!("created {} (id {}{})", user.username, user.id, if user.is_admin { ", admin" } else { "" });
         }
-        Command::Openapi => println!("{}", serde_json::to_string_pretty(&lens_server::openapi::document())?),
+        Command::Openapi => println!("{}", serde_json::to_string_pretty(&lens_server::router::openapi_document())?),
         Command::Sandbox { command: SandboxCommand::Check { config } } => {
             let state = AppState::open(config, ModelSource::Settings, ToolRegistry::default()).await?;
             let settings = lens_server::sandbox_settings::SandboxSettings::load(&state)

@@ -11,8 +11,6 @@
 //! request without its CSRF proof, 400/413/415 for a JSON body, 404 (and 400) for an id in
 //! the path, 500 anywhere. Every error is the one JSON envelope.
 
-use std::sync::LazyLock;
-
 use serde_json::{Map, Value, json};
 use utoipa::{
     Modify, OpenApi,
@@ -58,15 +56,6 @@ impl Modify for SecuritySchemes {
             ),
         );
     }
-}
-
-/// The whole document, as served at `/api/v1/openapi.json` and printed by `lens openapi`.
-pub fn document() -> &'static Value {
-    static DOCUMENT: LazyLock<Value> = LazyLock::new(|| {
-        let doc = crate::router::documented_routes(0).doc;
-        complete(serde_json::to_value(doc).unwrap_or_else(|_| json!({})))
-    });
-    &DOCUMENT
 }
 
 fn error(description: &str) -> Value {

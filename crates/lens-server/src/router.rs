@@ -83,6 +83,16 @@ pub fn documented_routes(upload_max_bytes: usize) -> DocumentedRoutes {
     DocumentedRoutes { root, api, doc: root_doc.nest("/api/v1", api_doc) }
 }
 
+/// The whole OpenAPI document, as served at `/api/v1/openapi.json` and printed by
+/// `lens openapi`: the routes' own, completed with what every route can answer.
+pub fn openapi_document() -> &'static serde_json::Value {
+    static DOCUMENT: std::sync::LazyLock<serde_json::Value> = std::sync::LazyLock::new(|| {
+        let doc = documented_routes(0).doc;
+        crate::openapi::complete(serde_json::to_value(doc).unwrap_or_else(|_| serde_json::json!({})))
+    });
+    &DOCUMENT
+}
+
 /// The whole app: the API under `/api/v1`, `/healthz`, and the web app with an SPA
 /// fallback to its `index.html`.
 pub fn router(state: AppState) -> Router {
@@ -91,6 +101,8 @@ pub fn router(state: AppState) -> Router {
         .fallback(|| async { AppError::NoRoute })
         .method_not_allowed_fallback(|| async { AppError::BadRequest("this route does not take that method".into()) })
         .layer(axum::middleware::map_response(crate::error_envelope::to_envelope))
+        // The document's own route serves it from here: it is built from these routes.
+        .layer(axum::Extension(crate::routes::openapi::Document(openapi_document())))
         .layer(SetResponseHeaderLayer::overriding(
             HeaderName::from_static("cache-control"),
             HeaderValue::from_static("no-store"),
