@@ -9,7 +9,6 @@ pub mod hub;
 pub mod live_run;
 pub mod machine;
 pub mod runner;
-pub mod title;
 
 pub use hub::{AnswerHub, AnswerLog};
 pub use runner::spawn_answer;

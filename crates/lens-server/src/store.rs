@@ -15,6 +15,7 @@ mod library;
 mod messages;
 mod sessions;
 mod settings;
+pub mod title;
 mod tokens;
 mod uploads;
 mod usage;
@@ -27,7 +28,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 pub use approvals::Decided;
 pub use chat_files::FileKind;
 pub use chats::DEFAULT_TITLE;
-pub use messages::{AnswerProgress, Asked, NewAnswer};
+pub use messages::{AnswerProgress, Asked, LiveRun, NewAnswer};
 pub use tokens::NewToken;
 pub use users::UserRow;
 

@@ -5,19 +5,12 @@
 //! of its own besides.
 
 use lens_types::{OutputStream, RunEnding, RunOutput};
-use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
+
+use crate::store::LiveRun;
 
 /// The most characters of each stream kept, whatever the sink sends.
 const KEEP_AT_MOST: usize = 64 * 1024;
-
-/// What the store keeps of the running step, beside the answer's steps.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LiveRun {
-    pub step_id: String,
-    /// Its ending is [`RunEnding::ServerStopped`]: what a crash would leave.
-    pub output: RunOutput,
-}
 
 /// Collects a run's live output for [`LiveRun`].
 #[derive(Debug)]

@@ -16,12 +16,12 @@ use super::{
     AnswerLog,
     endings::Ending,
     history::{SYSTEM_PROMPT, model_history},
-    live_run::{LiveCapture, LiveRun},
+    live_run::LiveCapture,
     machine::{Action, AnswerMachine, Input},
 };
 use crate::{
     AppState,
-    store::AnswerProgress,
+    store::{AnswerProgress, LiveRun},
     tools::{ToolContext, ToolOutcome},
 };
 

@@ -362,7 +362,7 @@ impl LensMcp {
         let chat_id = match req.chat_id {
             Some(id) => id,
             None => {
-                let title = crate::chat::title::title_of(&req.text);
+                let title = crate::store::title::title_of(&req.text);
                 let create = CreateChatRequest { title: Some(title).filter(|t| !t.is_empty()), ..Default::default() };
                 let (_, chat) =
                     routes::chats::create_chat(state.clone(), user.clone(), ApiJson(create)).await.map_err(refused)?;

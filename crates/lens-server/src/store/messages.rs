@@ -2,10 +2,19 @@
 
 use lens_llm::ChatMessage;
 use lens_types::{ApiError, MessageStatus, MessageView, Role, StepStatus, TokenUsage, ToolStep};
+use serde::{Deserialize, Serialize};
 use sqlx::Row;
 
 use super::{Store, chats::DEFAULT_TITLE};
-use crate::{chat::live_run::LiveRun, now_ms};
+use crate::now_ms;
+
+/// What the store keeps of the running step, beside the answer's steps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LiveRun {
+    pub step_id: String,
+    /// Its ending is [`RunEnding::ServerStopped`]: what a crash would leave.
+    pub output: lens_types::RunOutput,
+}
 
 fn parse_status(s: &str) -> MessageStatus {
     match s {
@@ -230,7 +239,7 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         }
-        let title = crate::chat::title::title_of(text);
+        let title = super::title::title_of(text);
         sqlx::query("UPDATE chats SET updated_at = ?2, title = CASE WHEN title = ?3 AND ?4 != '' THEN ?4 ELSE title END WHERE id = ?1")
             .bind(chat_id)
             .bind(now)
