@@ -7,7 +7,7 @@
 use lens_types::{OutputStream, RunEnding, RunOutput};
 use tokio::time::Instant;
 
-use crate::store::LiveRun;
+use crate::{store::LiveRun, tools::RunKind};
 
 /// The most characters of each stream kept, whatever the sink sends.
 const KEEP_AT_MOST: usize = 64 * 1024;
@@ -21,13 +21,11 @@ pub struct LiveCapture {
 }
 
 impl LiveCapture {
-    /// For a sandbox run (`run_python`, `run_bash`); `None` for other tools.
-    pub fn for_call(step_id: &str, call: &lens_llm::ToolCall) -> Option<Self> {
-        let language = call.name.strip_prefix("run_").filter(|l| matches!(*l, "python" | "bash"))?;
+    /// For a call of a run tool, with the language and code argument the tool declares.
+    pub fn for_run(step_id: &str, kind: RunKind, args: &serde_json::Value) -> Self {
         let output = RunOutput {
-            language: language.to_owned(),
-            // `run_python` takes `code`, `run_bash` a `command`.
-            code: ["code", "command"].iter().find_map(|k| call.arguments[k].as_str()).unwrap_or_default().to_owned(),
+            language: kind.language.to_owned(),
+            code: args[kind.code_arg].as_str().unwrap_or_default().to_owned(),
             stdout: String::new(),
             stderr: String::new(),
             stdout_cut: false,
@@ -40,7 +38,7 @@ impl LiveCapture {
             images: Vec::new(),
             log: None,
         };
-        Some(Self { run: LiveRun { step_id: step_id.to_owned(), output }, started: Instant::now(), changed: true })
+        Self { run: LiveRun { step_id: step_id.to_owned(), output }, started: Instant::now(), changed: true }
     }
 
     pub fn push(&mut self, stream: OutputStream, text: &str) {
@@ -83,13 +81,8 @@ mod tests {
 
     #[test]
     fn keeps_the_code_and_a_bounded_output_of_runs_only() {
-        let call = |name: &str| lens_llm::ToolCall {
-            id: "c".into(),
-            name: name.into(),
-            arguments: serde_json::json!({"code": "print(1)"}),
-        };
-        assert!(LiveCapture::for_call("s1", &call("share_sandbox_file")).is_none());
-        let mut live = LiveCapture::for_call("s1", &call("run_python")).unwrap();
+        let python = RunKind { language: "python", code_arg: "code" };
+        let mut live = LiveCapture::for_run("s1", python, &serde_json::json!({"code": "print(1)"}));
         live.push(OutputStream::Stdout, "1\n");
         live.push(OutputStream::Stderr, &"é".repeat(KEEP_AT_MOST));
         let run = live.snapshot();

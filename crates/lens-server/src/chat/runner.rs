@@ -354,7 +354,7 @@ async fn run_tool(
         return (Input::ToolDone { step_id, outcome: Box::new(outcome) }, false);
     };
     let (state, target, log, machine) = (at.state, at.target, at.log, at.machine);
-    let mut capture = LiveCapture::for_call(&step_id, &call);
+    let mut capture = tool.run_kind().map(|kind| LiveCapture::for_run(&step_id, kind, &call.arguments));
     if let Some(c) = capture.as_mut() {
         save(state, target, machine, Some(&c.snapshot())).await;
     }

@@ -344,8 +344,8 @@ mod tests {
             approval: None,
         };
         let mut steps = vec![step("s1", StepStatus::Succeeded), step("s2", StepStatus::Running)];
-        let call = lens_llm::ToolCall { id: "c".into(), name: "run_bash".into(), arguments: steps[1].args.clone() };
-        let mut capture = crate::chat::live_run::LiveCapture::for_call("s2", &call).unwrap();
+        let bash = crate::tools::RunKind { language: "bash", code_arg: "command" };
+        let mut capture = crate::chat::live_run::LiveCapture::for_run("s2", bash, &steps[1].args);
         capture.push(lens_types::OutputStream::Stdout, "hi\n");
         interrupt_steps(&mut steps, Some(capture.snapshot()));
         assert_eq!(steps[0].status, StepStatus::Succeeded, "a finished step stays as it was");

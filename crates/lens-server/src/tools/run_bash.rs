@@ -30,6 +30,10 @@ impl Tool for RunBash {
         }
     }
 
+    fn run_kind(&self) -> Option<super::RunKind> {
+        Some(super::RunKind { language: "bash", code_arg: "command" })
+    }
+
     fn summary(&self, args: &serde_json::Value) -> String {
         format!("Run bash: {}", run::first_line(args["command"].as_str().unwrap_or("")))
     }

@@ -31,6 +31,10 @@ impl Tool for RunPython {
         }
     }
 
+    fn run_kind(&self) -> Option<super::RunKind> {
+        Some(super::RunKind { language: "python", code_arg: "code" })
+    }
+
     fn summary(&self, args: &serde_json::Value) -> String {
         format!("Run Python: {}", run::first_line(args["code"].as_str().unwrap_or("")))
     }
