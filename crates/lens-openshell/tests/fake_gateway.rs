@@ -237,13 +237,7 @@ async fn the_lifecycle_and_its_refusals() {
 #[tokio::test]
 async fn unavailable_and_dropped_streams() {
     let fake = FakeGateway::start().await.unwrap();
-    let mut c = client(&fake).await;
-    c.create_sandbox(create("lens-chat-b1")).await.unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while phase(&mut c, "lens-chat-b1").await != SandboxPhase::Ready as i32 {
-        assert!(std::time::Instant::now() < deadline, "never ready");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let mut c = ready(&fake, "lens-chat-b1").await;
     let mut stream =
         c.exec_sandbox(exec("lens-chat-b1", &["sh", "-c", "echo started; sleep 60"])).await.unwrap().into_inner();
     let first = stream.message().await.unwrap().unwrap();

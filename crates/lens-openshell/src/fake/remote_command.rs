@@ -11,11 +11,15 @@ use crate::proto::openshell::v1::ExecSandboxRequest;
 /// The gateway's limit on the assembled command line.
 const MAX_COMMAND_STRING_LEN: usize = 256 * 1024;
 
+/// A value holds a null byte, which would cut the shell's parsing short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NullByte;
+
 /// A value as one word of a POSIX shell command: safe characters as they are, anything
 /// else in single quotes (an embedded quote as `'"'"'`); a null byte is refused.
-pub fn shell_escape(value: &str) -> Result<String, String> {
+pub fn shell_escape(value: &str) -> Result<String, NullByte> {
     if value.bytes().any(|b| b == 0) {
-        return Err("value contains null bytes".to_owned());
+        return Err(NullByte);
     }
     if value.is_empty() {
         return Ok("''".to_owned());
@@ -42,24 +46,21 @@ pub fn build(request: &ExecSandboxRequest, workdir: &str) -> Result<String, Stat
     if request.environment.keys().any(|key| !valid_env_key(key)) {
         return Err(Status::invalid_argument("environment keys must match ^[A-Za-z_][A-Za-z0-9_]*$"));
     }
-    let failed = |e: String| Status::invalid_argument(format!("command construction failed: {e}"));
+    let failed = |e: &str| Status::invalid_argument(format!("command construction failed: {e}"));
+    let escape = |value: &str| shell_escape(value).map_err(|NullByte| failed("value contains null bytes"));
     let mut env: Vec<_> = request.environment.iter().collect();
     env.sort_by_key(|(key, _)| *key);
     let mut parts = Vec::with_capacity(env.len() + request.command.len());
     for (key, value) in env {
-        parts.push(format!("{key}={}", shell_escape(value).map_err(failed)?));
+        parts.push(format!("{key}={}", escape(value)?));
     }
     for arg in &request.command {
-        parts.push(shell_escape(arg).map_err(failed)?);
+        parts.push(escape(arg)?);
     }
     let command = parts.join(" ");
-    let line = if workdir.is_empty() {
-        command
-    } else {
-        format!("cd {} && {command}", shell_escape(workdir).map_err(failed)?)
-    };
+    let line = if workdir.is_empty() { command } else { format!("cd {} && {command}", escape(workdir)?) };
     if line.len() > MAX_COMMAND_STRING_LEN {
-        return Err(failed(format!("assembled command string exceeds {MAX_COMMAND_STRING_LEN} byte limit")));
+        return Err(failed(&format!("assembled command string exceeds {MAX_COMMAND_STRING_LEN} byte limit")));
     }
     Ok(line)
 }
@@ -74,7 +75,7 @@ mod tests {
         assert_eq!(shell_escape("/usr/bin/python3.11").unwrap(), "/usr/bin/python3.11");
         assert_eq!(shell_escape("a b").unwrap(), "'a b'");
         assert_eq!(shell_escape("it's").unwrap(), "'it'\"'\"'s'");
-        assert!(shell_escape("a\0b").is_err());
+        assert_eq!(shell_escape("a\0b"), Err(NullByte));
         let request = ExecSandboxRequest {
             command: vec!["echo".into(), "$HOME".into()],
             environment: [("B".to_owned(), "2 3".to_owned()), ("A".to_owned(), "1".to_owned())].into(),
