@@ -8,6 +8,8 @@ use lens_types::StreamEvent;
 use wasm_bindgen::{JsCast, closure::Closure};
 use web_sys::{EventSource, MessageEvent};
 
+use super::client::{ApiResult, ClientError};
+
 const NAMES: [&str; 7] = ["step", "output", "token", "approval", "notice", "error", "done"];
 
 /// An open stream; dropping it closes the connection.
@@ -22,6 +24,11 @@ impl Drop for AnswerStream {
     }
 }
 
+/// The browser would not open the stream or listen to it.
+fn browser_refused(e: wasm_bindgen::JsValue) -> ClientError {
+    ClientError { status: 0, code: None, message: format!("the browser refused the event stream ({e:?})") }
+}
+
 /// Opens the stream; `on_event` gets every event, `on_lost` is called once if the
 /// server refuses the stream for good.
 pub fn follow(
@@ -29,9 +36,9 @@ pub fn follow(
     aid: &str,
     on_event: impl Fn(StreamEvent) + 'static,
     on_lost: impl Fn() + 'static,
-) -> Result<AnswerStream, String> {
+) -> ApiResult<AnswerStream> {
     let url = format!("/api/v1/chats/{cid}/answers/{aid}/events");
-    let source = EventSource::new(&url).map_err(|e| format!("{e:?}"))?;
+    let source = EventSource::new(&url).map_err(browser_refused)?;
     let on_event = std::rc::Rc::new(on_event);
     let mut handlers = Vec::new();
     for name in NAMES {
@@ -52,9 +59,7 @@ pub fn follow(
                 on_event(event);
             }
         });
-        source
-            .add_event_listener_with_callback(name, handler.as_ref().unchecked_ref())
-            .map_err(|e| format!("{e:?}"))?;
+        source.add_event_listener_with_callback(name, handler.as_ref().unchecked_ref()).map_err(browser_refused)?;
         handlers.push(handler);
     }
     let src = source.clone();
@@ -63,7 +68,7 @@ pub fn follow(
             on_lost();
         }
     });
-    source.add_event_listener_with_callback("error", lost.as_ref().unchecked_ref()).map_err(|e| format!("{e:?}"))?;
+    source.add_event_listener_with_callback("error", lost.as_ref().unchecked_ref()).map_err(browser_refused)?;
     handlers.push(lost);
     Ok(AnswerStream { source, _handlers: handlers })
 }

@@ -14,6 +14,7 @@
 
 mod certs;
 mod container;
+mod error;
 mod exec;
 mod policy_checks;
 mod remote_command;
@@ -31,6 +32,7 @@ use std::{
 };
 
 pub use certs::{CLIENT_ROLE, DEFAULT_SERVER_NAMES, write_certs, write_certs_with_role};
+pub use error::FakeError;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{
     Request, Response, Status, Streaming,
@@ -232,21 +234,21 @@ impl Default for FakeOptions {
 }
 
 impl FakeGateway {
-    pub async fn start() -> Result<Self, String> {
+    pub async fn start() -> Result<Self, FakeError> {
         Self::start_with(FakeOptions::default()).await
     }
 
-    pub async fn start_with(options: FakeOptions) -> Result<Self, String> {
+    pub async fn start_with(options: FakeOptions) -> Result<Self, FakeError> {
         crate::client::use_ring();
-        let certs = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let certs = tempfile::tempdir().map_err(FakeError::io("a temporary folder"))?;
         let names: Vec<&str> = options.server_names.iter().map(String::as_str).collect();
         write_certs_with_role(certs.path(), &names, options.client_role.as_deref())?;
-        let read = |rel: &str| std::fs::read(certs.path().join(rel)).map_err(|e| format!("{rel}: {e}"));
+        let read = |rel: &str| std::fs::read(certs.path().join(rel)).map_err(FakeError::io(rel));
         let tls = ServerTlsConfig::new()
             .identity(Identity::from_pem(read("server/tls.crt")?, read("server/tls.key")?))
             .client_ca_root(Certificate::from_pem(read("ca.crt")?));
         let state = Arc::new(State {
-            root: tempfile::tempdir().map_err(|e| e.to_string())?,
+            root: tempfile::tempdir().map_err(FakeError::io("a temporary folder"))?,
             sandboxes: Mutex::default(),
             request_ids: Mutex::default(),
             groups: Mutex::default(),
@@ -261,15 +263,16 @@ impl FakeGateway {
             },
         });
         // Without nodelay, each small reply waits for the client's delayed ACK (40 ms).
-        let incoming = tonic::transport::server::TcpIncoming::bind("127.0.0.1:0".parse().map_err(|_| "address")?)
-            .map_err(|e| e.to_string())?
+        let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        let incoming = tonic::transport::server::TcpIncoming::bind(loopback)
+            .map_err(|e| FakeError::Io { what: "binding 127.0.0.1".into(), source: std::io::Error::other(e) })?
             .with_nodelay(Some(true));
-        let address = incoming.local_addr().map_err(|e| e.to_string())?;
+        let address = incoming.local_addr().map_err(FakeError::io("the listener's address"))?;
         let service = OpenShellServer::new(Gateway { state: state.clone() })
             .max_decoding_message_size(MAX_MESSAGE)
             .max_encoding_message_size(MAX_MESSAGE);
         let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
-        let server = Server::builder().tls_config(tls).map_err(|e| e.to_string())?.add_service(service);
+        let server = Server::builder().tls_config(tls)?.add_service(service);
         tokio::spawn(async move {
             if let Err(e) = server
                 .serve_with_incoming_shutdown(incoming, async {
@@ -441,9 +444,9 @@ impl OpenShell for Gateway {
             std::fs::create_dir_all(&dir).map_err(|e| Status::internal(e.to_string()))?;
             let container = match &self.state.containers {
                 Some(containers) => {
-                    container::hand_over(&dir).map_err(Status::internal)?;
+                    container::hand_over(&dir).map_err(|e| Status::internal(e.to_string()))?;
                     let memory = r.spec.as_ref().and_then(memory_limit);
-                    Some(Arc::new(containers.create(&r.name, memory).map_err(Status::internal)?))
+                    Some(Arc::new(containers.create(&r.name, memory).map_err(|e| Status::internal(e.to_string()))?))
                 }
                 None => None,
             };

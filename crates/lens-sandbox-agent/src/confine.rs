@@ -15,7 +15,7 @@ use landlock::{
 };
 use nix::sys::resource::{Resource, setrlimit};
 
-use crate::seccomp_policy;
+use crate::{error::AgentError, seccomp_policy};
 
 /// What the agent managed to apply, reported to the server in its first frame.
 pub struct Confinement {
@@ -34,58 +34,55 @@ pub struct ProcessLimits {
 }
 
 /// Confines this process for good. `writable` are the folders it may write.
-pub fn confine(writable: &[&Path], limits: &ProcessLimits) -> Result<Confinement, String> {
-    let set = |resource, value| setrlimit(resource, value, value).map_err(|e| format!("setrlimit {resource:?}: {e}"));
+pub fn confine(writable: &[&Path], limits: &ProcessLimits) -> Result<Confinement, AgentError> {
+    let set = |resource, value| {
+        setrlimit(resource, value, value).map_err(|e| AgentError::System { call: "setrlimit", source: e.into() })
+    };
     set(Resource::RLIMIT_CORE, 0)?;
     set(Resource::RLIMIT_NOFILE, limits.max_open_files)?;
     set(Resource::RLIMIT_FSIZE, limits.max_file_bytes)?;
-    nix::sys::prctl::set_no_new_privs().map_err(|e| format!("no_new_privs: {e}"))?;
+    nix::sys::prctl::set_no_new_privs().map_err(|e| AgentError::System { call: "no_new_privs", source: e.into() })?;
     let (landlock_abi, landlock_full) = landlock(writable)?;
     let seccomp = seccomp_policy::apply()?;
     Ok(Confinement { landlock_abi, landlock_full, seccomp })
 }
 
-fn landlock(writable: &[&Path]) -> Result<(u32, bool), String> {
-    let fail = |e: landlock::RulesetError| format!("Landlock: {e}");
+fn landlock(writable: &[&Path]) -> Result<(u32, bool), AgentError> {
     let newest = ABI::V6;
     let ruleset = Ruleset::default()
         // ABI 3 is the floor: without it, truncating a read-only file could not be refused.
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(ABI::V3))
-        .map_err(|_| "the kernel's Landlock is older than ABI 3 (Linux 6.2); the sandbox needs it".to_string())?
+        .map_err(|_| {
+            AgentError::Unsupported("the kernel's Landlock is older than ABI 3 (Linux 6.2); the sandbox needs it")
+        })?
         .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(AccessFs::from_all(newest))
-        .map_err(fail)?
+        .handle_access(AccessFs::from_all(newest))?
         // ABI 6: no signals to, and no abstract sockets of, anything outside the sandbox.
-        .scope(Scope::AbstractUnixSocket | Scope::Signal)
-        .map_err(fail)?;
-    let mut created = ruleset.create().map_err(fail)?;
+        .scope(Scope::AbstractUnixSocket | Scope::Signal)?;
+    let mut created = ruleset.create()?;
     let read = AccessFs::from_read(newest);
     // Everything mounted may be read and run: the mount namespace decides what exists.
-    created = created.add_rule(PathBeneath::new(PathFd::new("/").map_err(fail_fd)?, read)).map_err(fail)?;
+    created = created.add_rule(PathBeneath::new(PathFd::new("/")?, read))?;
     // Device nodes may be used (/dev/null, /dev/urandom) but nothing made in /dev.
     if let Ok(dev) = PathFd::new("/dev") {
         let use_devices = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
-        created = created.add_rule(PathBeneath::new(dev, use_devices)).map_err(fail)?;
+        created = created.add_rule(PathBeneath::new(dev, use_devices))?;
     }
     for dir in writable {
         if let Ok(fd) = PathFd::new(dir) {
-            created = created.add_rule(PathBeneath::new(fd, AccessFs::from_all(newest))).map_err(fail)?;
+            created = created.add_rule(PathBeneath::new(fd, AccessFs::from_all(newest)))?;
         }
     }
-    let status = created.restrict_self().map_err(fail)?;
+    let status = created.restrict_self()?;
     let abi = match status.landlock {
         LandlockStatus::Available { kernel_abi: Some(abi), .. } => abi.max(0) as u32,
         LandlockStatus::Available { effective_abi, .. } => effective_abi as u32,
         _ => 0,
     };
     match status.ruleset {
-        RulesetStatus::NotEnforced => Err("Landlock is not enforced on this kernel".into()),
+        RulesetStatus::NotEnforced => Err(AgentError::Unsupported("Landlock is not enforced on this kernel")),
         RulesetStatus::PartiallyEnforced => Ok((abi, false)),
         RulesetStatus::FullyEnforced => Ok((abi, true)),
     }
-}
-
-fn fail_fd(e: landlock::PathFdError) -> String {
-    format!("Landlock: {e}")
 }

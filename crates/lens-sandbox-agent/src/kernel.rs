@@ -27,7 +27,7 @@ use std::{
 use lens_types::{OutputStream, RunEnding};
 use nix::{sys::signal::Signal, unistd::Pid};
 
-use crate::{KillReason, reach};
+use crate::{KillReason, error::AgentError, reach};
 
 const KERNEL_SOURCE: &str = include_str!("kernel.py");
 
@@ -65,11 +65,11 @@ fn nonce() -> String {
 }
 
 /// A pipe whose two ends close on exec.
-fn pipe() -> Result<(OwnedFd, OwnedFd), String> {
+fn pipe() -> Result<(OwnedFd, OwnedFd), AgentError> {
     let mut fds = [0 as RawFd; 2];
     // SAFETY: `fds` has room for the two descriptors pipe2 writes.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
-        return Err(format!("could not make a pipe: {}", std::io::Error::last_os_error()));
+        return Err(AgentError::last_os("pipe2"));
     }
     // SAFETY: both descriptors were just made and are owned by nobody else.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
@@ -96,7 +96,7 @@ impl Kernel {
     }
 
     /// Starts a kernel in the programs' Landlock domain (`ruleset`).
-    pub fn start(root: &Path, env: &[(String, String)], ruleset: RawFd) -> Result<Self, String> {
+    pub fn start(root: &Path, env: &[(String, String)], ruleset: RawFd) -> Result<Self, AgentError> {
         let nonce = nonce();
         let (status_read, status_write) = pipe()?;
         let status_fd = status_write.as_raw_fd();
@@ -122,18 +122,19 @@ impl Kernel {
                 if rc < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) }
             });
         }
-        let mut child = command.spawn().map_err(|e| format!("could not start Python: {e}"))?;
+        let mut child = command.spawn().map_err(AgentError::Python)?;
         drop(status_write);
-        let mut stdin = child.stdin.take().ok_or("no stdin")?;
-        let stdout: OwnedFd = child.stdout.take().ok_or("no stdout")?.into();
-        let stderr: OwnedFd = child.stderr.take().ok_or("no stderr")?.into();
+        let missing = |pipe| AgentError::Python(std::io::Error::other(pipe));
+        let mut stdin = child.stdin.take().ok_or_else(|| missing("no stdin"))?;
+        let stdout: OwnedFd = child.stdout.take().ok_or_else(|| missing("no stdout"))?.into();
+        let stderr: OwnedFd = child.stderr.take().ok_or_else(|| missing("no stderr"))?.into();
         let pipes = [stdout, stderr, status_read].map(File::from);
         pipes.iter().for_each(|p| set_nonblocking(p.as_raw_fd()));
         let group = Pid::from_raw(child.id() as i32);
         let wrote = write_frame(&mut stdin, nonce.as_bytes());
         // From here the kernel is killed with its group if anything goes wrong.
         let kernel = Self { child, stdin, group, nonce: nonce.into_bytes(), pipes, status: Vec::new() };
-        wrote.map_err(|e| format!("could not start Python: {e}"))?;
+        wrote.map_err(AgentError::Python)?;
         Ok(kernel)
     }
 

@@ -22,6 +22,7 @@ use nix::{sys::signal::Signal, unistd::Pid};
 
 mod changes;
 mod confine;
+mod error;
 mod files;
 mod kernel;
 mod oom;
@@ -111,8 +112,9 @@ fn main() {
     let undumpable = reach::make_undumpable();
     // Confined before anything else runs, so every thread and child inherits it.
     let writable = [root.as_path(), Path::new("/tmp"), Path::new("/dev/shm")];
-    let confined = undumpable.and_then(|()| confine::confine(&writable, &limits));
-    let domain = confined.as_ref().map_err(String::clone).and_then(|_| reach::UserDomain::new());
+    let confined = undumpable.and_then(|()| confine::confine(&writable, &limits)).map_err(|e| e.to_string());
+    let domain =
+        confined.as_ref().map_err(String::clone).and_then(|_| reach::UserDomain::new().map_err(|e| e.to_string()));
     let (confinement, domain) = match (confined, domain) {
         (Ok(c), Ok(d)) => (c, d),
         (Err(message), _) | (_, Err(message)) => {
@@ -341,7 +343,7 @@ fn python(agent: &Arc<Agent>, id: u64, code: String, env: Vec<(String, String)>,
                     Ok(k) => *slot = Some(k),
                     Err(m) => {
                         agent.runs.lock().map(|mut r| r.remove(&id)).ok();
-                        return agent.failed(id, m);
+                        return agent.failed(id, m.to_string());
                     }
                 }
             }

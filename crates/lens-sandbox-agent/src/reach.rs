@@ -12,6 +12,8 @@
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
+use crate::error::AgentError;
+
 /// `struct landlock_ruleset_attr` of Landlock ABI 6 (with `scoped`).
 #[repr(C)]
 struct RulesetAttr {
@@ -35,7 +37,7 @@ pub struct UserDomain {
 
 impl UserDomain {
     /// Makes the ruleset; `Err` when the kernel has no Landlock at all.
-    pub fn new() -> Result<Self, String> {
+    pub fn new() -> Result<Self, AgentError> {
         let scoped = RulesetAttr {
             handled_access_fs: ACCESS_FS_MAKE_BLOCK,
             handled_access_net: 0,
@@ -47,7 +49,7 @@ impl UserDomain {
         // Before ABI 6 the kernel knows only the first two fields.
         let plain = RulesetAttr { handled_access_fs: ACCESS_FS_MAKE_BLOCK, handled_access_net: 0, scoped: 0 };
         let ruleset = create_ruleset(&plain, 2 * std::mem::size_of::<u64>())
-            .map_err(|e| format!("Landlock could not make the programs' domain: {e}"))?;
+            .map_err(|source| AgentError::System { call: "landlock_create_ruleset (the programs' domain)", source })?;
         Ok(Self { ruleset, signals_scoped: false })
     }
 
@@ -92,8 +94,8 @@ pub fn reset_signals() {
 
 /// No core dumps, no ptrace and no `/proc/<pid>/mem` or `fd` of the agent for anyone
 /// without privileges over it.
-pub fn make_undumpable() -> Result<(), String> {
+pub fn make_undumpable() -> Result<(), AgentError> {
     // SAFETY: prctl with integer arguments only.
     let rc = unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
-    if rc < 0 { Err(format!("PR_SET_DUMPABLE: {}", std::io::Error::last_os_error())) } else { Ok(()) }
+    if rc < 0 { Err(AgentError::last_os("PR_SET_DUMPABLE")) } else { Ok(()) }
 }

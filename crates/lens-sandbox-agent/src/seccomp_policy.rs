@@ -13,6 +13,8 @@
 mod x86_64 {
     use std::collections::BTreeMap;
 
+    use crate::error::AgentError;
+
     use seccompiler::{
         BpfProgram, SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition as Cond,
         SeccompFilter, SeccompRule, TargetArch,
@@ -296,20 +298,20 @@ mod x86_64 {
         libc::SYS_clone3, // turned into ENOSYS by the second filter
     ];
 
-    fn cond(arg: u8, len: Len, op: Op, value: u64) -> Result<Cond, String> {
-        Cond::new(arg, len, op, value).map_err(|e| e.to_string())
+    fn cond(arg: u8, len: Len, op: Op, value: u64) -> Result<Cond, AgentError> {
+        Ok(Cond::new(arg, len, op, value)?)
     }
 
-    fn rule(conditions: Vec<Cond>) -> Result<SeccompRule, String> {
-        SeccompRule::new(conditions).map_err(|e| e.to_string())
+    fn rule(conditions: Vec<Cond>) -> Result<SeccompRule, AgentError> {
+        Ok(SeccompRule::new(conditions)?)
     }
 
-    pub fn programs() -> Result<Vec<BpfProgram>, String> {
+    pub fn programs() -> Result<Vec<BpfProgram>, AgentError> {
         let mut rules: BTreeMap<i64, Vec<SeccompRule>> = ALLOW.iter().map(|s| (*s, vec![])).collect();
         // Sockets: Unix and IP only. No netlink or packet sockets, and no vsock, which no
         // network namespace covers and which reaches a VM's host.
         let families = [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6];
-        let socket: Result<Vec<_>, String> =
+        let socket: Result<Vec<_>, AgentError> =
             families.iter().map(|af| rule(vec![cond(0, Len::Dword, Op::Eq, *af as u64)?])).collect();
         rules.insert(libc::SYS_socket, socket?);
         // clone(2) without any CLONE_NEW* flag: no nested namespaces.
@@ -331,7 +333,7 @@ mod x86_64 {
             ])?],
         );
         // personality: only the harmless values.
-        let personas: Result<Vec<_>, String> = [0u64, 0x0008, 0x20000, 0x20008, 0xffff_ffff]
+        let personas: Result<Vec<_>, AgentError> = [0u64, 0x0008, 0x20000, 0x20008, 0xffff_ffff]
             .iter()
             .map(|v| rule(vec![cond(0, Len::Dword, Op::Eq, *v)?]))
             .collect();
@@ -341,29 +343,26 @@ mod x86_64 {
             SeccompAction::Errno(libc::EPERM as u32),
             SeccompAction::Allow,
             TargetArch::x86_64,
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         let clone3 = SeccompFilter::new(
             [(libc::SYS_clone3, vec![])].into_iter().collect(),
             SeccompAction::Allow,
             SeccompAction::Errno(libc::ENOSYS as u32),
             TargetArch::x86_64,
-        )
-        .map_err(|e| e.to_string())?;
-        Ok(vec![
-            allow.try_into().map_err(|e: seccompiler::BackendError| e.to_string())?,
-            clone3.try_into().map_err(|e: seccompiler::BackendError| e.to_string())?,
-        ])
+        )?;
+        Ok(vec![allow.try_into()?, clone3.try_into()?])
     }
 }
 
+use crate::error::AgentError;
+
 /// Applies the filters to this thread (the agent does it before starting any other).
 /// `Ok(false)` where no policy exists for the architecture.
-pub fn apply() -> Result<bool, String> {
+pub fn apply() -> Result<bool, AgentError> {
     #[cfg(target_arch = "x86_64")]
     {
         for program in x86_64::programs()? {
-            seccompiler::apply_filter(&program).map_err(|e| format!("seccomp: {e}"))?;
+            seccompiler::apply_filter(&program)?;
         }
         Ok(true)
     }

@@ -14,7 +14,7 @@ use std::{
 
 use nix::{sys::signal::Signal, unistd::Pid};
 
-use crate::Limits;
+use crate::{Limits, SandboxError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Version {
@@ -42,8 +42,9 @@ const MOUNT: &str = "/sys/fs/cgroup";
 /// Under v2, the leaf of the server's own cgroup that the server's processes move into.
 const SERVER_LEAF: &str = "lens-server";
 
-fn mkdir(dir: &Path) -> Result<(), String> {
-    fs::create_dir_all(dir).map_err(|e| format!("cannot make the cgroup {}: {e}", dir.display()))
+fn mkdir(dir: &Path) -> Result<(), SandboxError> {
+    fs::create_dir_all(dir)
+        .map_err(|e| SandboxError::Unavailable(format!("cannot make the cgroup {}: {e}", dir.display())))
 }
 
 /// The server's own cgroup paths: (controllers, path) per line of `/proc/self/cgroup`.
@@ -61,13 +62,13 @@ fn own_paths() -> io::Result<Vec<(String, String)>> {
 
 impl Cgroups {
     /// Finds the hierarchies and makes `<own cgroup>/<folder>` in each.
-    pub fn detect(folder: &str) -> Result<Self, String> {
-        let own = own_paths().map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
+    pub fn detect(folder: &str) -> Result<Self, SandboxError> {
+        let own = own_paths().map_err(|e| SandboxError::Unavailable(format!("cannot read /proc/self/cgroup: {e}")))?;
         Self::detect_at(Path::new(MOUNT), &own, folder)
     }
 
     /// [`Self::detect`] with the mount point and `/proc/self/cgroup`'s lines given.
-    fn detect_at(mount: &Path, own: &[(String, String)], folder: &str) -> Result<Self, String> {
+    fn detect_at(mount: &Path, own: &[(String, String)], folder: &str) -> Result<Self, SandboxError> {
         if mount.join("cgroup.controllers").exists() {
             let path = own.iter().find(|(c, _)| c.is_empty()).map(|(_, p)| p.as_str()).unwrap_or("/");
             return Self::detect_v2(&mount.join(path.trim_start_matches('/')), folder);
@@ -75,7 +76,9 @@ impl Cgroups {
         let mut bases = Vec::new();
         for controller in ["memory", "pids", "cpu"] {
             let Some((names, path)) = own.iter().find(|(c, _)| c.split(',').any(|x| x == controller)) else {
-                return Err(format!("the cgroup v1 `{controller}` controller is not mounted"));
+                return Err(SandboxError::Unavailable(format!(
+                    "the cgroup v1 `{controller}` controller is not mounted"
+                )));
             };
             // The hierarchy's folder is named after its controllers ("cpu,cpuacct") or just one.
             let mut hierarchy = mount.join(names);
@@ -94,7 +97,7 @@ impl Cgroups {
     /// folder; a server that moved already lives in that leaf and works from its parent.
     /// Processes that are not the server's stay where they are (a shell running `lens
     /// sandbox check` is not moved), and the error then says why.
-    fn detect_v2(own: &Path, folder: &str) -> Result<Self, String> {
+    fn detect_v2(own: &Path, folder: &str) -> Result<Self, SandboxError> {
         let own = match own.file_name() {
             Some(name) if name == SERVER_LEAF => own.parent().unwrap_or(own),
             _ => own,
@@ -115,7 +118,10 @@ impl Cgroups {
                 if let Err(e) = moved
                     && Path::new("/proc").join(pid).exists()
                 {
-                    return Err(format!("cannot move process {pid} into {}: {e}", leaf.display()));
+                    return Err(SandboxError::Unavailable(format!(
+                        "cannot move process {pid} into {}: {e}",
+                        leaf.display()
+                    )));
                 }
             }
         }
@@ -127,7 +133,10 @@ impl Cgroups {
         };
         let enable = |dir: &Path| {
             fs::write(dir.join("cgroup.subtree_control"), "+memory +pids +cpu").map_err(|e| {
-                format!("cannot enable the memory, pids and cpu controllers in {}: {e}{shared}", dir.display())
+                SandboxError::Unavailable(format!(
+                    "cannot enable the memory, pids and cpu controllers in {}: {e}{shared}",
+                    dir.display()
+                ))
             })
         };
         enable(own)?;
@@ -138,21 +147,23 @@ impl Cgroups {
     }
 
     /// Makes (or reuses) a sandbox's cgroup with the limits applied.
-    pub fn create(&self, name: &str, limits: &Limits) -> Result<SandboxCgroup, String> {
+    pub fn create(&self, name: &str, limits: &Limits) -> Result<SandboxCgroup, SandboxError> {
         let mut dirs = Vec::new();
         for (controller, base) in &self.bases {
             let dir = base.join(name);
             match fs::create_dir(&dir) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(format!("cannot make the cgroup {}: {e}", dir.display())),
+                Err(e) => {
+                    return Err(SandboxError::Unavailable(format!("cannot make the cgroup {}: {e}", dir.display())));
+                }
             }
             dirs.push((*controller, dir));
         }
         let cgroup = SandboxCgroup { version: self.version, dirs };
         // Anything left in a reused cgroup belonged to a sandbox that is gone.
         cgroup.kill_all();
-        cgroup.apply(limits).map_err(|e| format!("cannot set the sandbox's limits: {e}"))?;
+        cgroup.apply(limits).map_err(|e| SandboxError::Unavailable(format!("cannot set the sandbox's limits: {e}")))?;
         Ok(cgroup)
     }
 

@@ -6,7 +6,9 @@ use std::{path::Path, process::Command, time::Duration};
 
 use lens_types::{CheckItem, SandboxCheck};
 
-use crate::{Limits, LocalDriver, LocalOptions, SandboxDriver, cgroup::Cgroups, local::folders, run_to_end};
+use crate::{
+    Limits, LocalDriver, LocalOptions, SandboxDriver, SandboxError, cgroup::Cgroups, local::folders, run_to_end,
+};
 
 const PROBE: &str = "import sys, numpy, pandas, matplotlib\n\
 print('Python %d.%d.%d' % sys.version_info[:3], 'numpy', numpy.__version__, 'pandas', pandas.__version__, \
@@ -17,46 +19,58 @@ const INSIDE: [&str; 3] = ["Landlock", "seccomp", "Python"];
 
 /// Every inside piece failing for the same reason.
 fn inside_failed(reason: &str) -> Vec<CheckItem> {
-    INSIDE.iter().map(|n| item(n, Err(reason.to_owned()))).collect()
+    INSIDE.iter().map(|n| item(n, Err(Unmet(reason.to_owned())))).collect()
 }
 
-fn item(name: &str, result: Result<String, String>) -> CheckItem {
-    match result {
-        Ok(detail) => CheckItem { name: name.into(), ok: true, detail },
-        Err(detail) => CheckItem { name: name.into(), ok: false, detail },
+/// A need the machine does not meet, as a sentence for the admin.
+struct Unmet(String);
+
+impl From<SandboxError> for Unmet {
+    fn from(e: SandboxError) -> Self {
+        match e {
+            SandboxError::Unavailable(sentence) => Self(sentence),
+            other => Self(other.to_string()),
+        }
     }
 }
 
-fn bwrap_version() -> Result<String, String> {
+fn item(name: &str, result: Result<String, Unmet>) -> CheckItem {
+    match result {
+        Ok(detail) => CheckItem { name: name.into(), ok: true, detail },
+        Err(Unmet(detail)) => CheckItem { name: name.into(), ok: false, detail },
+    }
+}
+
+fn bwrap_version() -> Result<String, Unmet> {
     let out = Command::new("bwrap")
         .arg("--version")
         .output()
-        .map_err(|_| "bubblewrap is not installed (Debian and Ubuntu: apt install bubblewrap)".to_string())?;
+        .map_err(|_| Unmet("bubblewrap is not installed (Debian and Ubuntu: apt install bubblewrap)".into()))?;
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-fn quota_tools() -> Result<(), String> {
+fn quota_tools() -> Result<(), Unmet> {
     for tool in ["mkfs.ext4", "mount"] {
         let found = ["/usr/sbin", "/sbin", "/usr/bin", "/bin"].iter().any(|d| Path::new(d).join(tool).exists());
         if !found {
-            return Err(format!("`{tool}` is missing (Debian and Ubuntu: apt install e2fsprogs mount)"));
+            return Err(Unmet(format!("`{tool}` is missing (Debian and Ubuntu: apt install e2fsprogs mount)")));
         }
     }
     if nix::unistd::geteuid().as_raw() != 0 {
-        return Err("the workspace quota loop-mounts a file system, which needs Lens to run as root".into());
+        return Err(Unmet("the workspace quota loop-mounts a file system, which needs Lens to run as root".into()));
     }
     Ok(())
 }
 
 /// Whether the sandbox's user can reach the folder its workspaces are mounted in.
-fn reachable(options: &LocalOptions) -> Result<String, String> {
-    let root =
-        options.root.canonicalize().or_else(|_| std::path::absolute(&options.root)).map_err(|e| e.to_string())?;
+fn reachable(options: &LocalOptions) -> Result<String, Unmet> {
+    let root = options
+        .root
+        .canonicalize()
+        .or_else(|_| std::path::absolute(&options.root))
+        .map_err(|e| Unmet(e.to_string()))?;
     let (mounts, user) = folders::mounts_and_user(options.mounts.as_deref(), &root, options.host_uid);
-    folders::passable(&mounts, user).map_err(|e| match e {
-        crate::SandboxError::Unavailable(sentence) => sentence,
-        other => other.to_string(),
-    })?;
+    folders::passable(&mounts, user)?;
     Ok(format!("workspaces are mounted in {}, which the sandbox's user (uid {user}) can reach", mounts.display()))
 }
 
@@ -68,9 +82,10 @@ pub async fn check(options: &LocalOptions) -> SandboxCheck {
         c.remove_all();
         found
     });
-    items.push(item("cgroups", cgroups.map_err(|e| format!("{e}; the limits on memory, processes and CPU need it"))));
-    let quota = quota_tools();
-    items.push(item("disk quota", quota.clone().map(|()| "loop-mounted ext4 per workspace".into())));
+    let cgroups =
+        cgroups.map_err(|e| Unmet(format!("{}; the limits on memory, processes and CPU need it", Unmet::from(e).0)));
+    items.push(item("cgroups", cgroups));
+    items.push(item("disk quota", quota_tools().map(|()| "loop-mounted ext4 per workspace".into())));
     items.push(item("folders", reachable(options)));
     if items.iter().all(|i| i.ok) {
         items.extend(probe(options).await);
@@ -111,19 +126,19 @@ async fn probe_with(driver: &LocalDriver) -> Vec<CheckItem> {
             let seccomp = if seccomp {
                 Ok("allow-list applied".to_string())
             } else {
-                Err("no seccomp policy for this architecture (only x86_64 has one)".to_string())
+                Err(Unmet("no seccomp policy for this architecture (only x86_64 has one)".into()))
             };
             let python = match driver.run_python(chat, PROBE, Duration::from_secs(60)).await {
                 Ok(run) => match run_to_end(run).await {
                     Ok(r) if r.ending == lens_types::RunEnding::Exited { code: 0 } => Ok(r.stdout_text().trim().into()),
-                    Ok(r) => Err(format!(
+                    Ok(r) => Err(Unmet(format!(
                         "Python or its data stack is missing inside (Debian: apt install python3 python3-numpy \
                          python3-pandas python3-matplotlib): {}",
                         r.stderr_text().lines().last().unwrap_or_default()
-                    )),
-                    Err(e) => Err(e),
+                    ))),
+                    Err(e) => Err(Unmet(e.to_string())),
                 },
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(Unmet(e.to_string())),
             };
             vec![item("Landlock", Ok(landlock)), item("seccomp", seccomp), item("Python", python)]
         }

@@ -227,7 +227,7 @@ impl WholeRun {
 }
 
 /// Follows a run to its end; `Err` with the reason when it could not start.
-pub async fn run_to_end(mut run: RunStream) -> Result<WholeRun, String> {
+pub async fn run_to_end(mut run: RunStream) -> Result<WholeRun, SandboxError> {
     use futures_util::StreamExt;
     let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
     while let Some(event) = run.next().await {
@@ -236,8 +236,8 @@ pub async fn run_to_end(mut run: RunStream) -> Result<WholeRun, String> {
             RunEvent::Output { stream: OutputStream::Stderr, bytes } => stderr.extend(bytes),
             RunEvent::Files(_) => {}
             RunEvent::Ended(ending) => return Ok(WholeRun { stdout, stderr, ending }),
-            RunEvent::Failed(message) => return Err(message),
+            RunEvent::Failed(message) => return Err(SandboxError::Backend(message)),
         }
     }
-    Err("the run ended without an ending".into())
+    Err(SandboxError::Backend("the run ended without an ending".into()))
 }

@@ -107,26 +107,52 @@ pub struct EgressPolicy {
 
 pub use lens_types::EgressDecision;
 
+/// Why a connection is refused: a normal outcome, not a failure of Lens. Its sentence
+/// goes to the egress log and to the program that asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("`{0}` has no port")]
+    NoPort(String),
+    #[error("`{0}` has no valid port")]
+    BadPort(String),
+    #[error("`{0}` is an address; only listed host names may be reached")]
+    Address(String),
+    #[error("`{0}` is not on the sandbox's list of allowed hosts")]
+    NotListed(String),
+    #[error("`{host}` does not resolve ({cause})")]
+    Unresolved { host: String, cause: String },
+    #[error("`{host}` resolves only to addresses that are not public ({found})")]
+    NotPublic { host: String, found: String },
+    #[error("connecting to {addr} failed: {cause}")]
+    Unreachable { addr: String, cause: String },
+    #[error("`{0}` is not a server name")]
+    NotAServerName(String),
+    #[error("{host}'s certificate was not accepted: {cause}")]
+    Untrusted { host: String, cause: String },
+    #[error("{host}: {cause}")]
+    Handshake { host: String, cause: String },
+}
+
 impl EgressPolicy {
     /// Decides a CONNECT target (`host:port`): the address to connect to, or why not.
-    pub async fn decide(&self, target: &str) -> Result<SocketAddr, String> {
-        let (host, port) = target.rsplit_once(':').ok_or_else(|| format!("`{target}` has no port"))?;
-        let port: u16 = port.parse().map_err(|_| format!("`{target}` has no valid port"))?;
+    pub async fn decide(&self, target: &str) -> Result<SocketAddr, Refusal> {
+        let (host, port) = target.rsplit_once(':').ok_or_else(|| Refusal::NoPort(target.to_owned()))?;
+        let port: u16 = port.parse().map_err(|_| Refusal::BadPort(target.to_owned()))?;
         let host = host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
         if host.parse::<IpAddr>().is_ok() {
-            return Err(format!("`{host}` is an address; only listed host names may be reached"));
+            return Err(Refusal::Address(host));
         }
         if !self.hosts.contains(&host) {
-            return Err(format!("`{host}` is not on the sandbox's list of allowed hosts"));
+            return Err(Refusal::NotListed(host));
         }
         let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port))
             .await
-            .map_err(|e| format!("`{host}` does not resolve ({e})"))?
+            .map_err(|e| Refusal::Unresolved { host: host.clone(), cause: e.to_string() })?
             .collect();
         addrs.iter().find(|a| is_public(a.ip()) || self.trusted.iter().any(|c| c.contains(a.ip()))).copied().ok_or_else(
             || {
                 let found: Vec<String> = addrs.iter().map(|a| a.ip().to_string()).collect();
-                format!("`{host}` resolves only to addresses that are not public ({})", found.join(", "))
+                Refusal::NotPublic { host, found: found.join(", ") }
             },
         )
     }

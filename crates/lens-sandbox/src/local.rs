@@ -215,7 +215,7 @@ impl LocalDriver {
         let root = root.canonicalize().map_err(backend)?;
         let (mounts, user) = folders::mounts_and_user(mounts.as_deref(), &root, host_uid);
         let agent = folders::prepare(&mounts, &agent, user)?;
-        let cgroups = Cgroups::detect(&cgroup_folder(&root)).map_err(SandboxError::Unavailable)?;
+        let cgroups = Cgroups::detect(&cgroup_folder(&root))?;
         cgroups.sweep();
         let driver = Self {
             root,
@@ -508,7 +508,7 @@ impl SandboxDriver for LocalDriver {
     async fn delete(&self, chat_id: &str) -> Result<(), SandboxError> {
         self.stop(chat_id).await?;
         let workspace = self.workspace(&sandbox_name(chat_id)?);
-        tokio::task::spawn_blocking(move || workspace.delete()).await.map_err(backend)?.map_err(backend)
+        tokio::task::spawn_blocking(move || workspace.delete()).await.map_err(backend)?
     }
 
     async fn status(&self, chat_id: &str) -> Result<SandboxInfo, SandboxError> {

@@ -10,6 +10,8 @@ use std::{
     process::Command,
 };
 
+use crate::SandboxError;
+
 /// A workspace's image and mount point.
 #[derive(Debug, Clone)]
 pub struct Workspace {
@@ -24,21 +26,22 @@ impl Workspace {
     }
 
     /// Makes the image if absent (owned inside by `owner`) and mounts it.
-    pub fn mount(&self, quota_bytes: u64, owner: u32) -> Result<(), String> {
+    pub fn mount(&self, quota_bytes: u64, owner: u32) -> Result<(), SandboxError> {
         if self.is_mounted() {
             return Ok(());
         }
         use std::os::unix::fs::PermissionsExt;
         // The mount point and the image are root's alone; the mounted file system's own
         // root belongs to the sandbox's user.
-        std::fs::create_dir_all(&self.dir).map_err(|e| format!("cannot make the workspace folder: {e}"))?;
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|e| SandboxError::Unavailable(format!("cannot make the workspace folder: {e}")))?;
         std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| format!("cannot protect the workspace folder: {e}"))?;
+            .map_err(|e| SandboxError::Unavailable(format!("cannot protect the workspace folder: {e}")))?;
         if !self.image.exists() {
             self.make(quota_bytes, owner)?;
         } else {
             std::fs::set_permissions(&self.image, std::fs::Permissions::from_mode(0o600))
-                .map_err(|e| format!("cannot protect the workspace image: {e}"))?;
+                .map_err(|e| SandboxError::Unavailable(format!("cannot protect the workspace image: {e}")))?;
             self.grow(quota_bytes);
         }
         let image = self.image.to_string_lossy();
@@ -49,7 +52,7 @@ impl Workspace {
         Ok(())
     }
 
-    fn make(&self, quota_bytes: u64, owner: u32) -> Result<(), String> {
+    fn make(&self, quota_bytes: u64, owner: u32) -> Result<(), SandboxError> {
         let partial = self.image.with_extension("img.partial");
         use std::os::unix::fs::OpenOptionsExt;
         let file = std::fs::OpenOptions::new()
@@ -58,15 +61,17 @@ impl Workspace {
             .truncate(true)
             .mode(0o600)
             .open(&partial)
-            .map_err(|e| format!("cannot make the workspace image: {e}"))?;
-        file.set_len(quota_bytes).map_err(|e| format!("cannot size the workspace image: {e}"))?;
+            .map_err(|e| SandboxError::Unavailable(format!("cannot make the workspace image: {e}")))?;
+        file.set_len(quota_bytes)
+            .map_err(|e| SandboxError::Unavailable(format!("cannot size the workspace image: {e}")))?;
         drop(file);
         let path = partial.to_string_lossy();
         let root_owner = format!("root_owner={owner}:{owner},lazy_itable_init=1,lazy_journal_init=1,nodiscard");
         // A small journal and one inode per 16 KiB: made in milliseconds, room for a venv.
         run("mkfs.ext4", &["-q", "-F", "-m", "0", "-i", "16384", "-J", "size=4", "-E", &root_owner, &path])?;
         // Renamed only when whole, so a crash never leaves a half-made file system in use.
-        std::fs::rename(&partial, &self.image).map_err(|e| format!("cannot place the workspace image: {e}"))
+        std::fs::rename(&partial, &self.image)
+            .map_err(|e| SandboxError::Unavailable(format!("cannot place the workspace image: {e}")))
     }
 
     /// A raised quota grows the image (a lowered one applies to new workspaces only).
@@ -121,28 +126,28 @@ impl Workspace {
     }
 
     /// Unmounts and deletes the image and the folder.
-    pub fn delete(&self) -> Result<(), String> {
+    pub fn delete(&self) -> Result<(), SandboxError> {
         self.unmount();
         for result in [std::fs::remove_file(&self.image), std::fs::remove_dir_all(&self.dir)] {
             match result {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(format!("cannot delete the workspace: {e}")),
+                Err(e) => return Err(SandboxError::Backend(format!("cannot delete the workspace: {e}"))),
             }
         }
         Ok(())
     }
 }
 
-fn run(program: &str, args: &[&str]) -> Result<(), String> {
+fn run(program: &str, args: &[&str]) -> Result<(), SandboxError> {
     let out = Command::new(program)
         .args(args)
         .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
         .output()
-        .map_err(|e| format!("cannot run {program}: {e}"))?;
+        .map_err(|e| SandboxError::Unavailable(format!("cannot run {program}: {e}")))?;
     if out.status.success() {
         Ok(())
     } else {
-        Err(format!("{program} failed: {}", String::from_utf8_lossy(&out.stderr).trim()))
+        Err(SandboxError::Unavailable(format!("{program} failed: {}", String::from_utf8_lossy(&out.stderr).trim())))
     }
 }

@@ -22,7 +22,7 @@ use tokio::{
     net::TcpStream,
 };
 
-use crate::SandboxError;
+use crate::{SandboxError, egress::Refusal};
 
 type Body = BoxBody<Bytes, hyper::Error>;
 
@@ -230,7 +230,7 @@ async fn pass(
         match connect(how).await {
             Ok(s) => *sender = Some(s),
             Err(reason) => {
-                (how.refused)(reason.clone());
+                (how.refused)(reason.to_string());
                 return text(StatusCode::BAD_GATEWAY, format!("Lens: {reason}\n"));
             }
         }
@@ -246,16 +246,19 @@ async fn pass(
 }
 
 /// A verified TLS connection to the real host, ready for HTTP/1.1 requests.
-async fn connect(how: &Interception) -> Result<SendRequest<Incoming>, String> {
+async fn connect(how: &Interception) -> Result<SendRequest<Incoming>, Refusal> {
     let host = &how.host;
-    let tcp = TcpStream::connect(how.addr).await.map_err(|e| format!("connecting to {} failed: {e}", how.addr))?;
-    let name = ServerName::try_from(host.clone()).map_err(|e| format!("`{host}` is not a server name: {e}"))?;
+    let tcp = TcpStream::connect(how.addr)
+        .await
+        .map_err(|e| Refusal::Unreachable { addr: how.addr.to_string(), cause: e.to_string() })?;
+    let name = ServerName::try_from(host.clone()).map_err(|_| Refusal::NotAServerName(host.clone()))?;
     let tls = tokio_rustls::TlsConnector::from(how.trust.0.clone())
         .connect(name, tcp)
         .await
-        .map_err(|e| format!("{host}'s certificate was not accepted: {e}"))?;
-    let (sender, conn) =
-        hyper::client::conn::http1::handshake(TokioIo::new(tls)).await.map_err(|e| format!("{host}: {e}"))?;
+        .map_err(|e| Refusal::Untrusted { host: host.clone(), cause: e.to_string() })?;
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+        .await
+        .map_err(|e| Refusal::Handshake { host: host.clone(), cause: e.to_string() })?;
     tokio::spawn(async move {
         let _ = conn.await;
     });

@@ -183,7 +183,7 @@ impl Relay {
                 (Some(_), m) if m != "CONNECT" => {
                     Err("plain HTTP is not allowed: only HTTPS (CONNECT) goes through the proxy".to_string())
                 }
-                (Some(policy), _) => policy.decide(&target).await,
+                (Some(policy), _) => policy.decide(&target).await.map_err(|refusal| refusal.to_string()),
             };
             if let (Ok(addr), Some(trust)) = (&decided, read_only) {
                 relay.intercept(id, target, *addr, trust).await;

@@ -348,7 +348,6 @@ async fn a_start_with_no_room_waits_in_line_and_is_refused_after_the_wait(d: Arc
                 d.exec("late", ExecRequest { argv: vec!["true".into()], env: Default::default(), timeout: T }).await?,
             )
             .await
-            .map_err(SandboxError::Backend)
         })
     };
     let mut place = None;

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use super::FakeError;
 use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair};
 
 /// The names the gateway's default server certificate carries.
@@ -14,29 +15,28 @@ pub const CLIENT_ROLE: &str = "openshell-user";
 
 /// Makes a CA, a server certificate for `server_names` and a client certificate with
 /// the gateway's user role, and writes them under `dir` in the gateway's layout.
-pub fn write_certs(dir: &Path, server_names: &[&str]) -> Result<(), String> {
+pub fn write_certs(dir: &Path, server_names: &[&str]) -> Result<(), FakeError> {
     write_certs_with_role(dir, server_names, Some(CLIENT_ROLE))
 }
 
 /// As [`write_certs`], the client certificate carrying `role` as its OU (or none).
-pub fn write_certs_with_role(dir: &Path, server_names: &[&str], role: Option<&str>) -> Result<(), String> {
-    let fail = |e: rcgen::Error| format!("making certificates: {e}");
-    let ca_key = KeyPair::generate().map_err(fail)?;
-    let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(fail)?;
+pub fn write_certs_with_role(dir: &Path, server_names: &[&str], role: Option<&str>) -> Result<(), FakeError> {
+    let ca_key = KeyPair::generate()?;
+    let mut ca = CertificateParams::new(Vec::<String>::new())?;
     ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     ca.distinguished_name.push(DnType::CommonName, "openshell-ca");
-    let ca_cert = ca.self_signed(&ca_key).map_err(fail)?;
+    let ca_cert = ca.self_signed(&ca_key)?;
     let issuer = Issuer::new(ca, ca_key);
     let leaf = |names: Vec<String>, usage: ExtendedKeyUsagePurpose, cn: &str, unit: Option<&str>| {
-        let key = KeyPair::generate().map_err(fail)?;
-        let mut params = CertificateParams::new(names).map_err(fail)?;
+        let key = KeyPair::generate()?;
+        let mut params = CertificateParams::new(names)?;
         params.extended_key_usages = vec![usage];
         params.distinguished_name.push(DnType::CommonName, cn);
         if let Some(unit) = unit {
             params.distinguished_name.push(DnType::OrganizationalUnitName, unit);
         }
-        let cert = params.signed_by(&key, &issuer).map_err(fail)?;
-        Ok::<_, String>((cert.pem(), key.serialize_pem()))
+        let cert = params.signed_by(&key, &issuer)?;
+        Ok::<_, FakeError>((cert.pem(), key.serialize_pem()))
     };
     let server = leaf(
         server_names.iter().map(|s| s.to_string()).collect(),
@@ -48,9 +48,9 @@ pub fn write_certs_with_role(dir: &Path, server_names: &[&str], role: Option<&st
     let write = |rel: &str, text: &str| {
         let path = dir.join(rel);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent).map_err(FakeError::io(parent.display()))?;
         }
-        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
+        std::fs::write(&path, text).map_err(FakeError::io(path.display()))
     };
     write("ca.crt", &ca_cert.pem())?;
     write("server/tls.crt", &server.0)?;

@@ -12,6 +12,8 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use super::FakeError;
+
 /// The unprivileged host user the containers' processes run as.
 const HOST_UID: u32 = 65534;
 
@@ -46,33 +48,37 @@ fn own_path(controller: &str) -> Option<String> {
     })
 }
 
-fn make(dir: &Path) -> Result<(), String> {
-    fs::create_dir_all(dir).map_err(|e| format!("cannot make the cgroup {}: {e}", dir.display()))
+fn make(dir: &Path) -> Result<(), FakeError> {
+    fs::create_dir_all(dir).map_err(FakeError::io(format_args!("cannot make the cgroup {}", dir.display())))
 }
 
 impl Containers {
     /// Makes `lens-fake-<folder>` beside this process's own cgroups.
-    pub(crate) fn new(folder: &str) -> Result<Self, String> {
+    pub(crate) fn new(folder: &str) -> Result<Self, FakeError> {
         if !nix::unistd::geteuid().is_root() {
-            return Err("the fake gateway contains its sandboxes only when it runs as root".into());
+            return Err(FakeError::Unsupported(
+                "the fake gateway contains its sandboxes only when it runs as root".into(),
+            ));
         }
         let folder = format!("lens-fake-{folder}");
         let mount = Path::new(MOUNT);
         if mount.join("cgroup.controllers").exists() {
             let own = mount.join(own_path("").unwrap_or_default());
             // v2 hands controllers only to a cgroup's children when it holds no process.
-            fs::write(own.join("cgroup.subtree_control"), "+memory +pids")
-                .map_err(|e| format!("cannot hand the memory and pids controllers down from {}: {e}", own.display()))?;
+            fs::write(own.join("cgroup.subtree_control"), "+memory +pids").map_err(FakeError::io(format_args!(
+                "cannot hand the memory and pids controllers down from {}",
+                own.display()
+            )))?;
             let base = own.join(folder);
             make(&base)?;
             fs::write(base.join("cgroup.subtree_control"), "+memory +pids")
-                .map_err(|e| format!("cannot hand controllers down in {}: {e}", base.display()))?;
+                .map_err(FakeError::io(format_args!("cannot hand controllers down in {}", base.display())))?;
             return Ok(Self { bases: vec![base], v2: true });
         }
         let mut bases = Vec::new();
         for controller in ["memory", "pids"] {
-            let path =
-                own_path(controller).ok_or_else(|| format!("the cgroup `{controller}` controller is missing"))?;
+            let path = own_path(controller)
+                .ok_or_else(|| FakeError::Unsupported(format!("the cgroup `{controller}` controller is missing")))?;
             let base = mount.join(controller).join(path).join(&folder);
             make(&base)?;
             bases.push(base);
@@ -81,13 +87,13 @@ impl Containers {
     }
 
     /// A container for sandbox `name`, holding at most `memory` bytes.
-    pub(crate) fn create(&self, name: &str, memory: Option<u64>) -> Result<Container, String> {
+    pub(crate) fn create(&self, name: &str, memory: Option<u64>) -> Result<Container, FakeError> {
         let dirs: Vec<PathBuf> = self.bases.iter().map(|b| b.join(name)).collect();
         for dir in &dirs {
             make(dir)?;
         }
         let set = |dir: &Path, file: &str, value: String| {
-            fs::write(dir.join(file), value).map_err(|e| format!("cannot set {file}: {e}"))
+            fs::write(dir.join(file), value).map_err(FakeError::io(format_args!("cannot set {file}")))
         };
         let memory = memory.map(|m| m.to_string());
         if self.v2 {
@@ -117,15 +123,16 @@ impl Drop for Containers {
 }
 
 /// Makes `dir` (a sandbox's home) the containers' user's, and its parents passable.
-pub(crate) fn hand_over(dir: &Path) -> Result<(), String> {
+pub(crate) fn hand_over(dir: &Path) -> Result<(), FakeError> {
     use std::os::unix::fs::PermissionsExt;
     let uid = Some(nix::unistd::Uid::from_raw(HOST_UID));
     let gid = Some(nix::unistd::Gid::from_raw(HOST_UID));
-    nix::unistd::chown(dir, uid, gid).map_err(|e| format!("cannot hand {} over: {e}", dir.display()))?;
+    nix::unistd::chown(dir, uid, gid)
+        .map_err(|e| FakeError::Io { what: format!("cannot hand {} over", dir.display()), source: e.into() })?;
     if let Some(parent) = dir.parent() {
-        let mut mode = fs::metadata(parent).map_err(|e| e.to_string())?.permissions();
+        let mut mode = fs::metadata(parent).map_err(FakeError::io(parent.display()))?.permissions();
         mode.set_mode(mode.mode() | 0o711);
-        fs::set_permissions(parent, mode).map_err(|e| e.to_string())?;
+        fs::set_permissions(parent, mode).map_err(FakeError::io(parent.display()))?;
     }
     Ok(())
 }

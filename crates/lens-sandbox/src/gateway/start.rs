@@ -252,7 +252,7 @@ pub(super) async fn check(options: &GatewayOptions) -> Result<GatewayCheck, Sand
         let request =
             ExecRequest { argv: vec!["true".into()], env: Default::default(), timeout: Duration::from_secs(30) };
         let run = driver.exec(chat, request).await?;
-        crate::run_to_end(run).await.map_err(SandboxError::Backend)
+        crate::run_to_end(run).await
     }
     .await;
     let deleted = driver.delete(chat).await;

@@ -54,8 +54,7 @@ impl LocalDriver {
             cgroups.create(&name_owned, &limits)
         })
         .await
-        .map_err(backend)?
-        .map_err(SandboxError::Unavailable)?;
+        .map_err(backend)??;
         let ca = Arc::new(SandboxCa::new()?);
         let bundle = bundle_path(&workspace.dir);
         write_bundle(&bundle, ca.cert_pem()).map_err(|e| backend(format!("writing {}: {e}", bundle.display())))?;
