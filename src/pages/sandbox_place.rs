@@ -1,7 +1,7 @@
 //! Settings > Code sandbox > where sandboxes run: this machine, or an OpenShell gateway
 //! with its address, certificate folder and TLS server name, and its last check.
 
-use lens_types::SandboxSettingsView;
+use lens_types::{SandboxField, SandboxSettingsView};
 use leptos::prelude::*;
 
 use crate::pages::gateway_preflight::GatewayPreflightPanel;
@@ -10,15 +10,15 @@ use crate::pages::gateway_preflight::GatewayPreflightPanel;
 const PLACES: [(&str, &str); 2] = [("local", "This machine (bubblewrap)"), ("gateway", "An OpenShell gateway")];
 
 /// The gateway's fields: (setting, label, placeholder).
-const GATEWAY_FIELDS: [(&str, &str, &str); 3] = [
-    ("gateway_address", "Gateway address (host:port)", "openshell-gateway:17670"),
+const GATEWAY_FIELDS: [(SandboxField, &str, &str); 3] = [
+    (SandboxField::GatewayAddress, "Gateway address (host:port)", "openshell-gateway:17670"),
     (
-        "gateway_cert_dir",
+        SandboxField::GatewayCertDir,
         "Certificate folder on the server (ca.crt, client/tls.crt, client/tls.key)",
         "/var/lib/lens/openshell",
     ),
     (
-        "gateway_server_name",
+        SandboxField::GatewayServerName,
         "TLS server name (when the certificate does not carry the address's host)",
         "openshell-gateway",
     ),
@@ -34,7 +34,7 @@ pub fn SandboxPlace(
     /// Called with the settings once the gateway started here answers.
     on_ready: Callback<SandboxSettingsView>,
 ) -> impl IntoView {
-    let locked = move |field: &str| view_sig.with(|v| v.as_ref().is_some_and(|v| v.locked.iter().any(|l| l == field)));
+    let locked = move |name: &str| view_sig.with(|v| v.as_ref().is_some_and(|v| v.is_locked(name)));
     let check = move || view_sig.with(|v| v.as_ref().and_then(|v| v.gateway_check.clone()));
     let radios = PLACES
         .iter()
@@ -42,7 +42,7 @@ pub fn SandboxPlace(
             view! {
                 <label class="check">
                     <input type="radio" name="sandbox-backend" value=value data-testid=format!("sandbox-backend-{value}")
-                        disabled=move || locked("backend")
+                        disabled=move || locked(SandboxField::Backend.name())
                         prop:checked=move || backend.get() == value on:change=move |_| backend.set(value.into()) />
                     {label}
                 </label>
@@ -53,6 +53,7 @@ pub fn SandboxPlace(
         .iter()
         .zip(gateway)
         .map(|(&(field, label, placeholder), signal)| {
+            let field = field.name();
             view! {
                 <label>{label}
                     <input type="text" data-testid=format!("sandbox-{}", field.replace('_', "-").replace("cert-dir", "certs"))

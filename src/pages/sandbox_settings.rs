@@ -3,7 +3,9 @@
 //! the server's environment are shown locked. Turning the sandbox off, or moving it,
 //! deletes every sandbox: the page asks first, saying how many.
 
-use lens_types::{NetworkMode, SandboxBackend, SandboxSettingsView, UpdateSandboxSettingsRequest};
+use lens_types::{
+    NetworkMode, SandboxBackend, SandboxField as F, SandboxNumber, SandboxSettingsView, UpdateSandboxSettingsRequest,
+};
 use leptos::prelude::*;
 
 use crate::{
@@ -11,76 +13,16 @@ use crate::{
     pages::{egress_log::EgressLog, sandbox_check_list::CheckList, sandbox_place::SandboxPlace},
 };
 
-/// The numeric settings: (field, label, unit).
-const NUMBERS: &[(&str, &str, &str)] = &[
-    ("timeout_secs", "Time limit per run", "seconds"),
-    ("shown", "Output shown per run", "characters of stdout and of stderr"),
-    ("memory_mb", "Memory", "MiB per sandbox"),
-    ("processes", "Processes", "per sandbox"),
-    ("cpu_millis", "CPU", "thousandths of a core"),
-    ("disk_mb", "Disk quota", "MiB per workspace"),
-    ("idle_stop_secs", "Stop when idle for", "seconds (files are kept)"),
-    ("unused_delete_days", "Delete when unused for", "days"),
-    ("max_running", "Sandboxes at once", "at most"),
-    ("max_running_per_person", "Sandboxes at once per person", "at most"),
-    ("max_memory_mb", "Memory of all sandboxes", "MiB together"),
-    ("queue_wait_secs", "Wait for a free sandbox", "seconds, then the run is refused"),
-    ("pool_size", "Kept ready", "sandboxes started ahead for new conversations"),
-];
-
-fn number(v: &SandboxSettingsView, field: &str) -> u64 {
-    match field {
-        "timeout_secs" => v.timeout_secs,
-        "shown" => v.shown,
-        "memory_mb" => v.memory_mb,
-        "processes" => v.processes,
-        "cpu_millis" => v.cpu_millis,
-        "disk_mb" => v.disk_mb,
-        "idle_stop_secs" => v.idle_stop_secs,
-        "max_running" => v.max_running,
-        "max_running_per_person" => v.max_running_per_person,
-        "max_memory_mb" => v.max_memory_mb,
-        "queue_wait_secs" => v.queue_wait_secs,
-        "pool_size" => v.pool_size,
-        _ => v.unused_delete_days,
-    }
-}
-
-/// The numbers whose 0 means "automatic": the host's own figure.
-const AUTOMATIC: [&str; 3] = ["max_running", "max_running_per_person", "max_memory_mb"];
-
 /// For a number whose 0 means "automatic": what that stands for on this machine.
-fn automatic(v: &SandboxSettingsView, field: &str) -> Option<String> {
-    match field {
-        "max_running" => Some(format!("automatic ({} on this machine: four per CPU)", v.auto_max_running)),
-        "max_running_per_person" => Some(format!(
-            "automatic ({}: a quarter of the sandboxes at once, at least 1)",
-            v.auto_max_running_per_person
-        )),
-        "max_memory_mb" => {
-            Some(format!("automatic ({} MiB on this machine: three quarters of its memory)", v.auto_max_memory_mb))
+fn automatic(v: &SandboxSettingsView, number: SandboxNumber) -> Option<String> {
+    let stands_for = v.automatic(number)?;
+    Some(match number {
+        SandboxNumber::MaxRunning => format!("automatic ({stands_for} on this machine: four per CPU)"),
+        SandboxNumber::MaxRunningPerPerson => {
+            format!("automatic ({stands_for}: a quarter of the sandboxes at once, at least 1)")
         }
-        _ => None,
-    }
-}
-
-fn set_number(req: &mut UpdateSandboxSettingsRequest, field: &str, value: u64) {
-    let slot = match field {
-        "timeout_secs" => &mut req.timeout_secs,
-        "shown" => &mut req.shown,
-        "memory_mb" => &mut req.memory_mb,
-        "processes" => &mut req.processes,
-        "cpu_millis" => &mut req.cpu_millis,
-        "disk_mb" => &mut req.disk_mb,
-        "idle_stop_secs" => &mut req.idle_stop_secs,
-        "max_running" => &mut req.max_running,
-        "max_running_per_person" => &mut req.max_running_per_person,
-        "max_memory_mb" => &mut req.max_memory_mb,
-        "queue_wait_secs" => &mut req.queue_wait_secs,
-        "pool_size" => &mut req.pool_size,
-        _ => &mut req.unused_delete_days,
-    };
-    *slot = Some(value);
+        _ => format!("automatic ({stands_for} MiB on this machine: three quarters of its memory)"),
+    })
 }
 
 /// The sentence that asks before sandboxes are deleted; `None` when nothing is lost.
@@ -124,7 +66,7 @@ pub fn SandboxSection() -> impl IntoView {
     let network = RwSignal::new("off".to_string());
     let hosts = RwSignal::new(String::new());
     let trusted = RwSignal::new(String::new());
-    let numbers: Vec<RwSignal<String>> = NUMBERS.iter().map(|_| RwSignal::new(String::new())).collect();
+    let numbers: Vec<RwSignal<String>> = SandboxNumber::ALL.iter().map(|_| RwSignal::new(String::new())).collect();
     let status = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let fill = {
@@ -138,8 +80,8 @@ pub fn SandboxSection() -> impl IntoView {
             network.set(v.network.as_str().to_owned());
             hosts.set(v.hosts.join("\n"));
             trusted.set(v.trusted_egress.join("\n"));
-            for ((field, ..), signal) in NUMBERS.iter().zip(&numbers) {
-                signal.set(number(&v, field).to_string());
+            for (number, signal) in SandboxNumber::ALL.into_iter().zip(&numbers) {
+                signal.set(v.number(number).to_string());
             }
             view_sig.set(Some(v));
         }
@@ -153,45 +95,46 @@ pub fn SandboxSection() -> impl IntoView {
             }
         });
     }
-    let locked = move |field: &str| view_sig.with(|v| v.as_ref().is_some_and(|v| v.locked.iter().any(|l| l == field)));
+    let locked = move |name: &str| view_sig.with(|v| v.as_ref().is_some_and(|v| v.is_locked(name)));
     let save = {
         let (fill, numbers) = (fill.clone(), numbers.clone());
         move |ev: leptos::ev::SubmitEvent| {
             ev.prevent_default();
             let mut req = UpdateSandboxSettingsRequest::default();
-            if !locked("enabled") {
+            if !locked(F::Enabled.name()) {
                 req.enabled = Some(enabled.get_untracked());
             }
-            if !locked("backend") {
+            if !locked(F::Backend.name()) {
                 req.backend = SandboxBackend::parse(&backend.get_untracked());
             }
             if req.backend == Some(SandboxBackend::Gateway) {
                 for (field, signal, slot) in [
-                    ("gateway_address", address, &mut req.gateway_address),
-                    ("gateway_cert_dir", cert_dir, &mut req.gateway_cert_dir),
-                    ("gateway_server_name", server_name, &mut req.gateway_server_name),
+                    (F::GatewayAddress, address, &mut req.gateway_address),
+                    (F::GatewayCertDir, cert_dir, &mut req.gateway_cert_dir),
+                    (F::GatewayServerName, server_name, &mut req.gateway_server_name),
                 ] {
-                    if !locked(field) {
+                    if !locked(field.name()) {
                         *slot = Some(signal.get_untracked().trim().to_owned());
                     }
                 }
             }
-            if !locked("network") {
+            if !locked(F::Network.name()) {
                 req.network = NetworkMode::parse(&network.get_untracked());
             }
-            if !locked("hosts") {
+            if !locked(F::Hosts.name()) {
                 req.hosts = Some(lines(&hosts.get_untracked()));
             }
-            if !locked("trusted_egress") {
+            if !locked(F::TrustedEgress.name()) {
                 req.trusted_egress = Some(lines(&trusted.get_untracked()));
             }
-            for ((field, label, _), signal) in NUMBERS.iter().zip(&numbers) {
-                if locked(field) {
+            for (number, signal) in SandboxNumber::ALL.into_iter().zip(&numbers) {
+                let spec = number.spec();
+                if locked(spec.name) {
                     continue;
                 }
                 match signal.get_untracked().trim().parse::<u64>() {
-                    Ok(n) => set_number(&mut req, field, n),
-                    Err(_) => return status.set(Some(format!("{label} must be a whole number."))),
+                    Ok(n) => req.set_number(number, n),
+                    Err(_) => return status.set(Some(format!("{} must be a whole number.", spec.label))),
                 }
             }
             if let Some(question) = view_sig.with_untracked(|v| v.as_ref().and_then(|v| deletion_question(v, &req)))
@@ -240,25 +183,22 @@ pub fn SandboxSection() -> impl IntoView {
         let fill = fill.clone();
         Callback::new(move |v: SandboxSettingsView| fill(v))
     };
-    let number_fields = NUMBERS
-        .iter()
+    let number_fields = SandboxNumber::ALL
+        .into_iter()
         .zip(numbers)
-        .map(|((field, label, unit), signal)| {
+        .map(|(number, signal)| {
+            let spec = number.spec();
+            let (field, label, unit) = (spec.name, spec.label, spec.unit);
             let id = format!("sandbox-{}", field.replace('_', "-"));
             // Where 0 is "automatic": a box that says what it stands for here, and the
             // number only when it is not.
-            let auto = Signal::derive(move || AUTOMATIC.contains(field) && signal.with(|s| s.trim() == "0"));
-            let means = move || view_sig.with(|v| v.as_ref().and_then(|v| automatic(v, field))).unwrap_or_default();
+            let auto = Signal::derive(move || spec.zero_is_automatic && signal.with(|s| s.trim() == "0"));
+            let means = move || view_sig.with(|v| v.as_ref().and_then(|v| automatic(v, number))).unwrap_or_default();
             let toggle = move |ev: leptos::ev::Event| {
-                let stands_for = view_sig.with_untracked(|v| match (v.as_ref(), *field) {
-                    (Some(v), "max_running") => v.auto_max_running,
-                    (Some(v), "max_running_per_person") => v.auto_max_running_per_person,
-                    (Some(v), _) => v.auto_max_memory_mb,
-                    (None, _) => 0,
-                });
+                let stands_for = view_sig.with_untracked(|v| v.as_ref().and_then(|v| v.automatic(number)).unwrap_or(0));
                 signal.set(if event_target_checked(&ev) { "0".into() } else { stands_for.to_string() });
             };
-            let auto_box = AUTOMATIC.contains(field).then(|| {
+            let auto_box = spec.zero_is_automatic.then(|| {
                 view! {
                     <label class="check">
                         <input type="checkbox" data-testid=format!("{id}-auto") disabled=move || locked(field)
@@ -269,7 +209,7 @@ pub fn SandboxSection() -> impl IntoView {
             });
             view! {
                 <div class="number-field">
-                    <label for=id.clone()>{*label}</label>
+                    <label for=id.clone()>{label}</label>
                     <div class="number-row">
                         {auto_box}
                         // Disabled while automatic: a hidden field is no obstacle to Save.
@@ -277,7 +217,7 @@ pub fn SandboxSection() -> impl IntoView {
                             <input type="number" min="0" inputmode="numeric" data-testid=id.clone() id=id
                                 disabled=move || locked(field) || auto.get()
                                 prop:value=move || signal.get() on:input=move |ev| signal.set(event_target_value(&ev)) />
-                            <span class="muted">{*unit}</span>
+                            <span class="muted">{unit}</span>
                         </span>
                     </div>
                 </div>
@@ -293,14 +233,14 @@ pub fn SandboxSection() -> impl IntoView {
             </button>
             <form class="form" on:submit=save data-testid="sandbox-form">
                 <label class="check">
-                    <input type="checkbox" data-testid="sandbox-enabled" disabled=move || locked("enabled")
+                    <input type="checkbox" data-testid="sandbox-enabled" disabled=move || locked(F::Enabled.name())
                         prop:checked=move || enabled.get() on:change=move |ev| enabled.set(event_target_checked(&ev)) />
                     "Run code in a sandbox (run_python, run_bash, sandbox_files)"
                 </label>
                 <SandboxPlace view_sig=view_sig backend=backend gateway=[address, cert_dir, server_name]
                     on_ready=on_ready />
                 <label>"Network"
-                    <select data-testid="sandbox-network" disabled=move || locked("network")
+                    <select data-testid="sandbox-network" disabled=move || locked(F::Network.name())
                         prop:value=move || network.get() on:change=move |ev| network.set(event_target_value(&ev))>
                         <option value="off">"Off: loopback only"</option>
                         <option value="registries">"Package registries only"</option>
@@ -312,11 +252,11 @@ pub fn SandboxSection() -> impl IntoView {
                     {move || view_sig.with(|v| v.as_ref().map(|v| if v.registries.is_empty() { "none".to_string() } else { v.registries.join(", ") }).unwrap_or_default())}
                 </p>
                 <label>"Allowed hosts (one per line)"
-                    <textarea rows="3" data-testid="sandbox-hosts" disabled=move || locked("hosts")
+                    <textarea rows="3" data-testid="sandbox-hosts" disabled=move || locked(F::Hosts.name())
                         prop:value=move || hosts.get() on:input=move |ev| hosts.set(event_target_value(&ev))></textarea>
                 </label>
                 <label>"Trusted egress ranges (CIDR, one per line; empty: public addresses only)"
-                    <textarea rows="2" data-testid="sandbox-trusted" disabled=move || locked("trusted_egress")
+                    <textarea rows="2" data-testid="sandbox-trusted" disabled=move || locked(F::TrustedEgress.name())
                         prop:value=move || trusted.get() on:input=move |ev| trusted.set(event_target_value(&ev))></textarea>
                 </label>
                 <div class="number-fields">{number_fields}</div>

@@ -36,6 +36,8 @@ pub mod registries;
 mod relay;
 mod room;
 mod run_stream;
+#[doc(hidden)]
+pub mod testing;
 mod transfer;
 
 pub use admission::{AdmissionLimits, OwnerOf, host_memory};

@@ -9,6 +9,7 @@ use lens_sandbox::{
     egress::{Cidr, EgressPolicy},
     registries::Registries,
     run_to_end,
+    testing::eventually,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -183,9 +184,11 @@ async fn a_thread_left_by_a_cell_has_no_network_after_the_cell_ended() {
     assert!(during.lines().any(|l| l.contains(" 200")), "allowed while the cell ran: {during}");
     // Between runs (reading and writing files is no run), the thread keeps trying.
     d.put_file("leftover", "attempts.txt", Vec::new()).await.unwrap();
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let after = String::from_utf8(d.get_file("leftover", "attempts.txt", 1 << 20).await.unwrap()).unwrap();
-    assert!(after.lines().count() >= 3, "the thread still runs: {after}");
+    let after = eventually("three attempts after the cell", Duration::from_secs(30), || async {
+        let after = String::from_utf8(d.get_file("leftover", "attempts.txt", 1 << 20).await.unwrap()).unwrap();
+        (after.lines().count() >= 3).then_some(after)
+    })
+    .await;
     assert!(after.lines().all(|l| !l.contains(" 200")), "refused once the cell ended: {after}");
     assert!(d.egress_log().iter().any(|e| !e.allowed && e.reason.contains("no run is in progress")));
 }

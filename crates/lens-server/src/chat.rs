@@ -2,6 +2,8 @@
 //! that drives one answer against a model, the tools and the store ([`runner`]).
 
 pub mod approvals;
+pub mod ask;
+mod chats;
 pub mod deletion;
 pub mod endings;
 pub mod history;
@@ -10,5 +12,6 @@ pub mod live_run;
 pub mod machine;
 pub mod runner;
 
+pub use chats::{AnswerLimits, Chats};
 pub use hub::{AnswerHub, AnswerLog};
 pub use runner::spawn_answer;

@@ -2,11 +2,13 @@
 
 use std::{net::SocketAddr, path::PathBuf};
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 mod hidden;
+mod sandbox_numbers;
 
 pub use hidden::Hidden;
+pub use sandbox_numbers::SandboxNumbers;
 
 /// Lens: a self-hosted chat assistant that runs code.
 #[derive(Debug, Parser)]
@@ -160,12 +162,10 @@ pub struct Config {
     /// pass through [default: /run/lens/sandboxes-<hash> as root, else the data directory].
     #[arg(long, env = "LENS_SANDBOX_MOUNTS")]
     pub sandbox_mounts: Option<PathBuf>,
-    /// Seconds one run may take before it is stopped [default 60].
-    #[arg(long, env = "LENS_SANDBOX_TIMEOUT_SECS")]
-    pub sandbox_timeout_secs: Option<u64>,
-    /// Characters of a run's output a person sees: the start of stdout, the end of stderr [default 4000].
-    #[arg(long, env = "LENS_SANDBOX_SHOWN")]
-    pub sandbox_shown: Option<u64>,
+    /// The sandbox's numbers (`--sandbox-timeout-secs`, `LENS_SANDBOX_MEMORY_MB`, ...), as
+    /// lens-types declares them.
+    #[command(flatten)]
+    pub sandbox_numbers: SandboxNumbers,
     /// What sandboxes may reach: off, registries or hosts [default off].
     #[arg(long, env = "LENS_SANDBOX_NETWORK")]
     pub sandbox_network: Option<String>,
@@ -183,40 +183,6 @@ pub struct Config {
     /// from, for a mirror with its own; the host's bundle is always trusted.
     #[arg(long, env = "LENS_SANDBOX_REGISTRY_CA")]
     pub sandbox_registry_ca: Option<PathBuf>,
-    /// Memory of one sandbox, MiB [default 1024].
-    #[arg(long, env = "LENS_SANDBOX_MEMORY_MB")]
-    pub sandbox_memory_mb: Option<u64>,
-    /// Processes and threads of one sandbox [default 256].
-    #[arg(long, env = "LENS_SANDBOX_PROCESSES")]
-    pub sandbox_processes: Option<u64>,
-    /// CPU of one sandbox in thousandths of a core [default 1000].
-    #[arg(long, env = "LENS_SANDBOX_CPU_MILLIS")]
-    pub sandbox_cpu_millis: Option<u64>,
-    /// Disk quota of one workspace, MiB [default 1024].
-    #[arg(long, env = "LENS_SANDBOX_DISK_MB")]
-    pub sandbox_disk_mb: Option<u64>,
-    /// Seconds a sandbox may sit idle before it is stopped (files kept) [default 600].
-    #[arg(long, env = "LENS_SANDBOX_IDLE_STOP_SECS")]
-    pub sandbox_idle_stop_secs: Option<u64>,
-    /// Days a sandbox may go unused before it is deleted [default 14].
-    #[arg(long, env = "LENS_SANDBOX_UNUSED_DELETE_DAYS")]
-    pub sandbox_unused_delete_days: Option<u64>,
-    /// Sandboxes running at once, at most; 0 = four per CPU [default 0].
-    #[arg(long, env = "LENS_SANDBOX_MAX_RUNNING")]
-    pub sandbox_max_running: Option<u64>,
-    /// Sandboxes one person may have running at once; 0 = a quarter of those at once,
-    /// at least 1 [default 0].
-    #[arg(long, env = "LENS_SANDBOX_MAX_RUNNING_PER_PERSON")]
-    pub sandbox_max_running_per_person: Option<u64>,
-    /// Memory of all running sandboxes together, MiB; 0 = three quarters of the host's [default 0].
-    #[arg(long, env = "LENS_SANDBOX_MAX_MEMORY_MB")]
-    pub sandbox_max_memory_mb: Option<u64>,
-    /// Seconds a run waits for a free sandbox before it is refused [default 120].
-    #[arg(long, env = "LENS_SANDBOX_QUEUE_WAIT_SECS")]
-    pub sandbox_queue_wait_secs: Option<u64>,
-    /// Sandboxes kept started for new conversations, so their first run does not wait [default 1].
-    #[arg(long, env = "LENS_SANDBOX_POOL_SIZE")]
-    pub sandbox_pool_size: Option<u64>,
     /// Under this much free space in the data directory (MiB) Lens warns, in its log
     /// and in the admin's Settings.
     #[arg(long, env = "LENS_DISK_WARN_MB", default_value_t = 1024)]
@@ -273,24 +239,12 @@ impl Config {
             sandbox_gateway_certs: None,
             sandbox_gateway_server_name: None,
             host_helper: None,
-            sandbox_timeout_secs: None,
-            sandbox_shown: None,
             sandbox_network: None,
+            sandbox_numbers: SandboxNumbers::default(),
             sandbox_hosts: None,
             sandbox_trusted_egress: None,
             sandbox_registries: None,
             sandbox_registry_ca: None,
-            sandbox_memory_mb: None,
-            sandbox_processes: None,
-            sandbox_cpu_millis: None,
-            sandbox_disk_mb: None,
-            sandbox_idle_stop_secs: None,
-            sandbox_unused_delete_days: None,
-            sandbox_max_running: None,
-            sandbox_max_running_per_person: None,
-            sandbox_max_memory_mb: None,
-            sandbox_queue_wait_secs: None,
-            sandbox_pool_size: None,
             public_url: None,
             allowed_hosts: Vec::new(),
             trusted_proxies: Vec::new(),
@@ -333,5 +287,27 @@ mod tests {
         let printed = format!("{:?}", parsed.config);
         assert!(!printed.contains("server-secret") && !printed.contains("sk-model-key"), "{printed}");
         assert_eq!(parsed.config.model_api_key.as_ref().map(Hidden::expose), Some("sk-model-key"));
+    }
+
+    #[test]
+    fn the_sandbox_numbers_are_options_named_by_their_declaration() {
+        use lens_types::SandboxNumber;
+        #[derive(Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            config: Config,
+        }
+        let parsed =
+            Wrapper::try_parse_from(["lens", "--sandbox-memory-mb", "512", "--sandbox-max-running-per-person", "3"])
+                .unwrap();
+        let numbers = &parsed.config.sandbox_numbers;
+        assert_eq!(numbers.get(SandboxNumber::MemoryMb), Some(512));
+        assert_eq!(numbers.get(SandboxNumber::MaxRunningPerPerson), Some(3));
+        assert_eq!(numbers.get(SandboxNumber::TimeoutSecs), None, "unset is the stored setting's");
+        assert!(Wrapper::try_parse_from(["lens", "--sandbox-pool-size", "many"]).is_err(), "numbers only");
+        let help = Wrapper::command().render_long_help().to_string();
+        for number in SandboxNumber::ALL {
+            assert!(help.contains(number.spec().env), "{} is documented in --help", number.spec().env);
+        }
     }
 }

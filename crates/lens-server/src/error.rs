@@ -59,7 +59,7 @@ pub enum AppError {
     #[error("{0}")]
     HostHelperFailed(String),
     /// 507: the server's disk is full, so nothing new could be saved.
-    #[error("{}", crate::disk::DISK_FULL)]
+    #[error("{}", crate::files::disk::DISK_FULL)]
     DiskFull,
     /// 421: the `Host` is not a name Lens is reached under; the message names the setting.
     #[error("{0}")]
@@ -84,8 +84,8 @@ pub enum AppError {
     Internal(String),
 }
 
-impl From<crate::disk::DiskFull> for AppError {
-    fn from(_: crate::disk::DiskFull) -> Self {
+impl From<crate::files::disk::DiskFull> for AppError {
+    fn from(_: crate::files::disk::DiskFull) -> Self {
         AppError::DiskFull
     }
 }
@@ -139,7 +139,7 @@ impl AppError {
 
     /// A failed file write: the disk-full sentence when that is why, else internal.
     pub fn from_io(e: std::io::Error) -> Self {
-        if crate::disk::io_is_full(&e) {
+        if crate::files::disk::io_is_full(&e) {
             tracing::warn!(error = %e, "a write failed: the disk is full");
             Self::DiskFull
         } else {
@@ -161,7 +161,7 @@ impl AppError {
 impl From<sqlx::Error> for AppError {
     /// A database write that failed for space is the disk-full sentence, not a 500.
     fn from(e: sqlx::Error) -> Self {
-        if crate::disk::db_is_full(&e) {
+        if crate::files::disk::db_is_full(&e) {
             tracing::warn!(error = %e, "a database write failed: the disk is full");
             Self::DiskFull
         } else {

@@ -12,11 +12,11 @@
 
 pub mod auth;
 pub mod chat;
+pub mod checks;
 pub mod config;
-pub mod disk;
-pub mod download;
 pub mod error;
 pub mod error_envelope;
+pub mod files;
 pub mod gateway_preflight;
 pub mod ids;
 pub mod json;
@@ -32,13 +32,10 @@ pub mod sandbox;
 pub mod sandbox_settings;
 pub mod secret;
 pub mod serve;
-pub mod share;
 pub mod site;
 pub mod state;
 pub mod store;
 pub mod tools;
-pub mod vault;
-pub mod vault_stream;
 pub mod web_shell;
 
 pub use config::Config;

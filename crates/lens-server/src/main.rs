@@ -26,15 +26,15 @@ async fn main() -> anyhow::Result<()> {
         Command::Serve(config) => {
             let addr = config.addr;
             let state = AppState::open(config, ModelSource::Settings, ToolRegistry::default()).await?;
-            lens_server::sandbox::start(&state).await?;
+            lens_server::sandbox::start(&state.sandbox).await?;
             lens_server::routines::spawn(state.clone(), ROUTINES_EVERY);
             let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("listening on {addr}"))?;
             tracing::info!("Lens is serving on http://{addr}");
             serve(listener, state.clone(), shutdown_signal()).await.context("serving")?;
-            lens_server::sandbox::shutdown(&state).await;
+            lens_server::sandbox::shutdown(&state.sandbox).await;
         }
         Command::Admin { command: AdminCommand::Create { config, username, password, admin } } => {
-            lens_server::routes::sessions::check_username(&username).map_err(|e| anyhow::anyhow!("{e}"))?;
+            lens_server::checks::check_username(&username).map_err(|e| anyhow::anyhow!("{e}"))?;
             check_password_rules(password.expose()).map_err(|e| anyhow::anyhow!("{e}"))?;
             let state = AppState::open(config, ModelSource::Settings, ToolRegistry::default()).await?;
             let hash = hash_password(password.expose()).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -48,9 +48,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Openapi => println!("{}", serde_json::to_string_pretty(&lens_server::router::openapi_document())?),
         Command::Sandbox { command: SandboxCommand::Check { config } } => {
             let state = AppState::open(config, ModelSource::Settings, ToolRegistry::default()).await?;
-            let settings = lens_server::sandbox_settings::SandboxSettings::load(&state)
-                .await
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let settings = state.sandbox.settings().await.map_err(|e| anyhow::anyhow!("{e}"))?;
             let check = state.sandbox.run_check(&settings).await;
             for item in &check.items {
                 println!("{} {}: {}", if item.ok { "ok  " } else { "FAIL" }, item.name, item.detail);

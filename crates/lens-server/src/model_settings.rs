@@ -6,7 +6,7 @@ use std::sync::Arc;
 use lens_llm::{Anthropic, ChatModel, Direct, OpenAiCompatible};
 use lens_types::{ModelProvider, ModelSettingsView, UpdateModelSettingsRequest};
 
-use crate::{AppError, AppState};
+use crate::{AppError, Config, secret::ServerSecret, store::Store};
 
 const PROVIDER: &str = "model.provider";
 const BASE_URL: &str = "model.base_url";
@@ -43,6 +43,45 @@ pub enum ModelSource {
     Fixed(Arc<dyn ChatModel>),
 }
 
+/// The answers' model: where it comes from, and what reading and changing its settings
+/// needs. Built once at start; cheap to clone.
+#[derive(Clone)]
+pub struct Models {
+    pub source: ModelSource,
+    config: Arc<Config>,
+    store: Store,
+    secret: Arc<ServerSecret>,
+    /// The HTTP client the model providers share.
+    pub http: reqwest::Client,
+}
+
+impl Models {
+    pub fn new(source: ModelSource, config: Arc<Config>, store: Store, secret: Arc<ServerSecret>) -> Self {
+        Self { source, config, store, secret, http: lens_llm::http_client() }
+    }
+
+    /// The settings in force.
+    pub async fn settings(&self) -> Result<ModelSettings, AppError> {
+        ModelSettings::load(self).await
+    }
+
+    /// Changes the settings, and returns those then in force.
+    pub async fn update(&self, req: UpdateModelSettingsRequest) -> Result<ModelSettings, AppError> {
+        ModelSettings::update(self, req).await
+    }
+
+    /// The model for a new answer, and its context window in tokens (from the settings,
+    /// for a fixed model too).
+    pub async fn current(&self) -> Result<(Arc<dyn ChatModel>, u32), AppError> {
+        let settings = self.settings().await?;
+        let model = match &self.source {
+            ModelSource::Fixed(m) => m.clone(),
+            ModelSource::Settings => settings.model(&self.http),
+        };
+        Ok((model, settings.context_tokens))
+    }
+}
+
 fn default_base_url(p: ModelProvider) -> &'static str {
     match p {
         ModelProvider::Direct => "",
@@ -52,7 +91,7 @@ fn default_base_url(p: ModelProvider) -> &'static str {
 }
 
 impl ModelSettings {
-    pub async fn load(state: &AppState) -> Result<Self, AppError> {
+    async fn load(state: &Models) -> Result<Self, AppError> {
         let c = &state.config;
         let store = &state.store;
         let mut locked = Vec::new();
@@ -124,7 +163,7 @@ impl ModelSettings {
 
     /// Applies an admin's change. Locked fields may not change; the whole change is
     /// checked before anything is written.
-    pub async fn update(state: &AppState, req: UpdateModelSettingsRequest) -> Result<Self, AppError> {
+    async fn update(state: &Models, req: UpdateModelSettingsRequest) -> Result<Self, AppError> {
         let current = Self::load(state).await?;
         let touched = [
             ("provider", req.provider.is_some()),
@@ -215,18 +254,5 @@ fn moves_host(current: &ModelSettings, req: &UpdateModelSettingsRequest) -> bool
         (_, Err(_)) => false,
         (Ok(now), Ok(next)) => !lens_llm::same_origin(&now, &next),
         (Err(_), Ok(_)) => true,
-    }
-}
-
-impl ModelSource {
-    /// The model for a new answer, and its context window in tokens (from the settings,
-    /// for a fixed model too).
-    pub async fn current(&self, state: &AppState) -> Result<(Arc<dyn ChatModel>, u32), AppError> {
-        let settings = ModelSettings::load(state).await?;
-        let model = match self {
-            Self::Fixed(m) => m.clone(),
-            Self::Settings => settings.model(&state.http),
-        };
-        Ok((model, settings.context_tokens))
     }
 }

@@ -68,6 +68,7 @@ fn error(description: &str) -> Value {
 /// Adds to each operation the errors every route of its kind can answer.
 pub fn complete(mut doc: Value) -> Value {
     inline_primitives(&mut doc);
+    sandbox_number_ranges(&mut doc);
     let kinds = event_kinds(&doc);
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
         return doc;
@@ -80,6 +81,24 @@ pub fn complete(mut doc: Value) -> Value {
         }
     }
     doc
+}
+
+/// The sandbox numbers' ranges, from their one declaration (`lens_types::SandboxNumber`),
+/// on the change request's fields.
+fn sandbox_number_ranges(doc: &mut Value) {
+    let Some(fields) =
+        doc.pointer_mut("/components/schemas/UpdateSandboxSettingsRequest/properties").and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    for number in lens_types::SandboxNumber::ALL {
+        let spec = number.spec();
+        if let Some(field) = fields.get_mut(spec.name).and_then(Value::as_object_mut) {
+            field.insert("minimum".into(), spec.min.into());
+            field.insert("maximum".into(), spec.max.into());
+            field.insert("description".into(), format!("{}, {}", spec.label, spec.unit).into());
+        }
+    }
 }
 
 /// utoipa names a type alias of a primitive (`UnixMillis = i64`) by the primitive and

@@ -125,7 +125,7 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::mcp::routes(state.clone()))
         .fallback_service(web)
         .layer(DefaultBodyLimit::max(state.config.body_limit))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::site::guard))
+        .layer(axum::middleware::from_fn_with_state(state.site.clone(), crate::site::guard))
         .layer(SetResponseHeaderLayer::overriding(
             HeaderName::from_static("x-content-type-options"),
             HeaderValue::from_static("nosniff"),

@@ -21,7 +21,7 @@ pub async fn forget_unsent_uploads(state: &AppState, keep: Duration) -> usize {
         }
     };
     for (id, user_id) in &taken {
-        if let Err(e) = state.uploads.delete(&user_id.to_string(), id) {
+        if let Err(e) = state.files.uploads.delete(&user_id.to_string(), id) {
             tracing::warn!(upload = %id, error = %e, "deleting an unsent upload's bytes failed");
         }
     }
@@ -38,9 +38,9 @@ pub fn spawn(state: AppState, every: Duration) {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            crate::sandbox::tidy(&state).await;
+            crate::sandbox::tidy(&state.sandbox).await;
             forget_unsent_uploads(&state, UNSENT_UPLOAD_KEEP).await;
-            state.disk.check();
+            state.files.disk.check();
         }
     });
 }

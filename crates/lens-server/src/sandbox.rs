@@ -16,7 +16,12 @@ use lens_sandbox::{
 };
 use lens_types::{GatewayCheckView, NetworkMode, SandboxBackend, SandboxCheck};
 
-use crate::{AppState, Config, sandbox_settings::SandboxSettings, tools::RunSettings};
+use crate::{
+    AppError, Config,
+    sandbox_settings::{SandboxSettings, SandboxStatus},
+    store::Store,
+    tools::RunSettings,
+};
 
 /// The sandbox switch and what goes with it. One per server.
 pub struct SandboxHub {
@@ -40,6 +45,10 @@ pub struct SandboxHub {
     switching: tokio::sync::Mutex<()>,
     /// Whose a conversation is, for admission's fair shares.
     owners: lens_sandbox::OwnerOf,
+    /// Where the settings are kept, and which conversations exist.
+    pub(crate) store: Store,
+    /// The operator's configuration: its `LENS_SANDBOX_*` values lock settings.
+    pub(crate) config: Arc<Config>,
 }
 
 #[derive(Clone)]
@@ -72,7 +81,13 @@ impl Place {
 
 impl SandboxHub {
     /// Finds the registries (configured, or the host's pip and npm) once, at start.
-    pub fn new(config: &Config, owners: lens_sandbox::OwnerOf) -> Self {
+    pub fn new(config: Arc<Config>, store: Store) -> Self {
+        // Admission shares the sandboxes between people: it asks whose a conversation is.
+        let owners_of = store.clone();
+        let owners: lens_sandbox::OwnerOf = Arc::new(move |chat: String| {
+            let store = owners_of.clone();
+            Box::pin(async move { store.chat_owner(&chat).await.ok().flatten().map(|id| id.to_string()) })
+        });
         Self {
             root: config.data_dir.join("sandboxes"),
             agent: config.sandbox_agent_path(),
@@ -87,7 +102,61 @@ impl SandboxHub {
             count: Default::default(),
             switching: tokio::sync::Mutex::default(),
             owners,
+            store,
+            config,
         }
+    }
+
+    /// The settings in force.
+    pub async fn settings(&self) -> Result<SandboxSettings, AppError> {
+        SandboxSettings::load(&self.config, &self.store).await
+    }
+
+    /// `settings` as the admin's page shows them, with what the sandbox reports.
+    pub fn view(&self, settings: &SandboxSettings) -> lens_types::SandboxSettingsView {
+        settings.view(SandboxStatus {
+            gateway_check: self.last_gateway_check(),
+            sandbox_count: self.count(),
+            registries: self.registries().hosts.clone(),
+            check: self.last_check(),
+            recent_egress: self.egress_log(),
+        })
+    }
+
+    /// Applies an admin's change: refused whole if a locked field is touched or a value
+    /// is out of range; then stored and put into force (turning the sandbox on runs the
+    /// check first and refuses with its reasons). A refused change leaves nothing stored.
+    pub async fn update_settings(
+        &self,
+        req: lens_types::UpdateSandboxSettingsRequest,
+    ) -> Result<SandboxSettings, AppError> {
+        let pairs = self.settings().await?.changes(&req)?;
+        let mut old = Vec::new();
+        for (k, _) in &pairs {
+            old.push((k.clone(), self.store.setting(k).await?));
+        }
+        self.write_settings(&pairs).await?;
+        let next = self.settings().await?;
+        if next.backend == SandboxBackend::Gateway
+            && (next.gateway_address.is_empty() || next.gateway_cert_dir.is_empty())
+        {
+            self.write_settings(&old).await?;
+            return Err(AppError::BadRequest(
+                "sandboxes on a gateway need its address and its certificate folder".into(),
+            ));
+        }
+        // Put into force; if the sandbox cannot be turned on, nothing of the change stays.
+        if let Err(refused) = self.apply(&next).await {
+            self.write_settings(&old).await?;
+            return Err(refused);
+        }
+        Ok(next)
+    }
+
+    async fn write_settings(&self, pairs: &[(String, Option<String>)]) -> Result<(), AppError> {
+        let refs: Vec<(&str, Option<String>)> = pairs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        self.store.set_settings(&refs).await?;
+        Ok(())
     }
 
     /// The driver, when the sandbox is on.
@@ -223,7 +292,7 @@ impl SandboxHub {
 
     /// Puts settings into force: turns the sandbox on (after a passing check) or off
     /// (deleting every sandbox), and applies limits, network and run settings.
-    pub async fn apply(&self, settings: &SandboxSettings) -> Result<(), String> {
+    pub async fn apply(&self, settings: &SandboxSettings) -> Result<(), AppError> {
         let _one_at_a_time = self.switching.lock().await;
         let run = RunSettings {
             timeout: Duration::from_secs(settings.timeout_secs),
@@ -265,17 +334,20 @@ impl SandboxHub {
                 if !check.ok {
                     let missing: Vec<String> =
                         check.items.iter().filter(|i| !i.ok).map(|i| format!("{}: {}", i.name, i.detail)).collect();
-                    return Err(format!("the code sandbox cannot be turned on here. {}", missing.join("; ")));
+                    return Err(AppError::Conflict(format!(
+                        "the code sandbox cannot be turned on here. {}",
+                        missing.join("; ")
+                    )));
                 }
-                lens_sandbox::start_local(self.options(settings), &driver_settings).map_err(|e| e.to_string())?
+                lens_sandbox::start_local(self.options(settings), &driver_settings).map_err(conflict)?
             }
             Place::Gateway(address) => {
                 let check = self.run_gateway_check(settings).await;
                 if !check.ok {
-                    return Err(format!("the OpenShell gateway cannot be used: {}", check.message));
+                    return Err(AppError::Conflict(format!("the OpenShell gateway cannot be used: {}", check.message)));
                 }
                 lens_sandbox::start_gateway(self.gateway_options(address.clone()), &driver_settings)
-                    .map_err(|e| e.to_string())?
+                    .map_err(conflict)?
             }
         };
         driver.set_owners(self.owners.clone());
@@ -342,14 +414,19 @@ async fn delete_all(driver: &dyn SandboxDriver) {
     }
 }
 
+/// A driver that would not start, as the admin's refusal.
+fn conflict(e: SandboxError) -> AppError {
+    AppError::Conflict(e.to_string())
+}
+
 /// Turns the sandbox on at start if the settings say so. When an operator forced it on
 /// (`--sandbox`) and it cannot run, the server does not start, and says why.
-pub async fn start(state: &AppState) -> anyhow::Result<()> {
-    let settings = SandboxSettings::load(state).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+pub async fn start(hub: &Arc<SandboxHub>) -> anyhow::Result<()> {
+    let settings = hub.settings().await.map_err(|e| anyhow::anyhow!("{e}"))?;
     if settings.network != NetworkMode::Off {
-        state.sandbox.find_registries().await;
+        hub.find_registries().await;
     }
-    match state.sandbox.apply(&settings).await {
+    match hub.apply(&settings).await {
         Ok(()) if settings.enabled && settings.backend == SandboxBackend::Gateway => tracing::info!(
             network = settings.network.as_str(),
             gateway = %settings.gateway_address,
@@ -359,27 +436,27 @@ pub async fn start(state: &AppState) -> anyhow::Result<()> {
             tracing::info!(network = settings.network.as_str(), "the code sandbox is on (bubblewrap on this machine)")
         }
         Ok(()) => tracing::info!("the code sandbox is off; an admin can turn it on in Settings > Code sandbox"),
-        Err(reason) if state.config.sandbox == Some(true) => anyhow::bail!(reason),
+        Err(reason) if hub.config.sandbox == Some(true) => anyhow::bail!(reason.to_string()),
         Err(reason) => tracing::error!(%reason, "the code sandbox stays off"),
     }
     Ok(())
 }
 
 /// Stops every sandbox as the server goes down (the workspaces stay).
-pub async fn shutdown(state: &AppState) {
-    if let Some(driver) = state.sandbox.driver() {
+pub async fn shutdown(hub: &SandboxHub) {
+    if let Some(driver) = hub.driver() {
         driver.shutdown().await;
     }
 }
 
 /// One pass of the routines: stop idle sandboxes, delete unused ones and those whose
 /// conversation is gone. Returns (stopped, deleted).
-pub async fn tidy(state: &AppState) -> (usize, usize) {
-    let Some(driver) = state.sandbox.driver() else { return (0, 0) };
-    let Ok(settings) = SandboxSettings::load(state).await else { return (0, 0) };
+pub async fn tidy(hub: &SandboxHub) -> (usize, usize) {
+    let Some(driver) = hub.driver() else { return (0, 0) };
+    let Ok(settings) = hub.settings().await else { return (0, 0) };
     let (mut stopped, mut deleted) = (0, 0);
     for sandbox in driver.list().await.unwrap_or_default() {
-        let orphan = matches!(state.store.chat_exists(&sandbox.chat_id).await, Ok(false));
+        let orphan = matches!(hub.store.chat_exists(&sandbox.chat_id).await, Ok(false));
         let unused =
             sandbox.state == SandboxState::Stopped && sandbox.idle_secs >= settings.unused_delete_days * 86_400;
         if orphan || unused {

@@ -2,9 +2,11 @@
 //! `--sandbox-*` option or `LENS_SANDBOX_*` variable (shown locked), checked as a whole
 //! before anything is written.
 
-use lens_types::{NetworkMode, SandboxBackend, SandboxSettingsView, UpdateSandboxSettingsRequest};
+use lens_types::{
+    NetworkMode, SandboxBackend, SandboxField as F, SandboxNumber, SandboxSettingsView, UpdateSandboxSettingsRequest,
+};
 
-use crate::{AppError, AppState, Config};
+use crate::{AppError, Config, store::Store};
 
 /// The settings in force.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,74 +38,42 @@ pub struct SandboxSettings {
     pub locked: Vec<String>,
 }
 
-/// Each number: (field, default, smallest, largest).
-const NUMBERS: &[(&str, u64, u64, u64)] = &[
-    ("shown", 4000, 100, 100_000),
-    ("timeout_secs", 60, 1, 3600),
-    ("memory_mb", 1024, 64, 65_536),
-    ("processes", 256, 16, 4096),
-    ("cpu_millis", 1000, 100, 64_000),
-    ("disk_mb", 1024, 16, 1_048_576),
-    ("idle_stop_secs", 600, 10, 604_800),
-    ("unused_delete_days", 14, 1, 3650),
-    ("max_running", 0, 0, 10_000),
-    ("max_running_per_person", 0, 0, 10_000),
-    ("max_memory_mb", 0, 0, 16_777_216),
-    ("queue_wait_secs", 120, 1, 3600),
-    ("pool_size", 1, 0, 64),
-];
-
-fn key(field: &str) -> String {
-    format!("sandbox.{field}")
-}
-
-fn env_number(config: &Config, field: &str) -> Option<u64> {
-    match field {
-        "shown" => config.sandbox_shown,
-        "timeout_secs" => config.sandbox_timeout_secs,
-        "memory_mb" => config.sandbox_memory_mb,
-        "processes" => config.sandbox_processes,
-        "cpu_millis" => config.sandbox_cpu_millis,
-        "disk_mb" => config.sandbox_disk_mb,
-        "idle_stop_secs" => config.sandbox_idle_stop_secs,
-        "unused_delete_days" => config.sandbox_unused_delete_days,
-        "max_running" => config.sandbox_max_running,
-        "max_running_per_person" => config.sandbox_max_running_per_person,
-        "max_memory_mb" => config.sandbox_max_memory_mb,
-        "queue_wait_secs" => config.sandbox_queue_wait_secs,
-        "pool_size" => config.sandbox_pool_size,
-        _ => None,
-    }
+/// A setting's stored key.
+fn key(name: &str) -> String {
+    format!("sandbox.{name}")
 }
 
 impl SandboxSettings {
-    pub async fn load(state: &AppState) -> Result<Self, AppError> {
-        let config = &state.config;
-        let store = &state.store;
+    /// The settings in force: the operator's `LENS_SANDBOX_*` values (locked), else the
+    /// stored ones, else the defaults.
+    pub async fn load(config: &Config, store: &Store) -> Result<Self, AppError> {
         let mut locked = Vec::new();
         let mut lock = |field: &str, set: bool| {
             if set {
                 locked.push(field.to_owned());
             }
         };
-        lock("enabled", config.sandbox.is_some());
+        lock(F::Enabled.name(), config.sandbox.is_some());
         let enabled = match config.sandbox {
             Some(on) => on,
-            None => store.setting(&key("enabled")).await?.as_deref() == Some("true"),
+            None => store.setting(&key(F::Enabled.name())).await?.as_deref() == Some("true"),
         };
         let backend_env = config.sandbox_backend.as_deref().and_then(SandboxBackend::parse);
-        lock("backend", backend_env.is_some());
+        lock(F::Backend.name(), backend_env.is_some());
         let backend = match backend_env {
             Some(b) => b,
-            None => {
-                store.setting(&key("backend")).await?.as_deref().and_then(SandboxBackend::parse).unwrap_or_default()
-            }
+            None => store
+                .setting(&key(F::Backend.name()))
+                .await?
+                .as_deref()
+                .and_then(SandboxBackend::parse)
+                .unwrap_or_default(),
         };
         let mut gateway = Vec::new();
         for (field, env) in [
-            ("gateway_address", &config.sandbox_gateway),
-            ("gateway_cert_dir", &config.sandbox_gateway_certs),
-            ("gateway_server_name", &config.sandbox_gateway_server_name),
+            (F::GatewayAddress.name(), &config.sandbox_gateway),
+            (F::GatewayCertDir.name(), &config.sandbox_gateway_certs),
+            (F::GatewayServerName.name(), &config.sandbox_gateway_server_name),
         ] {
             lock(field, env.is_some());
             gateway.push(match env {
@@ -114,51 +84,40 @@ impl SandboxSettings {
         let [gateway_address, gateway_cert_dir, gateway_server_name] =
             <[String; 3]>::try_from(gateway).map_err(|_| AppError::internal("sandbox gateway settings"))?;
         let network_env = config.sandbox_network.as_deref().and_then(NetworkMode::parse);
-        lock("network", network_env.is_some());
+        lock(F::Network.name(), network_env.is_some());
         let network = match network_env {
             Some(n) => n,
-            None => store.setting(&key("network")).await?.as_deref().and_then(NetworkMode::parse).unwrap_or_default(),
+            None => store
+                .setting(&key(F::Network.name()))
+                .await?
+                .as_deref()
+                .and_then(NetworkMode::parse)
+                .unwrap_or_default(),
         };
         let list = |stored: Option<String>| stored.and_then(|s| serde_json::from_str::<Vec<String>>(&s).ok());
-        lock("hosts", config.sandbox_hosts.is_some());
+        lock(F::Hosts.name(), config.sandbox_hosts.is_some());
         let hosts = match &config.sandbox_hosts {
             Some(h) => h.clone(),
-            None => list(store.setting(&key("hosts")).await?).unwrap_or_default(),
+            None => list(store.setting(&key(F::Hosts.name())).await?).unwrap_or_default(),
         };
-        lock("trusted_egress", config.sandbox_trusted_egress.is_some());
+        lock(F::TrustedEgress.name(), config.sandbox_trusted_egress.is_some());
         let trusted_egress = match &config.sandbox_trusted_egress {
             Some(t) => t.clone(),
-            None => list(store.setting(&key("trusted_egress")).await?).unwrap_or_default(),
+            None => list(store.setting(&key(F::TrustedEgress.name())).await?).unwrap_or_default(),
         };
-        let mut numbers = Vec::new();
-        for (field, default, ..) in NUMBERS {
-            let value = match env_number(config, field) {
+        let mut numbers = std::collections::BTreeMap::new();
+        for number in SandboxNumber::ALL {
+            let spec = number.spec();
+            let value = match config.sandbox_numbers.get(number) {
                 Some(v) => {
-                    lock(field, true);
+                    lock(spec.name, true);
                     v
                 }
-                None => store.setting(&key(field)).await?.and_then(|v| v.parse().ok()).unwrap_or(*default),
+                None => store.setting(&key(spec.name)).await?.and_then(|v| v.parse().ok()).unwrap_or(spec.default),
             };
-            numbers.push(value);
+            numbers.insert(number, value);
         }
-        let [
-            shown,
-            timeout_secs,
-            memory_mb,
-            processes,
-            cpu_millis,
-            disk_mb,
-            idle_stop_secs,
-            unused_delete_days,
-            max_running,
-            max_running_per_person,
-            max_memory_mb,
-            queue_wait_secs,
-            pool_size,
-        ] = numbers[..]
-        else {
-            return Err(AppError::internal("sandbox settings table"));
-        };
+        let number = |n: SandboxNumber| numbers.get(&n).copied().unwrap_or(n.spec().default);
         Ok(Self {
             enabled,
             backend,
@@ -168,24 +127,25 @@ impl SandboxSettings {
             network,
             hosts,
             trusted_egress,
-            shown,
-            timeout_secs,
-            memory_mb,
-            processes,
-            cpu_millis,
-            disk_mb,
-            idle_stop_secs,
-            unused_delete_days,
-            max_running,
-            max_running_per_person,
-            max_memory_mb,
-            queue_wait_secs,
-            pool_size,
+            shown: number(SandboxNumber::Shown),
+            timeout_secs: number(SandboxNumber::TimeoutSecs),
+            memory_mb: number(SandboxNumber::MemoryMb),
+            processes: number(SandboxNumber::Processes),
+            cpu_millis: number(SandboxNumber::CpuMillis),
+            disk_mb: number(SandboxNumber::DiskMb),
+            idle_stop_secs: number(SandboxNumber::IdleStopSecs),
+            unused_delete_days: number(SandboxNumber::UnusedDeleteDays),
+            max_running: number(SandboxNumber::MaxRunning),
+            max_running_per_person: number(SandboxNumber::MaxRunningPerPerson),
+            max_memory_mb: number(SandboxNumber::MaxMemoryMb),
+            queue_wait_secs: number(SandboxNumber::QueueWaitSecs),
+            pool_size: number(SandboxNumber::PoolSize),
             locked,
         })
     }
 
-    pub fn view(&self, state: &AppState) -> SandboxSettingsView {
+    /// The settings as the admin's page shows them, with what the sandbox reports.
+    pub fn view(&self, status: SandboxStatus) -> SandboxSettingsView {
         let host = lens_sandbox::AdmissionLimits::for_host();
         let admission = self.admission();
         SandboxSettingsView {
@@ -194,12 +154,12 @@ impl SandboxSettings {
             gateway_address: self.gateway_address.clone(),
             gateway_cert_dir: self.gateway_cert_dir.clone(),
             gateway_server_name: self.gateway_server_name.clone(),
-            gateway_check: state.sandbox.last_gateway_check(),
-            sandbox_count: state.sandbox.count(),
+            gateway_check: status.gateway_check,
+            sandbox_count: status.sandbox_count,
             network: self.network,
             hosts: self.hosts.clone(),
             trusted_egress: self.trusted_egress.clone(),
-            registries: state.sandbox.registries().hosts.clone(),
+            registries: status.registries,
             shown: self.shown,
             timeout_secs: self.timeout_secs,
             memory_mb: self.memory_mb,
@@ -217,8 +177,8 @@ impl SandboxSettings {
             auto_max_running_per_person: lens_sandbox::AdmissionLimits::per_person_for(admission.max_running) as u64,
             auto_max_memory_mb: host.max_memory_bytes >> 20,
             locked: self.locked.clone(),
-            check: state.sandbox.last_check(),
-            recent_egress: state.sandbox.egress_log(),
+            check: status.check,
+            recent_egress: status.recent_egress,
         }
     }
 
@@ -248,38 +208,22 @@ impl SandboxSettings {
         }
     }
 
-    /// Applies an admin's change: refused whole if a locked field is touched or a value
-    /// is out of range; then stored and put into force (turning the sandbox on runs the
-    /// check first and refuses with its reasons).
-    pub async fn update(state: &AppState, req: UpdateSandboxSettingsRequest) -> Result<Self, AppError> {
-        let current = Self::load(state).await?;
-        let numbers: [(&str, Option<u64>); 13] = [
-            ("shown", req.shown),
-            ("timeout_secs", req.timeout_secs),
-            ("memory_mb", req.memory_mb),
-            ("processes", req.processes),
-            ("cpu_millis", req.cpu_millis),
-            ("disk_mb", req.disk_mb),
-            ("idle_stop_secs", req.idle_stop_secs),
-            ("unused_delete_days", req.unused_delete_days),
-            ("max_running", req.max_running),
-            ("max_running_per_person", req.max_running_per_person),
-            ("max_memory_mb", req.max_memory_mb),
-            ("queue_wait_secs", req.queue_wait_secs),
-            ("pool_size", req.pool_size),
-        ];
+    /// An admin's change as the stored settings it writes: refused whole if a locked
+    /// field is touched or a value is out of range.
+    pub fn changes(&self, req: &UpdateSandboxSettingsRequest) -> Result<Vec<(String, Option<String>)>, AppError> {
+        let current = self;
         let touched = [
-            ("enabled", req.enabled.is_some()),
-            ("backend", req.backend.is_some()),
-            ("gateway_address", req.gateway_address.is_some()),
-            ("gateway_cert_dir", req.gateway_cert_dir.is_some()),
-            ("gateway_server_name", req.gateway_server_name.is_some()),
-            ("network", req.network.is_some()),
-            ("hosts", req.hosts.is_some()),
-            ("trusted_egress", req.trusted_egress.is_some()),
+            (F::Enabled.name(), req.enabled.is_some()),
+            (F::Backend.name(), req.backend.is_some()),
+            (F::GatewayAddress.name(), req.gateway_address.is_some()),
+            (F::GatewayCertDir.name(), req.gateway_cert_dir.is_some()),
+            (F::GatewayServerName.name(), req.gateway_server_name.is_some()),
+            (F::Network.name(), req.network.is_some()),
+            (F::Hosts.name(), req.hosts.is_some()),
+            (F::TrustedEgress.name(), req.trusted_egress.is_some()),
         ]
         .into_iter()
-        .chain(numbers.iter().map(|(f, v)| (*f, v.is_some())));
+        .chain(SandboxNumber::ALL.map(|n| (n.spec().name, req.number(n).is_some())));
         for (field, is_touched) in touched {
             if is_touched && current.locked.iter().any(|l| l == field) {
                 return Err(AppError::Conflict(format!(
@@ -288,70 +232,52 @@ impl SandboxSettings {
             }
         }
         let mut pairs: Vec<(String, Option<String>)> = Vec::new();
-        for ((field, value), (_, _, min, max)) in numbers.iter().zip(NUMBERS) {
-            if let Some(v) = value {
-                if !(*min..=*max).contains(v) {
-                    return Err(AppError::BadRequest(format!("`{field}` must be between {min} and {max}")));
-                }
-                pairs.push((key(field), Some(v.to_string())));
+        for number in SandboxNumber::ALL {
+            if let Some(v) = req.number(number) {
+                let v = number.check(v).map_err(|e| AppError::BadRequest(e.to_string()))?;
+                pairs.push((key(number.spec().name), Some(v.to_string())));
             }
         }
         if let Some(hosts) = &req.hosts {
             let hosts = clean_hosts(hosts)?;
-            pairs.push((key("hosts"), Some(serde_json::to_string(&hosts).map_err(AppError::internal)?)));
+            pairs.push((key(F::Hosts.name()), Some(serde_json::to_string(&hosts).map_err(AppError::internal)?)));
         }
         if let Some(ranges) = &req.trusted_egress {
             let ranges = clean_ranges(ranges)?;
-            pairs.push((key("trusted_egress"), Some(serde_json::to_string(&ranges).map_err(AppError::internal)?)));
-        }
-        if let Some(network) = req.network {
-            pairs.push((key("network"), Some(network.as_str().to_owned())));
-        }
-        if let Some(enabled) = req.enabled {
-            pairs.push((key("enabled"), Some(enabled.to_string())));
-        }
-        if let Some(backend) = req.backend {
-            pairs.push((key("backend"), Some(backend.as_str().to_owned())));
-        }
-        if let Some(address) = &req.gateway_address {
-            pairs.push((key("gateway_address"), Some(clean_address(address)?)));
-        }
-        if let Some(dir) = &req.gateway_cert_dir {
-            pairs.push((key("gateway_cert_dir"), Some(clean_cert_dir(dir)?)));
-        }
-        if let Some(name) = &req.gateway_server_name {
-            pairs.push((key("gateway_server_name"), Some(clean_server_name(name)?)));
-        }
-        let old: Vec<(String, Option<String>)> = {
-            let mut old = Vec::new();
-            for (k, _) in &pairs {
-                old.push((k.clone(), state.store.setting(k).await?));
-            }
-            old
-        };
-        write(state, &pairs).await?;
-        let next = Self::load(state).await?;
-        if next.backend == SandboxBackend::Gateway
-            && (next.gateway_address.is_empty() || next.gateway_cert_dir.is_empty())
-        {
-            write(state, &old).await?;
-            return Err(AppError::BadRequest(
-                "sandboxes on a gateway need its address and its certificate folder".into(),
+            pairs.push((
+                key(F::TrustedEgress.name()),
+                Some(serde_json::to_string(&ranges).map_err(AppError::internal)?),
             ));
         }
-        // Put into force; if the sandbox cannot be turned on, nothing of the change stays.
-        if let Err(reason) = state.sandbox.apply(&next).await {
-            write(state, &old).await?;
-            return Err(AppError::Conflict(reason));
+        if let Some(network) = req.network {
+            pairs.push((key(F::Network.name()), Some(network.as_str().to_owned())));
         }
-        Ok(next)
+        if let Some(enabled) = req.enabled {
+            pairs.push((key(F::Enabled.name()), Some(enabled.to_string())));
+        }
+        if let Some(backend) = req.backend {
+            pairs.push((key(F::Backend.name()), Some(backend.as_str().to_owned())));
+        }
+        if let Some(address) = &req.gateway_address {
+            pairs.push((key(F::GatewayAddress.name()), Some(clean_address(address)?)));
+        }
+        if let Some(dir) = &req.gateway_cert_dir {
+            pairs.push((key(F::GatewayCertDir.name()), Some(clean_cert_dir(dir)?)));
+        }
+        if let Some(name) = &req.gateway_server_name {
+            pairs.push((key(F::GatewayServerName.name()), Some(clean_server_name(name)?)));
+        }
+        Ok(pairs)
     }
 }
 
-async fn write(state: &AppState, pairs: &[(String, Option<String>)]) -> Result<(), AppError> {
-    let refs: Vec<(&str, Option<String>)> = pairs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-    state.store.set_settings(&refs).await?;
-    Ok(())
+/// What the sandbox reports of itself, for the admin's page.
+pub struct SandboxStatus {
+    pub gateway_check: Option<lens_types::GatewayCheckView>,
+    pub sandbox_count: u64,
+    pub registries: Vec<String>,
+    pub check: Option<lens_types::SandboxCheck>,
+    pub recent_egress: Vec<lens_sandbox::egress::EgressDecision>,
 }
 
 /// Host names: lowercase DNS names, no addresses, no duplicates.

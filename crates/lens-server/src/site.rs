@@ -7,7 +7,7 @@
 //! names while Lens listens on loopback. The second by `Origin`: a change must come from
 //! a page Lens served.
 
-use std::net::IpAddr;
+use std::{net::IpAddr, sync::Arc};
 
 use axum::{
     extract::{Request, State},
@@ -18,7 +18,7 @@ use axum::{
 use lens_sandbox::egress::Cidr;
 use reqwest::Url;
 
-use crate::{AppError, AppState, config::Config};
+use crate::{AppError, config::Config};
 
 /// The names and scheme Lens is reached under, read once from the configuration.
 #[derive(Debug, Clone)]
@@ -36,7 +36,7 @@ pub struct Site {
 impl Site {
     /// Reads `LENS_PUBLIC_URL`, `LENS_ALLOWED_HOSTS`, `LENS_ADDR` and `LENS_SECURE_COOKIES`.
     /// `Err` says which setting is not an address.
-    pub fn from_config(config: &Config) -> Result<Self, String> {
+    pub fn from_config(config: &Config) -> anyhow::Result<Self> {
         let mut names = Vec::new();
         let mut public_origin = None;
         let mut always_https = config.secure_cookies;
@@ -45,7 +45,9 @@ impl Site {
                 .ok()
                 .filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some())
                 .ok_or_else(|| {
-                    format!("LENS_PUBLIC_URL: `{url}` is not an http(s) address such as https://lens.example.org")
+                    anyhow::anyhow!(
+                        "LENS_PUBLIC_URL: `{url}` is not an http(s) address such as https://lens.example.org"
+                    )
                 })?;
             always_https |= parsed.scheme() == "https";
             names.push(parsed.host_str().unwrap_or_default().trim_matches(['[', ']']).to_ascii_lowercase());
@@ -54,7 +56,7 @@ impl Site {
         for entry in config.allowed_hosts.iter().map(|h| h.trim()).filter(|h| !h.is_empty()) {
             let name = host_name(entry).to_ascii_lowercase();
             if name.is_empty() || name.contains(['/', ' ']) {
-                return Err(format!("LENS_ALLOWED_HOSTS: `{entry}` is not a host name"));
+                anyhow::bail!("LENS_ALLOWED_HOSTS: `{entry}` is not a host name");
             }
             names.push(name);
         }
@@ -173,7 +175,7 @@ fn strip_default_port<'a>(host: &'a str, scheme: &str) -> &'a str {
 /// Refuses a request for another host name (421), and a change whose `Origin` is another
 /// site (403) whoever makes it. `/healthz` answers any name, for health probes that use
 /// the container's address.
-pub async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub async fn guard(State(site): State<Arc<Site>>, request: Request, next: Next) -> Response {
     let host = request
         .headers()
         .get(header::HOST)
@@ -181,10 +183,10 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
         .map(str::to_owned)
         .or_else(|| request.uri().authority().map(|a| a.to_string()))
         .unwrap_or_default();
-    if request.uri().path() != "/healthz" && !state.site.host_allowed(&host) {
-        return AppError::MisdirectedHost(state.site.misdirected(&host)).into_response();
+    if request.uri().path() != "/healthz" && !site.host_allowed(&host) {
+        return AppError::MisdirectedHost(site.misdirected(&host)).into_response();
     }
-    if !crate::auth::is_safe(request.method()) && state.site.origin_matches(request.headers()) == Some(false) {
+    if !crate::auth::is_safe(request.method()) && site.origin_matches(request.headers()) == Some(false) {
         return AppError::CrossOrigin(CROSS_ORIGIN.into()).into_response();
     }
     next.run(request).await
@@ -241,10 +243,10 @@ mod tests {
     fn a_bad_public_url_or_host_is_named() {
         let mut config = Config::with_data_dir("/nonexistent");
         config.public_url = Some("lens.example.org".into());
-        assert!(Site::from_config(&config).unwrap_err().contains("LENS_PUBLIC_URL"));
+        assert!(Site::from_config(&config).unwrap_err().to_string().contains("LENS_PUBLIC_URL"));
         config.public_url = None;
         config.allowed_hosts = vec!["a b".into()];
-        assert!(Site::from_config(&config).unwrap_err().contains("LENS_ALLOWED_HOSTS"));
+        assert!(Site::from_config(&config).unwrap_err().to_string().contains("LENS_ALLOWED_HOSTS"));
     }
 
     #[test]

@@ -1,10 +1,19 @@
-//! `AppState`: everything a handler needs, built once at start (or by a test).
+//! `AppState`: the services, built once at start (or by a test) and handed to the
+//! routes. Each service takes only what it needs; this file is the wiring.
 
 use std::{os::unix::fs::PermissionsExt, sync::Arc};
 
 use crate::{
-    Config, auth::LoginLimiter, chat::AnswerHub, config::Hidden, model_settings::ModelSource, secret::ServerSecret,
-    store::Store, tools::ToolRegistry,
+    Config,
+    auth::LoginLimiter,
+    chat::{AnswerLimits, Chats},
+    config::Hidden,
+    files::Files,
+    model_settings::{ModelSource, Models},
+    sandbox::SandboxHub,
+    secret::ServerSecret,
+    store::Store,
+    tools::ToolRegistry,
 };
 
 /// Shared by every handler. Cheap to clone.
@@ -13,11 +22,14 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub store: Store,
     pub secret: Arc<ServerSecret>,
-    pub answers: Arc<AnswerHub>,
-    /// Answers waiting for the person's decision.
-    pub approvals: Arc<crate::chat::approvals::ApprovalHub>,
-    pub models: ModelSource,
-    pub tools: ToolRegistry,
+    /// Conversations and their answers.
+    pub chats: Chats,
+    /// The answers' model and its settings.
+    pub models: Models,
+    /// The vaults (shared files, uploads, library documents) and the disk under them.
+    pub files: Files,
+    /// The code sandbox's switch, driver and settings in force.
+    pub sandbox: Arc<SandboxHub>,
     pub login_limiter: Arc<LoginLimiter>,
     /// The reverse proxies whose forwarding headers name the client (`LENS_TRUSTED_PROXIES`).
     pub trusted_proxies: Arc<Vec<lens_sandbox::egress::Cidr>>,
@@ -25,20 +37,8 @@ pub struct AppState {
     pub site: Arc<crate::site::Site>,
     /// The one-time code setup needs while Lens listens beyond loopback with no account yet.
     pub setup_code: Arc<crate::auth::SetupCode>,
-    /// The HTTP client the model providers share.
+    /// The HTTP client Lens's own calls share (the model providers', the host helper's).
     pub http: reqwest::Client,
-    /// Files that left a sandbox, encrypted.
-    pub vault: crate::vault::Vault,
-    /// The person's uploads, encrypted.
-    pub uploads: crate::vault::Vault,
-    /// The person's library documents, encrypted.
-    pub library: crate::vault::Vault,
-    /// The code sandbox's switch, driver and settings in force.
-    pub sandbox: Arc<crate::sandbox::SandboxHub>,
-    /// The data directory's free space and the thresholds Lens keeps.
-    pub disk: Arc<crate::disk::DiskSpace>,
-    /// Answers that ended but could not be saved yet.
-    pub endings: Arc<crate::chat::endings::UnsavedEndings>,
     /// Answers' event streams open per person.
     pub streams: Arc<crate::open_streams::OpenStreams>,
 }
@@ -54,10 +54,9 @@ impl AppState {
         // workspaces, never list or read Lens's files.
         std::fs::set_permissions(&config.data_dir, std::fs::Permissions::from_mode(0o711))
             .with_context(|| format!("securing {}", config.data_dir.display()))?;
-        let trusted_proxies =
-            crate::auth::client_addr::parse_trusted(&config.trusted_proxies).map_err(anyhow::Error::msg)?;
-        let site = crate::site::Site::from_config(&config).map_err(anyhow::Error::msg)?;
-        let secret = ServerSecret::load(config.secret.as_ref().map(Hidden::expose), &config.data_dir)?;
+        let trusted_proxies = crate::auth::client_addr::parse_trusted(&config.trusted_proxies)?;
+        let site = crate::site::Site::from_config(&config)?;
+        let secret = Arc::new(ServerSecret::load(config.secret.as_ref().map(Hidden::expose), &config.data_dir)?);
         let store =
             Store::open(&config.db_path()).await.with_context(|| format!("opening {}", config.db_path().display()))?;
         std::fs::set_permissions(config.db_path(), std::fs::Permissions::from_mode(0o600))
@@ -73,49 +72,35 @@ impl AppState {
                 "LENS_PUBLIC_URL is not set: Lens answers to any host name; set it to the address people use"
             );
         }
-        // Admission shares the sandboxes between people: it asks whose a conversation is.
-        let owners_of = store.clone();
-        let owners: lens_sandbox::OwnerOf = Arc::new(move |chat: String| {
-            let store = owners_of.clone();
-            Box::pin(async move { store.chat_owner(&chat).await.ok().flatten().map(|id| id.to_string()) })
-        });
-        let sandbox = Arc::new(crate::sandbox::SandboxHub::new(&config, owners));
-        let secret = Arc::new(secret);
-        let vault = crate::vault::Vault::new(&config.data_dir, secret.clone());
-        let uploads = crate::vault::Vault::uploads(&config.data_dir, secret.clone());
-        let library = crate::vault::Vault::library(&config.data_dir, secret.clone());
-        let disk = Arc::new(crate::disk::DiskSpace::new(&config.data_dir, config.disk_warn_mb, config.disk_floor_mb));
-        disk.check();
-        Ok(Self {
-            disk,
+        let config = Arc::new(config);
+        let sandbox = Arc::new(SandboxHub::new(config.clone(), store.clone()));
+        let files = Files::open(&config, store.clone(), secret.clone());
+        let models = Models::new(models, config.clone(), store.clone(), secret.clone());
+        let chats = Chats {
+            store: store.clone(),
+            answers: Arc::default(),
+            approvals: Arc::default(),
             endings: Arc::default(),
+            models: models.clone(),
+            files: files.clone(),
+            sandbox: sandbox.clone(),
+            tools,
+            limits: AnswerLimits::from_config(&config),
+        };
+        Ok(Self {
+            http: models.http.clone(),
+            chats,
+            models,
+            files,
+            sandbox,
             streams: Arc::default(),
-            config: Arc::new(config),
+            config,
             store,
             secret,
-            vault,
-            uploads,
-            library,
-            answers: Arc::new(AnswerHub::default()),
-            approvals: Arc::default(),
-            models,
-            tools,
             login_limiter: Arc::new(LoginLimiter::default()),
             trusted_proxies: Arc::new(trusted_proxies),
             site: Arc::new(site),
             setup_code: Arc::new(setup_code),
-            http: lens_llm::http_client(),
-            sandbox,
         })
-    }
-
-    /// The tools on offer for an answer starting now: the sandbox's when it is on.
-    pub fn tools_now(&self) -> ToolRegistry {
-        let mut tools = match self.sandbox.current() {
-            Some((driver, settings)) => ToolRegistry::sandbox(self.clone(), driver, settings),
-            None => ToolRegistry::default(),
-        };
-        tools.extend(self.tools.clone());
-        tools
     }
 }

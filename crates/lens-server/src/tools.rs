@@ -96,16 +96,17 @@ pub struct ToolRegistry {
 impl ToolRegistry {
     /// The sandbox tools over `driver`.
     pub fn sandbox(
-        state: crate::AppState,
+        files: crate::files::Files,
         driver: Arc<dyn lens_sandbox::SandboxDriver>,
         settings: RunSettings,
     ) -> Self {
+        let run = run::RunTool { driver: driver.clone(), settings, files: files.clone() };
         Self::default()
-            .with(Arc::new(RunPython(run::RunTool { driver: driver.clone(), settings, state: state.clone() })))
-            .with(Arc::new(RunBash(run::RunTool { driver: driver.clone(), settings, state: state.clone() })))
+            .with(Arc::new(RunPython(run.clone())))
+            .with(Arc::new(RunBash(run)))
             .with(Arc::new(SandboxFiles { driver: driver.clone() }))
-            .with(Arc::new(ShareSandboxFile { driver: driver.clone(), state: state.clone() }))
-            .with(Arc::new(ImportSandboxFile { driver, state }))
+            .with(Arc::new(ShareSandboxFile { driver: driver.clone(), files: files.clone() }))
+            .with(Arc::new(ImportSandboxFile { driver, files }))
     }
 
     pub fn with(mut self, tool: Arc<dyn Tool>) -> Self {

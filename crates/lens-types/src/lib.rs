@@ -8,9 +8,11 @@
 pub mod api;
 pub mod error;
 pub mod event;
+pub mod sandbox_schema;
 pub mod step;
 
 pub use api::*;
 pub use error::{ApiError, ErrorBody, ErrorCode};
 pub use event::{OutputStream, StreamEvent};
+pub use sandbox_schema::{NumberSpec, OutOfRange, SandboxField, SandboxNumber};
 pub use step::{ApprovalRef, MadeFile, RunEnding, RunOutput, SharedFileRef, StepStatus, ToolStep};

@@ -10,7 +10,7 @@ use lens_sandbox::egress::Cidr;
 
 /// Parses `LENS_TRUSTED_PROXIES` entries: addresses or CIDR ranges. `Err` names the first
 /// entry that is neither.
-pub fn parse_trusted(entries: &[String]) -> Result<Vec<Cidr>, String> {
+pub fn parse_trusted(entries: &[String]) -> anyhow::Result<Vec<Cidr>> {
     entries
         .iter()
         .map(|e| e.trim())
@@ -18,7 +18,7 @@ pub fn parse_trusted(entries: &[String]) -> Result<Vec<Cidr>, String> {
         .map(|e| {
             let single = e.parse::<IpAddr>().ok().map(|ip| format!("{ip}/{}", if ip.is_ipv4() { 32 } else { 128 }));
             Cidr::parse(single.as_deref().unwrap_or(e))
-                .ok_or_else(|| format!("LENS_TRUSTED_PROXIES: `{e}` is neither an address nor a CIDR range"))
+                .ok_or_else(|| anyhow::anyhow!("LENS_TRUSTED_PROXIES: `{e}` is neither an address nor a CIDR range"))
         })
         .collect()
 }
@@ -130,6 +130,6 @@ mod tests {
     #[test]
     fn a_bad_entry_is_named() {
         assert_eq!(parse_trusted(&["10.0.0.0/8".into(), " ".into()]).unwrap().len(), 1);
-        assert!(parse_trusted(&["proxy.example".into()]).unwrap_err().contains("`proxy.example`"));
+        assert!(parse_trusted(&["proxy.example".into()]).unwrap_err().to_string().contains("`proxy.example`"));
     }
 }

@@ -3,28 +3,28 @@
 //! shared files and uploads, and its sandbox. The page assistant's conversations about a
 //! library page go with the page, so a deleted document's text is not kept in them.
 
-use crate::AppState;
+use super::Chats;
 
 /// Deletes the person's conversation `cid`; `false` when they have none by that id.
-pub async fn delete_chat(state: &AppState, user_id: i64, cid: &str) -> Result<bool, sqlx::Error> {
-    if state.store.chat(user_id, cid).await?.is_none() {
+pub async fn delete_chat(chats: &Chats, user_id: i64, cid: &str) -> Result<bool, sqlx::Error> {
+    if chats.store.chat(user_id, cid).await?.is_none() {
         return Ok(false);
     }
-    state.answers.stop_chat(cid);
+    chats.answers.stop_chat(cid);
     // Its uploads' rows go with the chat; their bytes are removed below.
-    let uploads = state.store.chat_upload_ids(cid).await?;
-    if !state.store.delete_chat(user_id, cid).await? {
+    let uploads = chats.store.chat_upload_ids(cid).await?;
+    if !chats.store.delete_chat(user_id, cid).await? {
         return Ok(false);
     }
-    if let Err(e) = state.vault.delete_folder(cid) {
+    if let Err(e) = chats.files.shared.delete_folder(cid) {
         tracing::warn!(chat = %cid, error = %e, "deleting the conversation's files failed");
     }
     for id in uploads {
-        if let Err(e) = state.uploads.delete(&user_id.to_string(), &id) {
+        if let Err(e) = chats.files.uploads.delete(&user_id.to_string(), &id) {
             tracing::warn!(chat = %cid, error = %e, "deleting an upload failed");
         }
     }
-    if let Some(sandbox) = state.sandbox.driver()
+    if let Some(sandbox) = chats.sandbox.driver()
         && let Err(e) = sandbox.delete(cid).await
     {
         tracing::warn!(chat = %cid, error = %e, "deleting the sandbox failed");
@@ -33,10 +33,10 @@ pub async fn delete_chat(state: &AppState, user_id: i64, cid: &str) -> Result<bo
 }
 
 /// Deletes the page assistant's conversations on each of `pages` (paths).
-pub async fn delete_page_chats(state: &AppState, user_id: i64, pages: &[String]) -> Result<(), sqlx::Error> {
+pub async fn delete_page_chats(chats: &Chats, user_id: i64, pages: &[String]) -> Result<(), sqlx::Error> {
     for page in pages {
-        for chat in state.store.list_chats(user_id, Some(page)).await? {
-            delete_chat(state, user_id, &chat.id).await?;
+        for chat in chats.store.list_chats(user_id, Some(page)).await? {
+            delete_chat(chats, user_id, &chat.id).await?;
         }
     }
     Ok(())

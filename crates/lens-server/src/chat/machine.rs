@@ -256,10 +256,12 @@ impl AnswerMachine {
         step.status = StepStatus::Pending;
         step.approval = Some(approval.clone());
         let step = step.clone();
+        // Saved before the question goes out: whoever acts on the event (a person's
+        // reload, an agent following the answer) finds it in the store.
         vec![
             Action::Emit(StreamEvent::Step { step }),
-            Action::Emit(StreamEvent::Approval { step_id: step_id.to_owned(), approval }),
             Action::Save,
+            Action::Emit(StreamEvent::Approval { step_id: step_id.to_owned(), approval }),
         ]
     }
 
@@ -385,8 +387,8 @@ mod tests {
         let approval = ApprovalRef { id: "a1".into(), question: "Run it?".into(), approved: None };
         let a = m.on(Input::Asked { step_id: "s1".into(), approval: approval.clone() });
         assert!(matches!(&a[0], Action::Emit(StreamEvent::Step { step }) if step.status == StepStatus::Pending));
-        assert_eq!(a[1], Action::Emit(StreamEvent::Approval { step_id: "s1".into(), approval }));
-        assert_eq!(a[2], Action::Save);
+        assert_eq!(a[1], Action::Save, "the question is saved before it goes out");
+        assert_eq!(a[2], Action::Emit(StreamEvent::Approval { step_id: "s1".into(), approval }));
         let a = m.on(Input::Decided { step_id: "s1".into(), approved: true });
         assert!(matches!(&a[0], Action::Emit(StreamEvent::Step { step })
             if step.status == StepStatus::Running && step.approval.as_ref().unwrap().approved == Some(true)));

@@ -13,14 +13,13 @@ use lens_types::{ApiError, ErrorCode, MessageStatus, StreamEvent};
 use tokio::{sync::mpsc, time::Instant};
 
 use super::{
-    AnswerLog,
+    AnswerLog, Chats,
     endings::Ending,
     history::{SYSTEM_PROMPT, model_history},
     live_run::LiveCapture,
     machine::{Action, AnswerMachine, Input},
 };
 use crate::{
-    AppState,
     store::{AnswerProgress, LiveRun},
     tools::{ToolContext, ToolOutcome},
 };
@@ -37,19 +36,19 @@ pub struct AnswerTarget {
 }
 
 /// Starts the answer's task; returns at once.
-pub fn spawn_answer(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
-    let task = tokio::spawn(run(state.clone(), target.clone(), log.clone()));
+pub fn spawn_answer(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>) {
+    let task = tokio::spawn(run(chats.clone(), target.clone(), log.clone()));
     tokio::spawn(async move {
         if let Err(e) = task.await {
             tracing::error!(answer = %target.answer_id, error = %e, "answer task died");
             let error = ApiError { code: ErrorCode::Internal, message: "the answer failed inside the server".into() };
-            let saved = state.store.message(&target.chat_id, &target.answer_id).await.ok().flatten();
+            let saved = chats.store.message(&target.chat_id, &target.answer_id).await.ok().flatten();
             let text = saved.as_ref().map(|m| m.text.clone()).unwrap_or_default();
             let steps = saved.as_ref().map(|m| m.steps.clone()).unwrap_or_default();
             // The turns are lost with the task; the next question rebuilds them from the steps.
             let progress = AnswerProgress { text: &text, steps: &steps, turns: &[], model: None, usage: None };
-            let error = end(&state, &target, progress, MessageStatus::Failed, Some(error)).await;
-            finish_log(&state, &target, &log, error).await;
+            let error = end(&chats, &target, progress, MessageStatus::Failed, Some(error)).await;
+            finish_log(&chats, &target, &log, error).await;
         }
     });
 }
@@ -58,17 +57,17 @@ pub fn spawn_answer(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) 
 /// answer still ends: failed with a sentence, kept in memory and shown so, and saved as
 /// soon as the store takes it. The error the answer ended with.
 async fn end(
-    state: &AppState,
+    chats: &Chats,
     target: &AnswerTarget,
     progress: AnswerProgress<'_>,
     status: MessageStatus,
     error: Option<ApiError>,
 ) -> Option<ApiError> {
-    let Err(e) = state.store.save_answer(&target.answer_id, progress, status, error.as_ref(), None).await else {
+    let Err(e) = chats.store.save_answer(&target.answer_id, progress, status, error.as_ref(), None).await else {
         return error;
     };
     tracing::error!(answer = %target.answer_id, error = %e, "saving an answer's ending failed; it is kept until it can be");
-    let error = if crate::disk::db_is_full(&e) {
+    let error = if crate::files::disk::db_is_full(&e) {
         ApiError {
             code: ErrorCode::DiskFull,
             message: "The server's disk was full when this answer ended, so it was saved only later; what it had is \
@@ -88,15 +87,15 @@ async fn end(
         status: MessageStatus::Failed,
         error: Some(error.clone()),
     };
-    state.endings.keep(state.store.clone(), &target.answer_id, ending);
+    chats.endings.keep(chats.store.clone(), &target.answer_id, ending);
     Some(error)
 }
 
 /// Pushes the final `Done` (with the saved message) and retires the log.
-async fn finish_log(state: &AppState, target: &AnswerTarget, log: &AnswerLog, error: Option<ApiError>) {
-    match state.store.message(&target.chat_id, &target.answer_id).await {
+async fn finish_log(chats: &Chats, target: &AnswerTarget, log: &AnswerLog, error: Option<ApiError>) {
+    match chats.store.message(&target.chat_id, &target.answer_id).await {
         Ok(Some(mut message)) => {
-            state.endings.overlay(&mut message);
+            chats.endings.overlay(&mut message);
             log.push(StreamEvent::Done { message })
         }
         // The chat was deleted meanwhile: there is nothing to show, but followers must end.
@@ -107,7 +106,7 @@ async fn finish_log(state: &AppState, target: &AnswerTarget, log: &AnswerLog, er
     }
     // Followers stop waiting even when no `Done` could be made.
     log.close();
-    state.answers.retire(target.answer_id.clone());
+    chats.answers.retire(target.answer_id.clone());
 }
 
 /// What the runner is waiting on besides the stop switch.
@@ -116,22 +115,22 @@ enum Waiting {
     Model(ModelStream),
 }
 
-async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
+async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>) {
     let mut stop = log.stop_signal();
-    let (model, history) = match prepare(&state, &target).await {
+    let (model, history) = match prepare(&chats, &target).await {
         Ok(v) => v,
         Err(error) => {
             log.push(StreamEvent::Error { error: error.clone() });
             let progress = AnswerProgress { text: "", steps: &[], turns: &[], model: None, usage: None };
-            let error = end(&state, &target, progress, MessageStatus::Failed, Some(error)).await;
-            finish_log(&state, &target, &log, error).await;
+            let error = end(&chats, &target, progress, MessageStatus::Failed, Some(error)).await;
+            finish_log(&chats, &target, &log, error).await;
             return;
         }
     };
     // The tools on offer when the answer starts stay the same until it ends.
-    let tools = state.tools_now();
+    let tools = chats.tools_now();
     let model_name = model.name();
-    let mut machine = AnswerMachine::new(state.config.max_steps, Some(SYSTEM_PROMPT.into()), tools.specs(), history);
+    let mut machine = AnswerMachine::new(chats.limits.max_steps, Some(SYSTEM_PROMPT.into()), tools.specs(), history);
     let mut pending: VecDeque<Action> = machine.start().into();
     let mut waiting = Waiting::Nothing;
     let mut last_save = Instant::now();
@@ -143,12 +142,12 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
                     let is_token = matches!(event, StreamEvent::Token { .. });
                     log.push(event);
                     if is_token && last_save.elapsed() >= SAVE_EVERY {
-                        save(&state, &target, &machine, None).await;
+                        save(&chats, &target, &machine, None).await;
                         last_save = Instant::now();
                     }
                 }
                 Action::Save => {
-                    save(&state, &target, &machine, None).await;
+                    save(&chats, &target, &machine, None).await;
                     last_save = Instant::now();
                 }
                 Action::CallModel(request) => {
@@ -164,7 +163,7 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
                 }
                 Action::RunTool { step_id, call } => {
                     // A step that must ask first waits here for the person's decision.
-                    match ask_first(&state, &tools, &target, &log, &mut machine, &mut stop, &step_id, &call).await {
+                    match ask_first(&chats, &tools, &target, &log, &mut machine, &mut stop, &step_id, &call).await {
                         Asking::Go => {}
                         Asking::Declined(outcome) => {
                             pending.extend(machine.on(Input::ToolDone { step_id, outcome }));
@@ -175,7 +174,7 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
                             continue;
                         }
                     }
-                    let running = Running { state: &state, target: &target, log: &log, machine: &machine };
+                    let running = Running { chats: &chats, target: &target, log: &log, machine: &machine };
                     let (input, stopped) = run_tool(running, &tools, &mut stop, step_id, call).await;
                     let actions = machine.on(input);
                     if stopped {
@@ -196,7 +195,7 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
                         model: Some(&model_name),
                         usage: machine.usage(),
                     };
-                    break end(&state, &target, progress, status, error).await;
+                    break end(&chats, &target, progress, status, error).await;
                 }
             }
             continue;
@@ -226,18 +225,18 @@ async fn run(state: AppState, target: AnswerTarget, log: Arc<AnswerLog>) {
         }
         pending.extend(machine.on(input));
     };
-    finish_log(&state, &target, &log, final_error).await;
+    finish_log(&chats, &target, &log, final_error).await;
 }
 
 /// The model for this answer and the conversation so far.
 async fn prepare(
-    state: &AppState,
+    chats: &Chats,
     target: &AnswerTarget,
 ) -> Result<(Arc<dyn ChatModel>, Vec<lens_llm::ChatMessage>), ApiError> {
-    let (model, context_tokens) = state.models.current(state).await.map_err(|e| e.to_api())?;
+    let (model, context_tokens) = chats.models.current().await.map_err(|e| e.to_api())?;
     let failed = |e: sqlx::Error| crate::AppError::from(e).to_api();
-    let messages = state.store.messages_with_turns(&target.chat_id).await.map_err(failed)?;
-    let page = state.store.page_context(&target.chat_id).await.map_err(failed)?;
+    let messages = chats.store.messages_with_turns(&target.chat_id).await.map_err(failed)?;
+    let page = chats.store.page_context(&target.chat_id).await.map_err(failed)?;
     Ok((model, model_history(&messages, &target.answer_id, page.as_ref(), context_tokens)))
 }
 
@@ -253,7 +252,7 @@ enum Asking {
 
 /// Carries out the machine's actions at once (while the runner itself waits).
 async fn apply_now(
-    state: &AppState,
+    chats: &Chats,
     target: &AnswerTarget,
     log: &AnswerLog,
     machine: &AnswerMachine,
@@ -262,7 +261,7 @@ async fn apply_now(
     for action in actions {
         match action {
             Action::Emit(event) => log.push(event),
-            Action::Save => save(state, target, machine, None).await,
+            Action::Save => save(chats, target, machine, None).await,
             _ => {}
         }
     }
@@ -272,7 +271,7 @@ async fn apply_now(
 /// person's decision (or a Stop, or the time limit).
 #[allow(clippy::too_many_arguments)]
 async fn ask_first(
-    state: &AppState,
+    chats: &Chats,
     tools: &crate::tools::ToolRegistry,
     target: &AnswerTarget,
     log: &AnswerLog,
@@ -290,26 +289,26 @@ async fn ask_first(
     };
     let Some(question) = tool.approval(&ctx, &call.arguments).await else { return Asking::Go };
     let id = crate::ids::random_id(16);
-    if let Err(e) = state.store.insert_approval(&id, &target.chat_id, &target.answer_id, step_id, &question).await {
+    if let Err(e) = chats.store.insert_approval(&id, &target.chat_id, &target.answer_id, step_id, &question).await {
         tracing::error!(error = %e, "recording an approval failed");
         return Asking::Declined(Box::new(ToolOutcome::failed(
             "the question to the person could not be recorded, so this did not run",
         )));
     }
-    let decision = state.approvals.wait(&id);
+    let decision = chats.approvals.wait(&id);
     let approval = lens_types::ApprovalRef { id: id.clone(), question, approved: None };
     let actions = machine.on(Input::Asked { step_id: step_id.to_owned(), approval });
-    apply_now(state, target, log, machine, actions).await;
-    let wait = Duration::from_secs(state.config.approval_wait_secs);
+    apply_now(chats, target, log, machine, actions).await;
+    let wait = Duration::from_secs(chats.limits.approval_wait_secs);
     let decided = tokio::select! {
         d = decision => d.ok(),
         _ = stop.wait_for(|s| *s) => {
-            state.approvals.forget(&id);
+            chats.approvals.forget(&id);
             return Asking::Stopped;
         }
         _ = tokio::time::sleep(wait) => None,
     };
-    state.approvals.forget(&id);
+    chats.approvals.forget(&id);
     let Some(approved) = decided else {
         let within = match wait.as_secs() {
             s if s < 120 => format!("{s} s"),
@@ -320,7 +319,7 @@ async fn ask_first(
         ))));
     };
     let actions = machine.on(Input::Decided { step_id: step_id.to_owned(), approved });
-    apply_now(state, target, log, machine, actions).await;
+    apply_now(chats, target, log, machine, actions).await;
     if approved {
         Asking::Go
     } else {
@@ -333,7 +332,7 @@ const STOP_GRACE: Duration = Duration::from_secs(3);
 
 /// What a running tool's loop reads while it saves the run's progress.
 struct Running<'a> {
-    state: &'a AppState,
+    chats: &'a Chats,
     target: &'a AnswerTarget,
     log: &'a AnswerLog,
     machine: &'a AnswerMachine,
@@ -353,10 +352,10 @@ async fn run_tool(
         let outcome = ToolOutcome::failed(format!("there is no tool named `{}`", call.name));
         return (Input::ToolDone { step_id, outcome: Box::new(outcome) }, false);
     };
-    let (state, target, log, machine) = (at.state, at.target, at.log, at.machine);
+    let (chats, target, log, machine) = (at.chats, at.target, at.log, at.machine);
     let mut capture = tool.run_kind().map(|kind| LiveCapture::for_run(&step_id, kind, &call.arguments));
     if let Some(c) = capture.as_mut() {
-        save(state, target, machine, Some(&c.snapshot())).await;
+        save(chats, target, machine, Some(&c.snapshot())).await;
     }
     let mut tick = tokio::time::interval_at(Instant::now() + SAVE_EVERY, SAVE_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -399,14 +398,14 @@ async fn run_tool(
         }
         // Saved outside the select: the stop switch's borrow must not live across it.
         if save_now && let Some(c) = capture.as_mut() {
-            save(state, target, machine, Some(&c.snapshot())).await;
+            save(chats, target, machine, Some(&c.snapshot())).await;
         }
     }
 }
 
 /// Saves the answer's progress while it runs; a failure (a full disk) is logged and the
 /// answer goes on: its ending is saved, or kept, by [`end`].
-async fn save(state: &AppState, target: &AnswerTarget, machine: &AnswerMachine, live: Option<&LiveRun>) {
+async fn save(chats: &Chats, target: &AnswerTarget, machine: &AnswerMachine, live: Option<&LiveRun>) {
     let turns = machine.turns();
     let progress = AnswerProgress {
         text: machine.text(),
@@ -415,7 +414,7 @@ async fn save(state: &AppState, target: &AnswerTarget, machine: &AnswerMachine, 
         model: None,
         usage: machine.usage(),
     };
-    if let Err(e) = state.store.save_answer(&target.answer_id, progress, MessageStatus::Streaming, None, live).await {
+    if let Err(e) = chats.store.save_answer(&target.answer_id, progress, MessageStatus::Streaming, None, live).await {
         tracing::error!(answer = %target.answer_id, error = %e, "saving the answer failed");
     }
 }

@@ -8,11 +8,11 @@ use axum::{
 };
 use lens_types::SharedFileRef;
 
-use crate::{
-    AppError, Result,
-    share::{INLINE_IMAGE_MAX, is_inline_image},
-    vault::{Vault, VaultError},
+use super::{
+    names::{INLINE_IMAGE_MAX, is_inline_image},
+    vault::Vault,
 };
+use crate::{AppError, Result};
 
 /// `Content-Disposition` with an ASCII fallback and the RFC 5987 UTF-8 name.
 fn disposition(kind: &str, name: &str) -> String {
@@ -33,20 +33,11 @@ fn disposition(kind: &str, name: &str) -> String {
 
 /// Streams `file` (stored under `owner`) from `vault`. `inline` shows an image of a safe
 /// type and size in the page; anything else is an attachment.
-/// A vault's refusal as the API's: missing is 404, a failed check is "damaged".
-pub fn vault_error(e: VaultError) -> AppError {
-    match e {
-        VaultError::Missing => AppError::NotFound,
-        VaultError::Tampered => AppError::Damaged,
-        VaultError::Io(e) => AppError::internal(e),
-    }
-}
-
 pub async fn from_vault(vault: &Vault, owner: &str, file: &SharedFileRef, inline: bool) -> Result<Response> {
     let inline = inline && is_inline_image(&file.mime) && file.size <= INLINE_IMAGE_MAX;
     let (v, o, f) = (vault.clone(), owner.to_owned(), file.id.clone());
     let opened = tokio::task::spawn_blocking(move || v.open(&o, &f)).await.map_err(AppError::internal)?;
-    let reader = opened.map_err(vault_error)?;
+    let reader = opened.map_err(AppError::from)?;
     // Each chunk is read (from the page cache, 64 KiB) and opened as the body is polled:
     // no thread or queue per download, so memory stays flat for any size and any number
     // of downloads. A chunk that fails its check ends the body early: the client sees a

@@ -7,7 +7,7 @@ use std::io;
 use futures_util::Stream;
 use tokio::sync::mpsc;
 
-use crate::vault::Vault;
+use crate::files::vault::Vault;
 
 /// Chunks read ahead of the consumer, at most.
 const AHEAD: usize = 4;

@@ -1,16 +1,13 @@
 //! The MCP tools: where sandboxes run (read by anyone, changed by admins), and the chat
 //! tools an agent needs (list chats, ask and get the answer with its steps, a chat's
-//! shared files). Each goes through the same code as its API route, as the token's person.
+//! shared files). Each goes through the same code as its API route (`chat::ask` for asking), as the
+//! token's person.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use axum::{
-    extract::{Path, State},
-    http::request::Parts,
-};
+use axum::http::request::Parts;
 use lens_types::{
-    CreateChatRequest, CreateMessageRequest, MessageStatus, MessageView, SandboxBackend, TokenScope,
-    UpdateSandboxSettingsRequest,
+    CreateChatRequest, CreateMessageRequest, MessageView, SandboxBackend, TokenScope, UpdateSandboxSettingsRequest,
 };
 use rmcp::{
     ErrorData, ServerHandler,
@@ -22,7 +19,7 @@ use rmcp::{
 use serde::{Deserialize, Serialize};
 
 use super::McpCaller;
-use crate::{AppError, AppState, auth::CurrentUser, json::ApiJson, routes, sandbox_settings::SandboxSettings};
+use crate::{AppError, AppState, auth::CurrentUser, chat::ask, sandbox_settings::SandboxSettings};
 
 /// The longest `ask` waits for an answer unless told otherwise, and the longest it may.
 const DEFAULT_WAIT_SECS: u64 = 300;
@@ -282,29 +279,15 @@ impl LensMcp {
         wait: Duration,
     ) -> Result<Answer, ErrorData> {
         self.own_chat(user, chat_id).await?;
-        let store = &self.state.store;
-        let deadline = Instant::now() + wait;
-        loop {
-            let mut message = store
-                .message(chat_id, answer_id)
-                .await
-                .map_err(|e| refused(e.into()))?
-                .ok_or_else(|| refused(AppError::NotFound))?;
-            self.state.endings.overlay(&mut message);
-            let ended = message.status != MessageStatus::Streaming;
-            let answer = answer_of(chat_id, message);
-            if ended || answer.waiting_for_approval.is_some() || Instant::now() >= deadline {
-                return Ok(answer);
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        let message = ask::follow(&self.state.chats, chat_id, answer_id, wait).await.map_err(refused)?;
+        Ok(answer_of(chat_id, message))
     }
 
     #[tool(description = "Where Lens's code sandboxes run (this machine or an OpenShell gateway), whether they are \
                           on, and how many exist. Admins also see the gateway's address and last check.")]
     async fn sandbox_gateway(&self, Extension(parts): Extension<Parts>) -> Result<Json<SandboxState>, ErrorData> {
         let user = caller(&parts, TokenScope::Chat)?;
-        let settings = SandboxSettings::load(&self.state).await.map_err(refused)?;
+        let settings = self.state.sandbox.settings().await.map_err(refused)?;
         self.state.sandbox.recount().await;
         Ok(Json(self.state_of(&settings, user.may(TokenScope::Admin))))
     }
@@ -337,7 +320,7 @@ impl LensMcp {
                 update.gateway_server_name = req.server_name;
             }
         }
-        let settings = SandboxSettings::update(&self.state, update).await.map_err(refused)?;
+        let settings = self.state.sandbox.update_settings(update).await.map_err(refused)?;
         self.state.sandbox.recount().await;
         Ok(Json(self.state_of(&settings, true)))
     }
@@ -358,24 +341,19 @@ impl LensMcp {
         Extension(parts): Extension<Parts>,
     ) -> Result<Json<Answer>, ErrorData> {
         let user = caller(&parts, TokenScope::Chat)?;
-        let state = State(self.state.clone());
+        let chats = &self.state.chats;
         let chat_id = match req.chat_id {
             Some(id) => id,
             None => {
                 let title = crate::store::title::title_of(&req.text);
                 let create = CreateChatRequest { title: Some(title).filter(|t| !t.is_empty()), ..Default::default() };
-                let (_, chat) =
-                    routes::chats::create_chat(state.clone(), user.clone(), ApiJson(create)).await.map_err(refused)?;
-                chat.0.id
+                ask::start_chat(chats, user.id(), &create).await.map_err(refused)?.id
             }
         };
         let question = CreateMessageRequest { text: req.text, attachments: Vec::new(), page: None };
-        let (_, asked) =
-            routes::messages::create_message(state, user.clone(), Path(chat_id.clone()), ApiJson(question))
-                .await
-                .map_err(refused)?;
+        let asked = ask::ask(chats, user.id(), &chat_id, question).await.map_err(refused)?;
         let wait = Duration::from_secs(req.wait_secs.unwrap_or(DEFAULT_WAIT_SECS).min(MAX_WAIT_SECS));
-        Ok(Json(self.follow(&user, &chat_id, &asked.0.answer_id, wait).await?))
+        Ok(Json(self.follow(&user, &chat_id, &asked.answer_id, wait).await?))
     }
 
     #[tool(description = "An answer as it stands now (after `ask` came back while it was still being written).")]
@@ -465,11 +443,11 @@ impl LensMcp {
 
     /// A shared file's bytes, each chunk checked as the vault opens it.
     async fn read_whole(&self, chat_id: &str, file_id: &str) -> Result<Vec<u8>, AppError> {
-        let (vault, chat, file) = (self.state.vault.clone(), chat_id.to_owned(), file_id.to_owned());
+        let (vault, chat, file) = (self.state.files.shared.clone(), chat_id.to_owned(), file_id.to_owned());
         tokio::task::spawn_blocking(move || {
-            let mut reader = vault.open(&chat, &file).map_err(crate::download::vault_error)?;
+            let mut reader = vault.open(&chat, &file).map_err(AppError::from)?;
             let mut out = Vec::new();
-            while let Some(chunk) = reader.next_chunk().map_err(crate::download::vault_error)? {
+            while let Some(chunk) = reader.next_chunk().map_err(AppError::from)? {
                 out.extend(chunk);
             }
             Ok(out)

@@ -32,7 +32,7 @@ pub async fn decide_approval(
     Path(id): Path<String>,
     ApiJson(req): ApiJson<DecideApprovalRequest>,
 ) -> Result<Json<ApprovalRef>> {
-    let waiting = state.approvals.is_waiting(&id);
+    let waiting = state.chats.approvals.is_waiting(&id);
     if !waiting {
         // Unknown, someone else's, decided, or its answer is over: recording now would
         // change nothing, so nothing is recorded.
@@ -48,7 +48,7 @@ pub async fn decide_approval(
         Decided::NotFound => Err(AppError::NotFound),
         Decided::AlreadyDecided => Err(AppError::Conflict("this was decided already".into())),
         Decided::Recorded => {
-            state.approvals.decide(&id, req.approve);
+            state.chats.approvals.decide(&id, req.approve);
             Ok(Json(ApprovalRef { id, question: String::new(), approved: Some(req.approve) }))
         }
     }

@@ -43,7 +43,7 @@ pub async fn get_chat_file(
 ) -> Result<Response> {
     state.store.chat(user.id(), &cid).await?.ok_or(AppError::NotFound)?;
     let file = state.store.chat_file(&cid, &fid).await?.ok_or(AppError::NotFound)?;
-    crate::download::from_vault(&state.vault, &cid, &file, query.inline).await
+    crate::files::download::from_vault(&state.files.shared, &cid, &file, query.inline).await
 }
 
 /// The person shares a file a run made (the Share button under "files made").
@@ -75,7 +75,7 @@ pub async fn share_chat_file(
         .driver()
         .ok_or_else(|| AppError::Conflict("the code sandbox is off, so there is no file to share".into()))?;
     let name = req.name.as_deref().filter(|n| !n.trim().is_empty());
-    let file = crate::share::share(&state, &*driver, &cid, &req.path, name, FileKind::Shared).await?;
+    let file = state.files.share(&*driver, &cid, &req.path, name, FileKind::Shared).await?;
     if let (Some(message_id), Some(step_id)) = (&req.message_id, &req.step_id) {
         state.store.mark_made_file_shared(&cid, message_id, step_id, &req.path, &file).await?;
     }

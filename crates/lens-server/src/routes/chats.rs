@@ -9,22 +9,12 @@ use axum::{
 use lens_types::{ChatDetail, ChatView, CreateChatRequest, RenameChatRequest};
 use serde::Deserialize;
 
-use crate::{AppError, AppState, Result, auth::CurrentUser, ids::chat_id, json::ApiJson, store::DEFAULT_TITLE};
-
-fn clean_title(title: &str) -> Result<String> {
-    let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
-    if title.is_empty() || title.chars().count() > 200 {
-        return Err(AppError::BadRequest("the title must be 1–200 characters".into()));
-    }
-    Ok(title)
-}
-
-/// A page of Lens a page assistant's conversation belongs to: a path on this server.
-pub fn clean_page_url(url: &str) -> Result<&str> {
-    let ok = url.starts_with('/') && !url.starts_with("//") && url.len() <= 2048 && !url.contains(char::is_control);
-    ok.then_some(url)
-        .ok_or_else(|| AppError::BadRequest("the page must be a path of this server, such as /library".into()))
-}
+use crate::{
+    AppError, AppState, Result,
+    auth::CurrentUser,
+    checks::{clean_page_url, clean_title},
+    json::ApiJson,
+};
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -76,17 +66,7 @@ pub async fn create_chat(
     user: CurrentUser,
     ApiJson(req): ApiJson<CreateChatRequest>,
 ) -> Result<(StatusCode, Json<ChatView>)> {
-    let title = match req.title.as_deref() {
-        Some(t) => clean_title(t)?,
-        None => DEFAULT_TITLE.to_owned(),
-    };
-    let page = req.page_url.as_deref().map(clean_page_url).transpose()?;
-    let max = state.config.chats_per_person;
-    let chat = state.store.create_chat(user.id(), &chat_id(), &title, page, max).await?.ok_or_else(|| {
-        AppError::LimitReached(format!(
-            "you keep {max} conversations, the most one person may; delete some to start another"
-        ))
-    })?;
+    let chat = crate::chat::ask::start_chat(&state.chats, user.id(), &req).await?;
     Ok((StatusCode::CREATED, Json(chat)))
 }
 
@@ -111,7 +91,7 @@ pub async fn get_chat(
     let chat = state.store.chat(user.id(), &cid).await?.ok_or(AppError::NotFound)?;
     let mut messages = state.store.messages(&cid).await?;
     // An answer that ended while the disk was full shows as ended before it is saved.
-    messages.iter_mut().for_each(|m| state.endings.overlay(m));
+    messages.iter_mut().for_each(|m| state.chats.endings.overlay(m));
     Ok(Json(ChatDetail { chat, messages }))
 }
 
@@ -158,7 +138,7 @@ pub async fn delete_chat(
     user: CurrentUser,
     Path(cid): Path<String>,
 ) -> Result<StatusCode> {
-    if !crate::chat::deletion::delete_chat(&state, user.id(), &cid).await? {
+    if !crate::chat::deletion::delete_chat(&state.chats, user.id(), &cid).await? {
         return Err(AppError::NotFound);
     }
     Ok(StatusCode::NO_CONTENT)

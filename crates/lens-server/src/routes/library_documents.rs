@@ -55,7 +55,7 @@ pub async fn get_document_content(
 ) -> Result<Response> {
     let doc = state.store.document(user.id(), &id).await?.ok_or(AppError::NotFound)?;
     let file = SharedFileRef { id: doc.id, name: doc.name, size: doc.size, mime: doc.mime };
-    crate::download::from_vault(&state.library, &user.id().to_string(), &file, query.inline).await
+    crate::files::download::from_vault(&state.files.library, &user.id().to_string(), &file, query.inline).await
 }
 
 /// Delete a document.
@@ -79,9 +79,9 @@ pub async fn delete_document(
     if !state.store.delete_document(user.id(), &id).await? {
         return Err(AppError::NotFound);
     }
-    if let Err(e) = state.library.delete(&user.id().to_string(), &id) {
+    if let Err(e) = state.files.library.delete(&user.id().to_string(), &id) {
         tracing::warn!(document = %id, error = %e, "deleting a library document's bytes failed");
     }
-    deletion::delete_page_chats(&state, user.id(), &[deletion::document_page(&id)]).await?;
+    deletion::delete_page_chats(&state.chats, user.id(), &[deletion::document_page(&id)]).await?;
     Ok(StatusCode::NO_CONTENT)
 }

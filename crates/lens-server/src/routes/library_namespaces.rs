@@ -9,16 +9,7 @@ use axum::{
 };
 use lens_types::{DocumentView, NamespaceRequest, NamespaceView};
 
-use crate::{AppError, AppState, Result, auth::CurrentUser, chat::deletion, json::ApiJson};
-
-/// A namespace name: trimmed, 1–100 characters, no control characters.
-pub fn clean_namespace(name: &str) -> Result<String> {
-    let name = name.trim();
-    if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
-        return Err(AppError::BadRequest("a namespace name is 1–100 characters, without control characters".into()));
-    }
-    Ok(name.to_owned())
-}
+use crate::{AppError, AppState, Result, auth::CurrentUser, chat::deletion, checks::clean_namespace, json::ApiJson};
 
 /// The person's library namespaces.
 #[utoipa::path(
@@ -139,12 +130,12 @@ pub async fn delete_namespace(
     let documents = state.store.delete_namespace(user.id(), &id).await?.ok_or(AppError::NotFound)?;
     let mut pages = vec![deletion::namespace_page(&id)];
     for doc in documents {
-        if let Err(e) = state.library.delete(&user.id().to_string(), &doc) {
+        if let Err(e) = state.files.library.delete(&user.id().to_string(), &doc) {
             tracing::warn!(document = %doc, error = %e, "deleting a library document failed");
         }
         pages.push(deletion::document_page(&doc));
     }
-    deletion::delete_page_chats(&state, user.id(), &pages).await?;
+    deletion::delete_page_chats(&state.chats, user.id(), &pages).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -5,7 +5,7 @@
 use axum::{Json, extract::State};
 use lens_types::ModelList;
 
-use crate::{AppError, AppState, Result, auth::AdminUser, model_settings::ModelSettings};
+use crate::{AppError, AppState, Result, auth::AdminUser};
 
 /// The models the configured endpoint offers.
 #[utoipa::path(
@@ -19,7 +19,7 @@ use crate::{AppError, AppState, Result, auth::AdminUser, model_settings::ModelSe
     security(("session" = ["admin"]), ("bearer" = ["admin"])),
 )]
 pub async fn list_models(State(state): State<AppState>, _admin: AdminUser) -> Result<Json<ModelList>> {
-    let model = ModelSettings::load(&state).await?.model(&state.http);
+    let model = state.models.settings().await?.model(&state.models.http);
     match model.models().await {
         Ok(models) => Ok(Json(ModelList { models })),
         Err(e) => Err(AppError::ModelUnavailable(format!("the model endpoint did not list its models: {e}"))),

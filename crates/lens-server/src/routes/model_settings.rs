@@ -3,7 +3,7 @@
 use axum::{Json, extract::State};
 use lens_types::{ModelSettingsView, UpdateModelSettingsRequest};
 
-use crate::{AppState, Result, auth::AdminUser, json::ApiJson, model_settings::ModelSettings};
+use crate::{AppState, Result, auth::AdminUser, json::ApiJson};
 
 /// The model settings (the API key is never returned).
 #[utoipa::path(
@@ -16,7 +16,7 @@ use crate::{AppState, Result, auth::AdminUser, json::ApiJson, model_settings::Mo
     security(("session" = ["admin"]), ("bearer" = ["admin"])),
 )]
 pub async fn get_model_settings(State(state): State<AppState>, _admin: AdminUser) -> Result<Json<ModelSettingsView>> {
-    Ok(Json(ModelSettings::load(&state).await?.view()))
+    Ok(Json(state.models.settings().await?.view()))
 }
 
 /// Change the model settings.
@@ -37,5 +37,5 @@ pub async fn update_model_settings(
     _admin: AdminUser,
     ApiJson(req): ApiJson<UpdateModelSettingsRequest>,
 ) -> Result<Json<ModelSettingsView>> {
-    Ok(Json(ModelSettings::update(&state, req).await?.view()))
+    Ok(Json(state.models.update(req).await?.view()))
 }

@@ -4,7 +4,7 @@
 use axum::{Json, extract::State};
 use lens_types::{ModelProvider, ModelTestResult};
 
-use crate::{AppState, Result, auth::AdminUser, model_probe::probe, model_settings::ModelSettings};
+use crate::{AppState, Result, auth::AdminUser, model_probe::probe};
 
 /// Test the model as set with a one-line prompt.
 #[utoipa::path(
@@ -17,7 +17,7 @@ use crate::{AppState, Result, auth::AdminUser, model_probe::probe, model_setting
     security(("session" = ["admin"]), ("bearer" = ["admin"])),
 )]
 pub async fn test_model(State(state): State<AppState>, _admin: AdminUser) -> Result<Json<ModelTestResult>> {
-    let settings = ModelSettings::load(&state).await?;
+    let settings = state.models.settings().await?;
     if settings.provider == ModelProvider::Direct {
         return Ok(Json(ModelTestResult {
             ok: false,

@@ -3,7 +3,7 @@
 use axum::{Json, extract::State};
 use lens_types::{SandboxSettingsView, UpdateSandboxSettingsRequest};
 
-use crate::{AppState, Result, auth::AdminUser, json::ApiJson, sandbox_settings::SandboxSettings};
+use crate::{AppState, Result, auth::AdminUser, json::ApiJson};
 
 /// The code sandbox settings, the machine's check and the egress log.
 #[utoipa::path(
@@ -19,14 +19,14 @@ pub async fn get_sandbox_settings(
     State(state): State<AppState>,
     _admin: AdminUser,
 ) -> Result<Json<SandboxSettingsView>> {
-    let settings = SandboxSettings::load(&state).await?;
+    let settings = state.sandbox.settings().await?;
     state.sandbox.find_registries().await;
     // The page shows whether the machine can run the sandbox, also before anyone tried.
     if state.sandbox.last_check().is_none() {
         state.sandbox.run_check(&settings).await;
     }
     state.sandbox.recount().await;
-    Ok(Json(settings.view(&state)))
+    Ok(Json(state.sandbox.view(&settings)))
 }
 
 /// Change the code sandbox settings (turning it on runs the check first).
@@ -48,9 +48,9 @@ pub async fn update_sandbox_settings(
     ApiJson(req): ApiJson<UpdateSandboxSettingsRequest>,
 ) -> Result<Json<SandboxSettingsView>> {
     state.sandbox.find_registries().await;
-    let settings = SandboxSettings::update(&state, req).await?;
+    let settings = state.sandbox.update_settings(req).await?;
     state.sandbox.recount().await;
-    Ok(Json(settings.view(&state)))
+    Ok(Json(state.sandbox.view(&settings)))
 }
 
 /// Checks where sandboxes run again: this machine (`sandbox check`, after an admin fixed
@@ -65,11 +65,11 @@ pub async fn update_sandbox_settings(
     security(("session" = ["admin"]), ("bearer" = ["admin"])),
 )]
 pub async fn check_sandbox(State(state): State<AppState>, _admin: AdminUser) -> Result<Json<SandboxSettingsView>> {
-    let settings = SandboxSettings::load(&state).await?;
+    let settings = state.sandbox.settings().await?;
     match settings.backend {
         lens_types::SandboxBackend::Local => drop(state.sandbox.run_check(&settings).await),
         lens_types::SandboxBackend::Gateway => drop(state.sandbox.run_gateway_check(&settings).await),
     }
     state.sandbox.recount().await;
-    Ok(Json(settings.view(&state)))
+    Ok(Json(state.sandbox.view(&settings)))
 }

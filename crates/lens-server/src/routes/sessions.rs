@@ -25,13 +25,6 @@ fn dummy_hash() -> &'static str {
     HASH.get_or_init(|| crate::auth::hash_password("not a real password").unwrap_or_default())
 }
 
-pub fn check_username(name: &str) -> Result<()> {
-    let name = name.trim();
-    let ok = (1..=64).contains(&name.chars().count())
-        && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '@'));
-    if ok { Ok(()) } else { Err(AppError::BadRequest("the username must be 1–64 letters, digits or _ - . @".into())) }
-}
-
 /// Opens a session for `user`: the cookie, and the CSRF proof in the body.
 pub async fn start_session(
     state: &AppState,

@@ -4,7 +4,8 @@ use axum::{Json, extract::State};
 use axum_extra::extract::CookieJar;
 use lens_types::{SessionResponse, SetupRequest, SetupStatus};
 
-use super::sessions::{check_username, start_session};
+use super::sessions::start_session;
+use crate::checks::check_username;
 use crate::{AppError, AppState, Result, auth::Https, auth::check_password_rules, auth::hash_password, json::ApiJson};
 
 /// Whether the first account still has to be made.

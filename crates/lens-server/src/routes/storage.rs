@@ -17,5 +17,5 @@ use crate::{AppState, Result, auth::AdminUser};
     security(("session" = ["admin"]), ("bearer" = ["admin"])),
 )]
 pub async fn get_storage(State(state): State<AppState>, _admin: AdminUser) -> Result<Json<StorageView>> {
-    Ok(Json(state.disk.view()))
+    Ok(Json(state.files.disk.view()))
 }

@@ -9,7 +9,11 @@ use axum::{
 };
 use lens_types::SharedFileRef;
 
-use crate::{AppError, AppState, Result, auth::CurrentUser, share::clean_name, share::mime_for};
+use crate::{
+    AppError, AppState, Result,
+    auth::CurrentUser,
+    files::names::{clean_name, mime_for},
+};
 
 /// The upload form, for the OpenAPI document (the handler reads it as a stream).
 #[derive(utoipa::ToSchema)]
@@ -55,7 +59,7 @@ pub async fn create_upload(
         }
     };
     // Under the floor the database's room is kept for answers.
-    state.disk.room_for_new_file()?;
+    state.files.disk.room_for_new_file()?;
     // A first look, so a person at their limit sends nothing to disk; the insert decides.
     let (count, bytes) = state.store.uploads_held(user.id()).await?;
     if count >= state.config.uploads_per_person || bytes >= state.config.upload_mb_per_person.saturating_mul(1 << 20) {
@@ -69,7 +73,7 @@ pub async fn create_upload(
     let owner = user.id().to_string();
     // Encrypted on a blocking thread as it arrives; a slow disk holds the upload back
     // rather than filling memory. Dropped unfinished, it leaves nothing.
-    let writer = state.uploads.write_in_background(&owner, &id);
+    let writer = state.files.uploads.write_in_background(&owner, &id);
     let mut size: u64 = 0;
     loop {
         let bytes = match field.chunk().await {
@@ -99,7 +103,7 @@ pub async fn create_upload(
     let recorded = state.store.insert_upload(user.id(), &file, limits).await;
     if !matches!(recorded, Ok(true)) {
         // No bytes without their row.
-        let _ = state.uploads.delete(&owner, &file.id);
+        let _ = state.files.uploads.delete(&owner, &file.id);
     }
     match recorded {
         Ok(true) => Ok((StatusCode::CREATED, Json(file))),

@@ -7,7 +7,7 @@ use axum::{
 };
 use lens_types::{CredentialsRequest, UserView};
 
-use super::sessions::check_username;
+use crate::checks::check_username;
 use crate::{
     AppError, AppState, Result,
     auth::{AdminUser, check_password_rules, hash_password},
@@ -81,17 +81,17 @@ pub async fn delete_user(State(state): State<AppState>, admin: AdminUser, Path(i
     }
     let chats = state.store.delete_user(id).await?.ok_or(AppError::NotFound)?;
     for cid in &chats {
-        state.answers.stop_chat(cid);
+        state.chats.answers.stop_chat(cid);
         if let Some(driver) = state.sandbox.driver()
             && let Err(e) = driver.delete(cid).await
         {
             tracing::warn!(chat = %cid, error = %e, "deleting a sandbox failed");
         }
-        if let Err(e) = state.vault.delete_folder(cid) {
+        if let Err(e) = state.files.shared.delete_folder(cid) {
             tracing::warn!(chat = %cid, error = %e, "deleting shared files failed");
         }
     }
-    for vault in [&state.uploads, &state.library] {
+    for vault in [&state.files.uploads, &state.files.library] {
         if let Err(e) = vault.delete_folder(&id.to_string()) {
             tracing::warn!(user = id, error = %e, "deleting a person's files failed");
         }

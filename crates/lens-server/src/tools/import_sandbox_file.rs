@@ -10,14 +10,17 @@ use lens_types::DocumentView;
 use serde_json::json;
 
 use super::{OutputSink, Tool, ToolContext, ToolOutcome};
-use crate::{AppState, share::clean_name, share::mime_for};
+use crate::files::{
+    FileError, Files,
+    names::{clean_name, mime_for},
+};
 
 /// Where imports land when the call names no namespace.
 pub const DEFAULT_NAMESPACE: &str = "Imports";
 
 pub struct ImportSandboxFile {
     pub driver: Arc<dyn SandboxDriver>,
-    pub state: AppState,
+    pub files: Files,
 }
 
 fn target(args: &serde_json::Value) -> (String, String, String) {
@@ -36,7 +39,7 @@ impl Tool for ImportSandboxFile {
                 "Put a file from /workspace into the person's library (a namespace of documents they keep). The \
                  person is always asked first and may decline. At most {} MB. Namespace `{DEFAULT_NAMESPACE}` if \
                  none is given; it is made if missing.",
-                self.state.config.share_max_mb
+                self.files.limits.share_max_mb
             ),
             parameters: json!({
                 "type": "object",
@@ -65,7 +68,7 @@ impl Tool for ImportSandboxFile {
         if path.is_empty() || name.is_empty() {
             return ToolOutcome::failed("import_sandbox_file needs a `path` naming a file");
         }
-        let namespace = match crate::routes::library_namespaces::clean_namespace(&namespace) {
+        let namespace = match crate::checks::clean_namespace(&namespace) {
             Ok(n) => n,
             Err(e) => return ToolOutcome::failed(e.to_string()),
         };
@@ -77,21 +80,25 @@ impl Tool for ImportSandboxFile {
                 output: None,
                 file: None,
             },
-            Err(message) => ToolOutcome::failed(message),
+            Err(e) => ToolOutcome::failed(e.to_string()),
         }
     }
 }
 
 impl ImportSandboxFile {
-    async fn import(&self, ctx: &ToolContext, path: &str, namespace: &str, name: &str) -> Result<DocumentView, String> {
+    async fn import(
+        &self,
+        ctx: &ToolContext,
+        path: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<DocumentView, FileError> {
         let (owner, id) = (ctx.user_id.to_string(), crate::ids::random_id(16));
-        let place = (&self.state.library, owner.as_str(), id.as_str());
-        let size = crate::share::copy_out(&self.state, &*self.driver, &ctx.chat_id, path, place)
-            .await
-            .map_err(|e| e.to_string())?;
+        let place = (&self.files.library, owner.as_str(), id.as_str());
+        let size = self.files.copy_out(&*self.driver, &ctx.chat_id, path, place).await?;
         let recorded = self.record(ctx, id.clone(), namespace, name, size).await;
         if recorded.is_err() {
-            let _ = self.state.library.delete(&owner, &id);
+            let _ = self.files.library.delete(&owner, &id);
         }
         recorded
     }
@@ -104,19 +111,18 @@ impl ImportSandboxFile {
         namespace: &str,
         name: &str,
         size: u64,
-    ) -> Result<DocumentView, String> {
-        let store = &self.state.store;
-        let ns = match store.namespace_named(ctx.user_id, namespace).await.map_err(|e| e.to_string())? {
+    ) -> Result<DocumentView, FileError> {
+        let store = &self.files.store;
+        let ns = match store.namespace_named(ctx.user_id, namespace).await? {
             Some(ns) => ns,
             None => {
                 let id = crate::ids::random_id(12);
                 // A namespace made meanwhile under the same name is just as good.
-                let _ = store.create_namespace(ctx.user_id, &id, namespace).await.map_err(|e| e.to_string())?;
+                let _ = store.create_namespace(ctx.user_id, &id, namespace).await?;
                 store
                     .namespace_named(ctx.user_id, namespace)
-                    .await
-                    .map_err(|e| e.to_string())?
-                    .ok_or("the namespace could not be made")?
+                    .await?
+                    .ok_or(FileError::Store(sqlx::Error::RowNotFound))?
             }
         };
         let doc = DocumentView {
@@ -127,13 +133,10 @@ impl ImportSandboxFile {
             mime: mime_for(name).to_owned(),
             created_at: crate::now_ms(),
         };
-        let max = self.state.config.documents_per_person;
-        match store.insert_document(&doc, max).await {
-            Ok(true) => Ok(doc),
-            Ok(false) => Err(format!(
-                "the library keeps {max} documents of this person, the most allowed; delete some to import more"
-            )),
-            Err(_) => Err("the document could not be recorded".to_string()),
+        let max = self.files.limits.documents_per_person;
+        match store.insert_document(&doc, max).await? {
+            true => Ok(doc),
+            false => Err(FileError::LibraryFull(max)),
         }
     }
 }

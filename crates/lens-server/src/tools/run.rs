@@ -13,34 +13,37 @@ use lens_types::{MadeFile, RunEnding, RunOutput, SharedFileRef};
 
 use super::{OutputSink, ToolContext, ToolOutcome, live_output::LiveOutput, run_log::RunLog};
 use crate::{
-    AppState,
-    share::{INLINE_IMAGE_MAX, is_inline_image, mime_for},
+    files::{
+        FileError, Files,
+        names::{INLINE_IMAGE_MAX, is_inline_image, mime_for},
+    },
     store::FileKind,
 };
 
-/// Where a run happens and what it may do: the conversation's sandbox, its vault for
-/// images and logs, and the run settings in force.
+/// Where a run happens and what it may do: the conversation's sandbox, the files (its
+/// vault for images and logs, the person's uploads) and the run settings in force.
 #[derive(Clone)]
 pub struct RunPlace {
-    pub state: AppState,
+    pub files: Files,
     pub driver: Arc<dyn SandboxDriver>,
     pub chat_id: String,
     pub settings: RunSettings,
 }
 
-/// What a run tool holds: the sandbox driver, the app (for the vault and the store) and
-/// the run settings in force.
+/// What a run tool holds: the sandbox driver, the files (vaults and the rows listing
+/// them) and the run settings in force.
+#[derive(Clone)]
 pub struct RunTool {
     pub driver: Arc<dyn SandboxDriver>,
     pub settings: RunSettings,
-    pub state: AppState,
+    pub files: Files,
 }
 
 impl RunTool {
     /// Where a run of conversation `chat_id` happens.
     pub fn place(&self, chat_id: &str) -> RunPlace {
         RunPlace {
-            state: self.state.clone(),
+            files: self.files.clone(),
             driver: self.driver.clone(),
             chat_id: chat_id.to_owned(),
             settings: self.settings,
@@ -120,8 +123,8 @@ pub async fn run_call(
     live: &OutputSink,
     start: impl Future<Output = Result<RunStream, SandboxError>>,
 ) -> ToolOutcome {
-    if let Err(message) = place_attachments(place, ctx.user_id, args).await {
-        return ToolOutcome::failed(message);
+    if let Err(e) = place_attachments(place, ctx.user_id, args).await {
+        return ToolOutcome::failed(e.to_string());
     }
     match wait_in_line(place, live, start).await {
         Ok(stream) => {
@@ -172,7 +175,7 @@ async fn follow(
     let mut capture = OutputCapture::new();
     let mut ending = RunEnding::Killed { signal: 0 };
     let mut files: Vec<FileEntry> = Vec::new();
-    let mut log = RunLog::new(place.state.vault.clone(), &place.chat_id, place.state.config.share_max_mb << 20);
+    let mut log = RunLog::new(place.files.shared.clone(), &place.chat_id, place.files.limits.share_max_mb << 20);
     let mut live_budget = LiveOutput::new(place.settings.shown);
     loop {
         let event = tokio::select! {
@@ -217,7 +220,7 @@ pub async fn approval_question(place: &RunPlace, language: &str) -> Option<Strin
     if place.settings.network == lens_types::NetworkMode::Off {
         return None;
     }
-    match place.state.store.has_outside_text(&place.chat_id).await {
+    match place.files.store.has_outside_text(&place.chat_id).await {
         Ok(false) => None,
         _ => Some(format!(
             "Run this {language} code? Text you did not write (an attachment, a page or a networked run's output) \
@@ -229,7 +232,7 @@ pub async fn approval_question(place: &RunPlace, language: &str) -> Option<Strin
 /// After a run that could reach the network, its output counts as outside text.
 async fn note_network_output(place: &RunPlace) {
     if place.settings.network != lens_types::NetworkMode::Off
-        && let Err(e) = place.state.store.mark_outside_text(&place.chat_id).await
+        && let Err(e) = place.files.store.mark_outside_text(&place.chat_id).await
     {
         tracing::warn!(error = %e, "marking outside text failed");
     }
@@ -246,21 +249,16 @@ pub fn attachments_schema() -> serde_json::Value {
 
 /// Places the attachments a call names under `/workspace/attachments/<name>`. Only the
 /// asker's own uploads in this conversation are taken; any other id is a clear error.
-async fn place_attachments(place: &RunPlace, user_id: i64, args: &serde_json::Value) -> Result<(), String> {
+async fn place_attachments(place: &RunPlace, user_id: i64, args: &serde_json::Value) -> Result<(), FileError> {
     let Some(ids) = args.get("attachments") else { return Ok(()) };
-    let ids: Vec<String> =
-        serde_json::from_value(ids.clone()).map_err(|_| "`attachments` must be a list of ids".to_string())?;
+    let ids: Vec<String> = serde_json::from_value(ids.clone()).map_err(|_| FileError::NotAList("attachments"))?;
     for id in ids {
-        let store = &place.state.store;
-        let file = store
-            .chat_upload(user_id, &place.chat_id, &id)
-            .await
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("`{id}` is not one of the person's attachments in this conversation"))?;
+        let store = &place.files.store;
+        let file = store.chat_upload(user_id, &place.chat_id, &id).await?.ok_or(FileError::NotAttached(id))?;
         // Part by part from the vault into the sandbox: any size, a few parts in memory.
-        let source = place.state.uploads.read_stream(&user_id.to_string(), &file.id);
+        let source = place.files.uploads.read_stream(&user_id.to_string(), &file.id);
         let path = format!("attachments/{}", file.name);
-        lens_sandbox::copy_in(&*place.driver, &place.chat_id, &path, source).await.map_err(|e| e.to_string())?;
+        lens_sandbox::copy_in(&*place.driver, &place.chat_id, &path, source).await.map_err(FileError::Sandbox)?;
     }
     Ok(())
 }
@@ -270,7 +268,7 @@ async fn keep_images(place: &RunPlace, files: &[FileEntry]) -> Vec<SharedFileRef
     let mut images = Vec::new();
     let shown = files.iter().filter(|f| is_inline_image(mime_for(&f.path)) && f.size <= INLINE_IMAGE_MAX);
     for f in shown.take(INLINE_IMAGES_PER_RUN) {
-        match crate::share::share(&place.state, &*place.driver, &place.chat_id, &f.path, None, FileKind::Image).await {
+        match place.files.share(&*place.driver, &place.chat_id, &f.path, None, FileKind::Image).await {
             Ok(image) => images.push(image),
             Err(e) => tracing::warn!(path = %f.path, error = %e, "keeping a run's image failed"),
         }
@@ -281,14 +279,14 @@ async fn keep_images(place: &RunPlace, files: &[FileEntry]) -> Vec<SharedFileRef
 /// Keeps the whole output when the step's was cut.
 async fn keep_log(place: &RunPlace, log: RunLog, cut: bool, output: &RunOutput) -> Option<SharedFileRef> {
     let (id, size) = log.finish(cut).await?;
-    if let Err(full) = crate::share::room_for_one_more(&place.state, &place.chat_id).await {
+    if let Err(full) = place.files.room_for_one_more(&place.chat_id).await {
         tracing::info!(reason = %full, "a run's log was not kept");
-        let _ = place.state.vault.delete(&place.chat_id, &id);
+        let _ = place.files.shared.delete(&place.chat_id, &id);
         return None;
     }
     let name = format!("{}-run-output.log", output.language);
     let file = SharedFileRef { id, name, size, mime: "text/plain".into() };
-    match crate::share::record(&place.state, &place.chat_id, &file, FileKind::Log).await {
+    match place.files.record(&place.chat_id, &file, FileKind::Log).await {
         Ok(()) => Some(file),
         Err(e) => {
             tracing::info!(reason = %e, "a run's log was not kept");

@@ -7,7 +7,7 @@
 
 use std::{sync::mpsc, thread};
 
-use crate::vault::Vault;
+use crate::files::vault::Vault;
 
 const IN_MEMORY: usize = 256 * 1024;
 

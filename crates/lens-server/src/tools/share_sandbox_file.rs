@@ -9,17 +9,17 @@ use lens_sandbox::SandboxDriver;
 use serde_json::json;
 
 use super::{OutputSink, Tool, ToolContext, ToolOutcome};
-use crate::{AppState, store::FileKind};
+use crate::{files::Files, store::FileKind};
 
 pub struct ShareSandboxFile {
     pub driver: Arc<dyn SandboxDriver>,
-    pub state: AppState,
+    pub files: Files,
 }
 
 #[async_trait::async_trait]
 impl Tool for ShareSandboxFile {
     fn spec(&self) -> ToolSpec {
-        let c = &self.state.config;
+        let c = &self.files.limits;
         ToolSpec {
             name: "share_sandbox_file".into(),
             description: format!(
@@ -48,7 +48,7 @@ impl Tool for ShareSandboxFile {
             return ToolOutcome::failed("share_sandbox_file needs a `path`");
         };
         let name = args["name"].as_str().filter(|n| !n.trim().is_empty());
-        match crate::share::share(&self.state, &*self.driver, &ctx.chat_id, path, name, FileKind::Shared).await {
+        match self.files.share(&*self.driver, &ctx.chat_id, path, name, FileKind::Shared).await {
             Ok(file) => ToolOutcome {
                 ok: true,
                 result: json!({"id": file.id, "name": file.name, "size": file.size}).to_string(),

@@ -179,7 +179,7 @@ async fn a_full_disk_ends_the_answer_refuses_with_507_and_recovers_when_space_is
     let next = admin.ask(&cid, "again").await;
     let done = admin.done_after(&cid, &next, "0").await;
     assert_eq!((done.status, done.text.as_str()), (MessageStatus::Complete, "Back again."));
-    assert!(app.state.endings.is_empty(), "the kept ending reached the store");
+    assert!(app.state.chats.endings.is_empty(), "the kept ending reached the store");
     let saved = app.state.store.message(&cid, &aid).await.unwrap().unwrap();
     assert_eq!((saved.status, saved.error.map(|e| e.code)), (MessageStatus::Failed, Some(ErrorCode::DiskFull)));
     assert_nothing_half_written(&app, &disk.path).await;

@@ -85,6 +85,24 @@ async fn bodies_are_their_types_field_by_field() {
 }
 
 #[tokio::test]
+async fn the_sandbox_numbers_ranges_are_documented_and_kept_as_declared() {
+    let app = TestApp::new().await;
+    let admin = app.admin().await;
+    let doc = app.anonymous().get("/api/v1/openapi.json").await.1;
+    let fields = &doc["components"]["schemas"]["UpdateSandboxSettingsRequest"]["properties"];
+    for number in lens_types::SandboxNumber::ALL {
+        let spec = number.spec();
+        assert_eq!(fields[spec.name]["minimum"], spec.min, "{}", spec.name);
+        assert_eq!(fields[spec.name]["maximum"], spec.max, "{}", spec.name);
+        // The server keeps to the same range: one past the largest is refused, naming it.
+        let change = serde_json::Value::Object([(spec.name.to_owned(), (spec.max + 1).into())].into_iter().collect());
+        let (status, body) = admin.put("/api/v1/admin/sandbox", change).await;
+        assert_eq!(status, reqwest::StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(body["error"]["message"], format!("`{}` must be between {} and {}", spec.name, spec.min, spec.max));
+    }
+}
+
+#[tokio::test]
 async fn every_error_a_route_answers_is_documented_with_the_envelope() {
     let app = TestApp::new().await;
     let doc = app.anonymous().get("/api/v1/openapi.json").await.1;

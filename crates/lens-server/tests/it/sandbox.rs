@@ -79,7 +79,11 @@ async fn a_failing_command_shows_its_stderr_and_exit_code_and_names_persist() {
 
 #[tokio::test]
 async fn a_run_that_takes_too_long_is_stopped_and_says_so() {
-    let app = TestApp::builder().sandbox().config(|c| c.sandbox_timeout_secs = Some(1)).settings_model().await;
+    let app = TestApp::builder()
+        .sandbox()
+        .config(|c| c.sandbox_numbers.set(lens_types::SandboxNumber::TimeoutSecs, 1))
+        .settings_model()
+        .await;
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
     let (_, message) = answer(&admin, &cid, "```python\nimport time\nprint('start')\ntime.sleep(30)\n```").await;
@@ -124,7 +128,11 @@ async fn deleting_a_conversation_deletes_its_sandbox() {
     // No pre-started sandbox: one taken from the pool keeps the pool's mount point until it
     // stops, so whether the workspace is found under the conversation's name would depend
     // on whether the pool was ready (a clean-clone run once found it was).
-    let app = TestApp::builder().sandbox().config(|c| c.sandbox_pool_size = Some(0)).settings_model().await;
+    let app = TestApp::builder()
+        .sandbox()
+        .config(|c| c.sandbox_numbers.set(lens_types::SandboxNumber::PoolSize, 0))
+        .settings_model()
+        .await;
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
     let (_, message) = answer(&admin, &cid, "```bash\necho kept > notes.txt\n```").await;
@@ -186,11 +194,11 @@ async fn forty_conversations_asking_for_900_mb_at_once_never_overcommit_the_host
     let app = TestApp::builder()
         .sandbox()
         .config(|c| {
-            c.sandbox_max_memory_mb = Some(4096);
-            c.sandbox_queue_wait_secs = Some(600);
+            c.sandbox_numbers.set(lens_types::SandboxNumber::MaxMemoryMb, 4096);
+            c.sandbox_numbers.set(lens_types::SandboxNumber::QueueWaitSecs, 600);
             // One person asks all forty: the per-person limits are not what is tested here.
             c.answers_per_person = 40;
-            c.sandbox_max_running_per_person = Some(40);
+            c.sandbox_numbers.set(lens_types::SandboxNumber::MaxRunningPerPerson, 40);
         })
         .settings_model()
         .await;
@@ -268,9 +276,9 @@ async fn one_persons_queue_does_not_stand_before_another_persons_run() {
     let app = TestApp::builder()
         .sandbox()
         .config(|c| {
-            c.sandbox_max_running = Some(2);
-            c.sandbox_max_running_per_person = Some(2);
-            c.sandbox_pool_size = Some(0);
+            c.sandbox_numbers.set(lens_types::SandboxNumber::MaxRunning, 2);
+            c.sandbox_numbers.set(lens_types::SandboxNumber::MaxRunningPerPerson, 2);
+            c.sandbox_numbers.set(lens_types::SandboxNumber::PoolSize, 0);
         })
         .settings_model()
         .await;
@@ -301,7 +309,11 @@ async fn one_persons_queue_does_not_stand_before_another_persons_run() {
 
 #[tokio::test]
 async fn a_run_waiting_for_a_free_sandbox_shows_its_place_then_runs() {
-    let app = TestApp::builder().sandbox().config(|c| c.sandbox_max_running = Some(1)).settings_model().await;
+    let app = TestApp::builder()
+        .sandbox()
+        .config(|c| c.sandbox_numbers.set(lens_types::SandboxNumber::MaxRunning, 1))
+        .settings_model()
+        .await;
     let admin = app.admin().await;
     let busy = admin.new_chat().await;
     let busy_answer = admin.ask(&busy, "```bash\necho started; sleep 3\n```").await;

@@ -2,7 +2,13 @@
 //! real mutual TLS), checked before it is used, answers running on it, and switching
 //! back deleting its sandboxes first.
 
+use std::{
+    sync::atomic::{AtomicUsize, Ordering},
+    time::Duration,
+};
+
 use lens_openshell::fake::{FakeGateway, write_certs};
+use lens_sandbox::testing::eventually;
 use lens_types::{MessageStatus, SandboxBackend, SandboxSettingsView, StreamEvent};
 use reqwest::StatusCode;
 use serde_json::json;
@@ -18,7 +24,9 @@ async fn on_gateway(fake: &FakeGateway, idle_stop_secs: Option<u64>) -> TestApp 
             c.sandbox_backend = Some("gateway".into());
             c.sandbox_gateway = Some(address);
             c.sandbox_gateway_certs = Some(certs);
-            c.sandbox_idle_stop_secs = idle_stop_secs;
+            if let Some(secs) = idle_stop_secs {
+                c.sandbox_numbers.set(lens_types::SandboxNumber::IdleStopSecs, secs);
+            }
         })
         .settings_model()
         .await
@@ -137,12 +145,21 @@ async fn on_a_gateway_routines_stop_idle_sandboxes_and_a_deleted_chat_or_account
     driver.ensure("ghost1").await.unwrap();
     // (On a busy machine the first answers may already be idle for a second: stopped
     // now or in the next pass, all three are by then.)
-    let (stopped, deleted) = lens_server::sandbox::tidy(&app.state).await;
+    let (stopped, deleted) = lens_server::sandbox::tidy(&app.state.sandbox).await;
     assert_eq!(deleted, 1, "the orphan goes at once");
     assert!(!names().contains(&"lens-chat-ghost1".to_string()));
-    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-    let (later, deleted) = lens_server::sandbox::tidy(&app.state).await;
-    assert_eq!((stopped + later, deleted), (3, 0), "idle sandboxes stop");
+    // Each pass stops what has been idle a second by then, and deletes nothing more.
+    let total = AtomicUsize::new(stopped);
+    eventually("the three idle sandboxes stopping", Duration::from_secs(30), || {
+        let (hub, total) = (&app.state.sandbox, &total);
+        async move {
+            let (later, deleted) = lens_server::sandbox::tidy(hub).await;
+            assert_eq!(deleted, 0, "nothing else is deleted");
+            (total.fetch_add(later, Ordering::SeqCst) + later >= 3).then_some(())
+        }
+    })
+    .await;
+    assert_eq!(total.into_inner(), 3, "idle sandboxes stop, each once");
     assert!(fake.sandboxes().iter().all(|(_, phase)| phase == "SANDBOX_PHASE_STOPPED"), "{:?}", fake.sandboxes());
     assert_eq!(driver.get_file(&kept, "note.txt", 100).await.unwrap(), b"keep\n", "files are kept");
 

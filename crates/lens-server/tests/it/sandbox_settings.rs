@@ -1,9 +1,12 @@
 //! Settings > Code sandbox through the API, and the routines that stop idle sandboxes and
 //! delete unused and orphaned ones, against the real local sandbox.
 
-use std::time::{Duration, SystemTime};
+use std::{
+    sync::atomic::{AtomicUsize, Ordering},
+    time::{Duration, SystemTime},
+};
 
-use lens_sandbox::SandboxState;
+use lens_sandbox::{SandboxState, testing::eventually};
 use lens_types::{MessageStatus, SandboxSettingsView, StreamEvent};
 use reqwest::StatusCode;
 use serde_json::json;
@@ -84,7 +87,11 @@ async fn an_admin_turns_the_sandbox_on_changes_it_and_turns_it_off() {
 
 #[tokio::test]
 async fn settings_from_the_environment_are_locked() {
-    let app = TestApp::builder().sandbox().config(|c| c.sandbox_memory_mb = Some(512)).settings_model().await;
+    let app = TestApp::builder()
+        .sandbox()
+        .config(|c| c.sandbox_numbers.set(lens_types::SandboxNumber::MemoryMb, 512))
+        .settings_model()
+        .await;
     let admin = app.admin().await;
     let (_, body) = admin.get("/api/v1/admin/sandbox").await;
     let v = view(body);
@@ -98,7 +105,11 @@ async fn settings_from_the_environment_are_locked() {
 
 #[tokio::test]
 async fn routines_stop_idle_sandboxes_and_delete_unused_and_orphaned_ones() {
-    let app = TestApp::builder().sandbox().config(|c| c.sandbox_idle_stop_secs = Some(1)).settings_model().await;
+    let app = TestApp::builder()
+        .sandbox()
+        .config(|c| c.sandbox_numbers.set(lens_types::SandboxNumber::IdleStopSecs, 1))
+        .settings_model()
+        .await;
     let admin = app.admin().await;
     let driver = app.state.sandbox.driver().unwrap();
     let kept = admin.new_chat().await;
@@ -110,11 +121,20 @@ async fn routines_stop_idle_sandboxes_and_delete_unused_and_orphaned_ones() {
     driver.ensure("ghost1").await.unwrap();
     // (On a busy machine the first answer may already be idle for a second: stopped now
     // or in the next pass, both are by then.)
-    let (stopped, deleted) = lens_server::sandbox::tidy(&app.state).await;
+    let (stopped, deleted) = lens_server::sandbox::tidy(&app.state.sandbox).await;
     assert_eq!(deleted, 1, "the orphan goes at once");
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let (later, deleted) = lens_server::sandbox::tidy(&app.state).await;
-    assert_eq!((stopped + later, deleted), (2, 0), "idle sandboxes stop");
+    // Each pass stops what has been idle a second by then, and deletes nothing more.
+    let total = AtomicUsize::new(stopped);
+    eventually("both idle sandboxes stopping", Duration::from_secs(30), || {
+        let (hub, total) = (&app.state.sandbox, &total);
+        async move {
+            let (later, deleted) = lens_server::sandbox::tidy(hub).await;
+            assert_eq!(deleted, 0, "nothing else is deleted");
+            (total.fetch_add(later, Ordering::SeqCst) + later >= 2).then_some(())
+        }
+    })
+    .await;
+    assert_eq!(total.into_inner(), 2, "idle sandboxes stop, each once");
     let status = driver.status(&kept).await.unwrap();
     assert_eq!(status.state, SandboxState::Stopped);
     assert_eq!(driver.get_file(&kept, "note.txt", 100).await.unwrap(), b"keep\n", "files are kept");
@@ -123,7 +143,7 @@ async fn routines_stop_idle_sandboxes_and_delete_unused_and_orphaned_ones() {
     let image = app.dir.path().join(format!("sandboxes/lens-chat-{old}.img"));
     let long_ago = SystemTime::now() - Duration::from_secs(15 * 86_400);
     std::fs::File::options().write(true).open(&image).unwrap().set_modified(long_ago).unwrap();
-    assert_eq!(lens_server::sandbox::tidy(&app.state).await, (0, 1));
+    assert_eq!(lens_server::sandbox::tidy(&app.state.sandbox).await, (0, 1));
     assert!(!image.exists());
     assert_eq!(driver.status(&kept).await.unwrap().state, SandboxState::Stopped);
 }

@@ -97,7 +97,7 @@ impl TestAppBuilder {
             config.sandbox = Some(true);
         }
         let state = AppState::open(config, models, self.tools).await.unwrap();
-        lens_server::sandbox::start(&state).await.unwrap();
+        lens_server::sandbox::start(&state.sandbox).await.unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
