@@ -2,7 +2,7 @@
 
 use std::{net::SocketAddr, path::PathBuf};
 
-use clap::{Args, CommandFactory, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 mod hidden;
 mod sandbox_numbers;
@@ -291,6 +291,7 @@ mod tests {
 
     #[test]
     fn the_sandbox_numbers_are_options_named_by_their_declaration() {
+        use clap::CommandFactory;
         use lens_types::SandboxNumber;
         #[derive(Parser)]
         struct Wrapper {

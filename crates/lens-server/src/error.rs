@@ -75,7 +75,7 @@ pub enum AppError {
     ScopeMissing(&'static str),
     /// 500: a database failure; logged, never described to the client.
     #[error("internal error")]
-    Database(sqlx::Error),
+    Database(crate::store::StoreError),
     /// 500: a stored file no longer matches what was written; it is not served.
     #[error("the stored file is damaged and cannot be served")]
     Damaged,
@@ -158,14 +158,22 @@ impl AppError {
     }
 }
 
-impl From<sqlx::Error> for AppError {
-    /// A database write that failed for space is the disk-full sentence, not a 500.
-    fn from(e: sqlx::Error) -> Self {
-        if crate::files::disk::db_is_full(&e) {
-            tracing::warn!(error = %e, "a database write failed: the disk is full");
-            Self::DiskFull
-        } else {
-            Self::Database(e)
+impl From<crate::store::StoreError> for AppError {
+    /// A database write that failed for space is the disk-full sentence, not a 500; a
+    /// missing row is 404, and a row saved meanwhile under the same key is 409.
+    fn from(e: crate::store::StoreError) -> Self {
+        use crate::store::StoreError;
+        match e {
+            StoreError::DiskFull => {
+                tracing::warn!("a database write failed: the disk is full");
+                Self::DiskFull
+            }
+            StoreError::NotFound => Self::NotFound,
+            StoreError::Conflict(cause) => {
+                tracing::info!(%cause, "a write met a row saved meanwhile");
+                Self::Conflict("this conflicts with something saved meanwhile; reload and try again".into())
+            }
+            other => Self::Database(other),
         }
     }
 }

@@ -1,81 +1,96 @@
-//! The SQLite store: one pool, WAL, foreign keys on, migrations embedded and run at start.
+//! The store: every table Lens keeps, behind one seam.
 //!
-//! Queries are checked at run time (no `DATABASE_URL` at build time); each table's
-//! queries live in one file under `store/`, as `impl Store` blocks.
-//!
-//! A write with `RETURNING` is read with `fetch_all`, never `fetch_one`/`fetch_optional`:
-//! SQLite commits such a statement when it is stepped to its end, and one stopped at its
-//! first row commits on reset, whose error (a full disk) sqlx drops: the caller would get
-//! a row that was never saved.
+//! Each table is a trait in its own file here (`ChatTable` in `chats.rs`, ...), with the
+//! rows it hands out; [`Database`] is all of them. Callers hold a [`Store`], which is
+//! any implementation, and read a [`StoreError`] that says what they must decide. The
+//! embedded SQLite implementation is `sqlite/`; another engine is a folder beside it
+//! that passes the same story test (`tests/it/store_story.rs`).
 
 mod approvals;
 mod chat_files;
 mod chats;
+mod error;
 mod library;
 mod messages;
 mod sessions;
 mod settings;
+pub mod sqlite;
 pub mod title;
 mod tokens;
 mod uploads;
 mod usage;
 mod users;
 
-use std::{path::Path, str::FromStr, time::Duration};
+use std::{path::Path, sync::Arc};
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+pub use approvals::{ApprovalTable, Decided};
+pub use chat_files::{ChatFileTable, FileKind};
+pub use chats::{ChatTable, DEFAULT_TITLE};
+pub use error::StoreError;
+pub use library::LibraryTable;
+pub use messages::{AnswerProgress, Asked, LiveRun, MessageTable, NewAnswer};
+pub use sessions::SessionTable;
+pub use settings::SettingTable;
+pub use tokens::{NewToken, TokenTable};
+pub use uploads::UploadTable;
+pub use usage::UsageTable;
+pub use users::{UserRow, UserTable};
 
-pub use approvals::Decided;
-pub use chat_files::FileKind;
-pub use chats::DEFAULT_TITLE;
-pub use messages::{AnswerProgress, Asked, LiveRun, NewAnswer};
-pub use tokens::NewToken;
-pub use users::UserRow;
+/// Every table: what a store implements (with one empty `impl Database for ...`).
+pub trait Database:
+    ApprovalTable
+    + ChatFileTable
+    + ChatTable
+    + LibraryTable
+    + MessageTable
+    + SessionTable
+    + SettingTable
+    + TokenTable
+    + UploadTable
+    + UsageTable
+    + UserTable
+{
+}
 
-/// The database handle. Cheap to clone.
-#[derive(Debug, Clone)]
+/// The database handle: any [`Database`]. Cheap to clone; its tables' calls are
+/// methods of the handle itself.
+#[derive(Clone)]
 pub struct Store {
-    pool: SqlitePool,
+    db: Arc<dyn Database>,
+    /// The pool, when the store is SQLite: for the tests that look inside the file.
+    sqlite: Option<sqlx::SqlitePool>,
 }
 
 impl Store {
-    /// Opens (creating if needed) the database file and runs the migrations.
-    pub async fn open(path: &Path) -> Result<Self, sqlx::Error> {
-        owner_only(path)?;
-        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(5));
-        let pool = SqlitePoolOptions::new().max_connections(8).connect_with(options).await?;
-        sqlx::migrate!("./migrations").run(&pool).await?;
-        Ok(Self { pool })
+    /// Opens (creating if needed) the embedded SQLite database at `path`.
+    pub async fn open(path: &Path) -> Result<Self, StoreError> {
+        let db = sqlite::Sqlite::open(path).await?;
+        let pool = db.pool().clone();
+        Ok(Self { db: Arc::new(db), sqlite: Some(pool) })
     }
 
-    /// The pool, for the few callers that need a transaction.
-    pub fn pool(&self) -> &SqlitePool {
-        &self.pool
+    /// A store over any implementation.
+    pub fn new(db: Arc<dyn Database>) -> Self {
+        Self { db, sqlite: None }
+    }
+
+    /// The SQLite pool, when the store is SQLite.
+    #[doc(hidden)]
+    pub fn sqlite_pool(&self) -> Option<&sqlx::SqlitePool> {
+        self.sqlite.as_ref()
     }
 }
 
-/// The database is readable by the server's user only, from the first start: SQLite
-/// gives its WAL and shared-memory files the main file's mode, so the main file is made
-/// 0600 before SQLite makes it (an empty file is a new database), and files an older
-/// Lens made are put right.
-fn owner_only(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    std::fs::OpenOptions::new().write(true).create(true).truncate(false).mode(0o600).open(path)?;
-    for suffix in ["", "-wal", "-shm"] {
-        let file = std::path::PathBuf::from(format!("{}{suffix}", path.display()));
-        if file.exists() {
-            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))?;
-        }
+impl std::ops::Deref for Store {
+    type Target = dyn Database;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.db
     }
-    Ok(())
 }
 
-/// A limit as SQLite's integer: one past `i64::MAX` is no limit, not a negative one.
-fn cap(limit: u64) -> i64 {
-    i64::try_from(limit).unwrap_or(i64::MAX)
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Store")
+    }
 }

@@ -4,9 +4,10 @@
 //! library page go with the page, so a deleted document's text is not kept in them.
 
 use super::Chats;
+use crate::store::StoreError;
 
 /// Deletes the person's conversation `cid`; `false` when they have none by that id.
-pub async fn delete_chat(chats: &Chats, user_id: i64, cid: &str) -> Result<bool, sqlx::Error> {
+pub async fn delete_chat(chats: &Chats, user_id: i64, cid: &str) -> Result<bool, StoreError> {
     if chats.store.chat(user_id, cid).await?.is_none() {
         return Ok(false);
     }
@@ -33,7 +34,7 @@ pub async fn delete_chat(chats: &Chats, user_id: i64, cid: &str) -> Result<bool,
 }
 
 /// Deletes the page assistant's conversations on each of `pages` (paths).
-pub async fn delete_page_chats(chats: &Chats, user_id: i64, pages: &[String]) -> Result<(), sqlx::Error> {
+pub async fn delete_page_chats(chats: &Chats, user_id: i64, pages: &[String]) -> Result<(), StoreError> {
     for page in pages {
         for chat in chats.store.list_chats(user_id, Some(page)).await? {
             delete_chat(chats, user_id, &chat.id).await?;

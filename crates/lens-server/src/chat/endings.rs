@@ -60,7 +60,7 @@ impl UnsavedEndings {
     }
 
     /// Saves one kept ending; it is forgotten once saved (or when the answer is gone).
-    async fn save(&self, store: &Store, answer_id: &str) -> Result<(), sqlx::Error> {
+    async fn save(&self, store: &Store, answer_id: &str) -> Result<(), crate::store::StoreError> {
         let Some(e) = self.get(answer_id) else { return Ok(()) };
         let progress = AnswerProgress {
             text: &e.text,
@@ -78,7 +78,7 @@ impl UnsavedEndings {
     }
 
     /// Saves the conversation's kept endings; errs while the store still refuses one.
-    pub async fn save_chat(&self, store: &Store, chat_id: &str) -> Result<(), sqlx::Error> {
+    pub async fn save_chat(&self, store: &Store, chat_id: &str) -> Result<(), crate::store::StoreError> {
         let ids: Vec<String> = match self.pending.lock() {
             Ok(p) => p.iter().filter(|(_, e)| e.chat_id == chat_id).map(|(id, _)| id.clone()).collect(),
             Err(_) => Vec::new(),

@@ -67,7 +67,7 @@ async fn end(
         return error;
     };
     tracing::error!(answer = %target.answer_id, error = %e, "saving an answer's ending failed; it is kept until it can be");
-    let error = if crate::files::disk::db_is_full(&e) {
+    let error = if matches!(e, crate::store::StoreError::DiskFull) {
         ApiError {
             code: ErrorCode::DiskFull,
             message: "The server's disk was full when this answer ended, so it was saved only later; what it had is \
@@ -234,7 +234,7 @@ async fn prepare(
     target: &AnswerTarget,
 ) -> Result<(Arc<dyn ChatModel>, Vec<lens_llm::ChatMessage>), ApiError> {
     let (model, context_tokens) = chats.models.current().await.map_err(|e| e.to_api())?;
-    let failed = |e: sqlx::Error| crate::AppError::from(e).to_api();
+    let failed = |e: crate::store::StoreError| crate::AppError::from(e).to_api();
     let messages = chats.store.messages_with_turns(&target.chat_id).await.map_err(failed)?;
     let page = chats.store.page_context(&target.chat_id).await.map_err(failed)?;
     Ok((model, model_history(&messages, &target.answer_id, page.as_ref(), context_tokens)))

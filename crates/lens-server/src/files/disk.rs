@@ -28,15 +28,6 @@ pub fn io_is_full(e: &io::Error) -> bool {
         || matches!(e.kind(), io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded)
 }
 
-/// Whether a database error means the disk is full (`SQLITE_FULL`, or its I/O error).
-pub fn db_is_full(e: &sqlx::Error) -> bool {
-    match e {
-        sqlx::Error::Database(d) => d.code().as_deref() == Some("13") || d.message().contains("disk is full"),
-        sqlx::Error::Io(e) => io_is_full(e),
-        _ => false,
-    }
-}
-
 /// Free and total bytes of the file system holding `dir`.
 fn space(dir: &Path) -> io::Result<(u64, u64)> {
     let s = rustix::fs::statvfs(dir)?;
@@ -139,7 +130,6 @@ mod tests {
         assert_eq!(disk.level(MIB), StorageLevel::Refusing);
         assert!(io_is_full(&io::Error::from_raw_os_error(28)));
         assert!(!io_is_full(&io::Error::from_raw_os_error(13)));
-        assert!(!db_is_full(&sqlx::Error::RowNotFound));
         let (_, _, total) = disk.check();
         assert!(total > 0, "the root file system can be measured");
     }

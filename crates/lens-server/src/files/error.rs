@@ -37,7 +37,7 @@ pub enum FileError {
     DiskFull,
     /// The database failed; the cause goes to the log, not to the model.
     #[error("the file could not be recorded: the database failed")]
-    Store(#[from] sqlx::Error),
+    Store(#[from] crate::store::StoreError),
     #[error("writing the file failed: {0}")]
     Io(std::io::Error),
 }

@@ -101,7 +101,7 @@ pub async fn rename_namespace(
     match state.store.rename_namespace(user.id(), &id, &name).await {
         Ok(true) => {}
         Ok(false) => return Err(AppError::NotFound),
-        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+        Err(crate::store::StoreError::Conflict(_)) => {
             return Err(AppError::Conflict(format!("you have a namespace named `{name}` already")));
         }
         Err(e) => return Err(e.into()),

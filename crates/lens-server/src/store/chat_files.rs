@@ -1,7 +1,8 @@
 //! Rows of the files that left a sandbox (the bytes are in the vault).
 
 use lens_types::SharedFileRef;
-use sqlx::Row;
+
+use super::StoreError;
 
 /// Why a file row exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,7 +17,7 @@ pub enum FileKind {
 }
 
 impl FileKind {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Self::Shared => "shared",
             Self::Image => "image",
@@ -25,76 +26,27 @@ impl FileKind {
     }
 }
 
-impl super::Store {
+/// The `chat_files` table, as every store implements it.
+#[async_trait::async_trait]
+pub trait ChatFileTable: Send + Sync {
     /// Records a file of a conversation unless the conversation already keeps `max` files
     /// (of every kind); `false` then. Counted and inserted in one statement, so parallel
     /// shares cannot each see room for one more.
-    pub async fn insert_chat_file(
+    async fn insert_chat_file(
         &self,
         chat_id: &str,
         file: &SharedFileRef,
         kind: FileKind,
         max: u64,
-    ) -> Result<bool, sqlx::Error> {
-        let done = sqlx::query(
-            "INSERT INTO chat_files (id, chat_id, name, size, mime, kind, created_at) \
-             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE (SELECT COUNT(*) FROM chat_files WHERE chat_id = ?2) < ?8",
-        )
-        .bind(&file.id)
-        .bind(chat_id)
-        .bind(&file.name)
-        .bind(file.size as i64)
-        .bind(&file.mime)
-        .bind(kind.as_str())
-        .bind(crate::now_ms())
-        .bind(super::cap(max))
-        .execute(&self.pool)
-        .await?;
-        Ok(done.rows_affected() == 1)
-    }
+    ) -> Result<bool, StoreError>;
 
     /// A file of a conversation (the caller has checked the conversation is the person's).
-    pub async fn chat_file(&self, chat_id: &str, id: &str) -> Result<Option<SharedFileRef>, sqlx::Error> {
-        let row = sqlx::query("SELECT id, name, size, mime FROM chat_files WHERE chat_id = ?1 AND id = ?2")
-            .bind(chat_id)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.map(|r| SharedFileRef {
-            id: r.get("id"),
-            name: r.get("name"),
-            size: r.get::<i64, _>("size") as u64,
-            mime: r.get("mime"),
-        }))
-    }
+    async fn chat_file(&self, chat_id: &str, id: &str) -> Result<Option<SharedFileRef>, StoreError>;
 
     /// The files shared in a conversation, oldest first (the caller has checked the
     /// conversation is the person's).
-    pub async fn shared_files(&self, chat_id: &str) -> Result<Vec<SharedFileRef>, sqlx::Error> {
-        let rows = sqlx::query(
-            "SELECT id, name, size, mime FROM chat_files WHERE chat_id = ?1 AND kind = ?2 ORDER BY created_at, id",
-        )
-        .bind(chat_id)
-        .bind(FileKind::Shared.as_str())
-        .fetch_all(&self.pool)
-        .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| SharedFileRef {
-                id: r.get("id"),
-                name: r.get("name"),
-                size: r.get::<i64, _>("size") as u64,
-                mime: r.get("mime"),
-            })
-            .collect())
-    }
+    async fn shared_files(&self, chat_id: &str) -> Result<Vec<SharedFileRef>, StoreError>;
 
     /// How many files a conversation keeps, of every kind (shared, images, run logs).
-    pub async fn count_kept_files(&self, chat_id: &str) -> Result<u64, sqlx::Error> {
-        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chat_files WHERE chat_id = ?1")
-            .bind(chat_id)
-            .fetch_one(&self.pool)
-            .await?;
-        Ok(n as u64)
-    }
+    async fn count_kept_files(&self, chat_id: &str) -> Result<u64, StoreError>;
 }

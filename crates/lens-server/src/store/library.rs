@@ -1,153 +1,34 @@
 //! The library's rows: namespaces and their documents, always scoped by their owner.
 
 use lens_types::{DocumentView, NamespaceView};
-use sqlx::Row;
 
-fn to_namespace(r: &sqlx::sqlite::SqliteRow) -> NamespaceView {
-    NamespaceView {
-        id: r.get("id"),
-        name: r.get("name"),
-        documents: r.get::<i64, _>("documents") as u64,
-        created_at: r.get("created_at"),
-    }
-}
+use super::StoreError;
 
-fn to_document(r: &sqlx::sqlite::SqliteRow) -> DocumentView {
-    DocumentView {
-        id: r.get("id"),
-        namespace_id: r.get("namespace_id"),
-        name: r.get("name"),
-        size: r.get::<i64, _>("size") as u64,
-        mime: r.get("mime"),
-        created_at: r.get("created_at"),
-    }
-}
+/// The `library` tables, as every store implements them.
+#[async_trait::async_trait]
+pub trait LibraryTable: Send + Sync {
+    async fn namespaces(&self, user_id: i64) -> Result<Vec<NamespaceView>, StoreError>;
 
-const NAMESPACE: &str = "SELECT n.id, n.name, n.created_at, \
-     (SELECT COUNT(*) FROM documents d WHERE d.namespace_id = n.id) AS documents FROM namespaces n";
+    async fn namespace(&self, user_id: i64, id: &str) -> Result<Option<NamespaceView>, StoreError>;
 
-impl super::Store {
-    pub async fn namespaces(&self, user_id: i64) -> Result<Vec<NamespaceView>, sqlx::Error> {
-        let rows = sqlx::query(&format!("{NAMESPACE} WHERE n.user_id = ?1 ORDER BY n.name COLLATE NOCASE"))
-            .bind(user_id)
-            .fetch_all(&self.pool)
-            .await?;
-        Ok(rows.iter().map(to_namespace).collect())
-    }
-
-    pub async fn namespace(&self, user_id: i64, id: &str) -> Result<Option<NamespaceView>, sqlx::Error> {
-        let row = sqlx::query(&format!("{NAMESPACE} WHERE n.user_id = ?1 AND n.id = ?2"))
-            .bind(user_id)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.as_ref().map(to_namespace))
-    }
-
-    pub async fn namespace_named(&self, user_id: i64, name: &str) -> Result<Option<NamespaceView>, sqlx::Error> {
-        let row = sqlx::query(&format!("{NAMESPACE} WHERE n.user_id = ?1 AND n.name = ?2"))
-            .bind(user_id)
-            .bind(name)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.as_ref().map(to_namespace))
-    }
+    async fn namespace_named(&self, user_id: i64, name: &str) -> Result<Option<NamespaceView>, StoreError>;
 
     /// `None` when the person has a namespace of that name already.
-    pub async fn create_namespace(&self, user_id: i64, id: &str, name: &str) -> Result<Option<()>, sqlx::Error> {
-        let res = sqlx::query(
-            "INSERT INTO namespaces (id, user_id, name, created_at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
-        )
-        .bind(id)
-        .bind(user_id)
-        .bind(name)
-        .bind(crate::now_ms())
-        .execute(&self.pool)
-        .await?;
-        Ok((res.rows_affected() == 1).then_some(()))
-    }
+    async fn create_namespace(&self, user_id: i64, id: &str, name: &str) -> Result<Option<()>, StoreError>;
 
     /// `Ok(false)`: not theirs; `Err` on a name clash (unique constraint).
-    pub async fn rename_namespace(&self, user_id: i64, id: &str, name: &str) -> Result<bool, sqlx::Error> {
-        let res = sqlx::query("UPDATE namespaces SET name = ?3 WHERE id = ?1 AND user_id = ?2")
-            .bind(id)
-            .bind(user_id)
-            .bind(name)
-            .execute(&self.pool)
-            .await?;
-        Ok(res.rows_affected() == 1)
-    }
+    async fn rename_namespace(&self, user_id: i64, id: &str, name: &str) -> Result<bool, StoreError>;
 
     /// Deletes the namespace and its document rows; the ids of the documents it held.
-    pub async fn delete_namespace(&self, user_id: i64, id: &str) -> Result<Option<Vec<String>>, sqlx::Error> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let ids: Vec<String> = sqlx::query_scalar(
-            "SELECT d.id FROM documents d JOIN namespaces n ON n.id = d.namespace_id WHERE n.id = ?1 AND n.user_id = ?2",
-        )
-        .bind(id)
-        .bind(user_id)
-        .fetch_all(&mut *tx)
-        .await?;
-        let res = sqlx::query("DELETE FROM namespaces WHERE id = ?1 AND user_id = ?2")
-            .bind(id)
-            .bind(user_id)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok((res.rows_affected() == 1).then_some(ids))
-    }
+    async fn delete_namespace(&self, user_id: i64, id: &str) -> Result<Option<Vec<String>>, StoreError>;
 
     /// Records a document unless the namespace's owner keeps `max` documents already
     /// (`false` then); counted in the statement that inserts.
-    pub async fn insert_document(&self, doc: &DocumentView, max: u64) -> Result<bool, sqlx::Error> {
-        let done = sqlx::query(
-            "INSERT INTO documents (id, namespace_id, name, size, mime, created_at) \
-             SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE (SELECT COUNT(*) FROM documents d JOIN namespaces n \
-             ON n.id = d.namespace_id WHERE n.user_id = (SELECT user_id FROM namespaces WHERE id = ?2)) < ?7",
-        )
-        .bind(&doc.id)
-        .bind(&doc.namespace_id)
-        .bind(&doc.name)
-        .bind(doc.size as i64)
-        .bind(&doc.mime)
-        .bind(doc.created_at)
-        .bind(super::cap(max))
-        .execute(&self.pool)
-        .await?;
-        Ok(done.rows_affected() == 1)
-    }
+    async fn insert_document(&self, doc: &DocumentView, max: u64) -> Result<bool, StoreError>;
 
-    pub async fn documents(&self, user_id: i64, namespace_id: &str) -> Result<Vec<DocumentView>, sqlx::Error> {
-        let rows = sqlx::query(
-            "SELECT d.* FROM documents d JOIN namespaces n ON n.id = d.namespace_id \
-             WHERE n.id = ?1 AND n.user_id = ?2 ORDER BY d.created_at DESC",
-        )
-        .bind(namespace_id)
-        .bind(user_id)
-        .fetch_all(&self.pool)
-        .await?;
-        Ok(rows.iter().map(to_document).collect())
-    }
+    async fn documents(&self, user_id: i64, namespace_id: &str) -> Result<Vec<DocumentView>, StoreError>;
 
-    pub async fn document(&self, user_id: i64, id: &str) -> Result<Option<DocumentView>, sqlx::Error> {
-        let row = sqlx::query(
-            "SELECT d.* FROM documents d JOIN namespaces n ON n.id = d.namespace_id WHERE d.id = ?1 AND n.user_id = ?2",
-        )
-        .bind(id)
-        .bind(user_id)
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(row.as_ref().map(to_document))
-    }
+    async fn document(&self, user_id: i64, id: &str) -> Result<Option<DocumentView>, StoreError>;
 
-    pub async fn delete_document(&self, user_id: i64, id: &str) -> Result<bool, sqlx::Error> {
-        let res = sqlx::query(
-            "DELETE FROM documents WHERE id = ?1 AND namespace_id IN (SELECT id FROM namespaces WHERE user_id = ?2)",
-        )
-        .bind(id)
-        .bind(user_id)
-        .execute(&self.pool)
-        .await?;
-        Ok(res.rows_affected() == 1)
-    }
+    async fn delete_document(&self, user_id: i64, id: &str) -> Result<bool, StoreError>;
 }

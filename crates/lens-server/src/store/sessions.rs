@@ -1,49 +1,22 @@
 //! Login sessions: the cookie's hash, its CSRF proof and its expiry.
 
-use sqlx::Row;
+use super::{StoreError, UserRow};
 
-use super::{Store, UserRow, users};
-use crate::now_ms;
-
-impl Store {
-    pub async fn create_session(
+/// The `sessions` table, as every store implements it.
+#[async_trait::async_trait]
+pub trait SessionTable: Send + Sync {
+    async fn create_session(
         &self,
         user_id: i64,
         token_hash: &str,
         csrf: &str,
         expires_at: i64,
-    ) -> Result<(), sqlx::Error> {
-        sqlx::query("INSERT INTO sessions (token_hash, user_id, csrf_token, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)")
-            .bind(token_hash)
-            .bind(user_id)
-            .bind(csrf)
-            .bind(now_ms())
-            .bind(expires_at)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
-    }
+    ) -> Result<(), StoreError>;
 
     /// The session's user and CSRF proof, if the session exists and has not expired.
-    pub async fn session_user(&self, token_hash: &str) -> Result<Option<(UserRow, String)>, sqlx::Error> {
-        let row = sqlx::query(
-            "SELECT u.*, s.csrf_token FROM sessions s JOIN users u ON u.id = s.user_id
-             WHERE s.token_hash = ?1 AND s.expires_at > ?2",
-        )
-        .bind(token_hash)
-        .bind(now_ms())
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(row.map(|r| (users::row_to_user(&r), r.get("csrf_token"))))
-    }
+    async fn session_user(&self, token_hash: &str) -> Result<Option<(UserRow, String)>, StoreError>;
 
-    pub async fn delete_session(&self, token_hash: &str) -> Result<(), sqlx::Error> {
-        sqlx::query("DELETE FROM sessions WHERE token_hash = ?1").bind(token_hash).execute(&self.pool).await?;
-        Ok(())
-    }
+    async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError>;
 
-    pub async fn delete_expired_sessions(&self) -> Result<u64, sqlx::Error> {
-        let res = sqlx::query("DELETE FROM sessions WHERE expires_at <= ?1").bind(now_ms()).execute(&self.pool).await?;
-        Ok(res.rows_affected())
-    }
+    async fn delete_expired_sessions(&self) -> Result<u64, StoreError>;
 }

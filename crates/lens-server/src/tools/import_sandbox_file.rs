@@ -122,7 +122,7 @@ impl ImportSandboxFile {
                 store
                     .namespace_named(ctx.user_id, namespace)
                     .await?
-                    .ok_or(FileError::Store(sqlx::Error::RowNotFound))?
+                    .ok_or(FileError::Store(crate::store::StoreError::NotFound))?
             }
         };
         let doc = DocumentView {

@@ -96,7 +96,7 @@ fn assert_disk_full(status: StatusCode, body: &Value) {
 
 /// The database is whole, and every upload's bytes have their row and every row its bytes.
 async fn assert_nothing_half_written(app: &TestApp, data: &Path) {
-    let pool = app.state.store.pool();
+    let pool = app.state.store.sqlite_pool().expect("the tests' store is SQLite");
     let check: String = sqlx::query_scalar("PRAGMA integrity_check").fetch_one(pool).await.unwrap();
     assert_eq!(check, "ok");
     let mut rows: Vec<String> = sqlx::query_scalar("SELECT id FROM uploads").fetch_all(pool).await.unwrap();

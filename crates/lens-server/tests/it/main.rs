@@ -22,6 +22,7 @@ mod sandbox_gateway;
 mod sandbox_settings;
 mod settings;
 mod site;
+mod store_story;
 mod test_app;
 mod tokens;
 mod uploads;

@@ -121,7 +121,7 @@ async fn a_token_stops_at_its_expiry() {
     sqlx::query("UPDATE api_tokens SET expires_at = ?1 WHERE id = ?2")
         .bind(now - 1)
         .bind(made["token"]["id"].as_i64().unwrap())
-        .execute(app.state.store.pool())
+        .execute(app.state.store.sqlite_pool().unwrap())
         .await
         .unwrap();
     assert_eq!(week.get("/api/v1/chats").await.0, StatusCode::UNAUTHORIZED, "expired");

@@ -1,0 +1,123 @@
+//! Conversations. Every query takes the owner's id, so another person's chat is simply
+//! not found.
+
+use lens_types::{ChatView, PageContext};
+use sqlx::Row;
+
+use super::Sqlite;
+use crate::now_ms;
+use crate::store::{ChatTable, StoreError};
+
+fn row_to_chat(r: &sqlx::sqlite::SqliteRow) -> ChatView {
+    ChatView {
+        id: r.get("id"),
+        title: r.get("title"),
+        created_at: r.get("created_at"),
+        updated_at: r.get("updated_at"),
+        page_url: r.get("page_url"),
+    }
+}
+
+#[async_trait::async_trait]
+impl ChatTable for Sqlite {
+    async fn create_chat(
+        &self,
+        user_id: i64,
+        id: &str,
+        title: &str,
+        page_url: Option<&str>,
+        max: u64,
+    ) -> Result<Option<ChatView>, StoreError> {
+        let now = now_ms();
+        // Counted in the statement that inserts: parallel requests cannot each see room.
+        let row = sqlx::query(
+            "INSERT INTO chats (id, user_id, title, created_at, updated_at, page_url) \
+             SELECT ?1, ?2, ?3, ?4, ?4, ?5 WHERE (SELECT COUNT(*) FROM chats WHERE user_id = ?2) < ?6 RETURNING *",
+        )
+        .bind(id)
+        .bind(user_id)
+        .bind(title)
+        .bind(now)
+        .bind(page_url)
+        .bind(super::cap(max))
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.as_ref().map(row_to_chat))
+    }
+
+    /// The user's chats, most recently active first: the chat page's (`page` none), or
+    /// those of one page's assistant.
+    async fn list_chats(&self, user_id: i64, page: Option<&str>) -> Result<Vec<ChatView>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT * FROM chats WHERE user_id = ?1 AND page_url IS ?2 ORDER BY updated_at DESC, created_at DESC",
+        )
+        .bind(user_id)
+        .bind(page)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.iter().map(row_to_chat).collect())
+    }
+
+    /// Keeps the page last shown with a question, for the model to read with the next answer.
+    async fn set_page_context(&self, chat_id: &str, page: &PageContext) -> Result<(), StoreError> {
+        let json = serde_json::to_string(page).unwrap_or_default();
+        sqlx::query("UPDATE chats SET page_context = ?2 WHERE id = ?1")
+            .bind(chat_id)
+            .bind(json)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The page last shown in this conversation, if any.
+    async fn page_context(&self, chat_id: &str) -> Result<Option<PageContext>, StoreError> {
+        let json: Option<Option<String>> = sqlx::query_scalar("SELECT page_context FROM chats WHERE id = ?1")
+            .bind(chat_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(json.flatten().and_then(|j| serde_json::from_str(&j).ok()))
+    }
+
+    async fn chat(&self, user_id: i64, id: &str) -> Result<Option<ChatView>, StoreError> {
+        let row = sqlx::query("SELECT * FROM chats WHERE id = ?1 AND user_id = ?2")
+            .bind(id)
+            .bind(user_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.as_ref().map(row_to_chat))
+    }
+
+    async fn rename_chat(&self, user_id: i64, id: &str, title: &str) -> Result<Option<ChatView>, StoreError> {
+        let row = sqlx::query("UPDATE chats SET title = ?3 WHERE id = ?1 AND user_id = ?2 RETURNING *")
+            .bind(id)
+            .bind(user_id)
+            .bind(title)
+            .fetch_all(&self.pool)
+            .await?
+            .into_iter()
+            .next();
+        Ok(row.as_ref().map(row_to_chat))
+    }
+
+    /// Whether a conversation exists, whoever's it is (the sandbox routines ask).
+    /// Whose conversation `id` is, if it exists.
+    async fn chat_owner(&self, id: &str) -> Result<Option<i64>, StoreError> {
+        Ok(sqlx::query_scalar("SELECT user_id FROM chats WHERE id = ?1").bind(id).fetch_optional(&self.pool).await?)
+    }
+
+    async fn chat_exists(&self, id: &str) -> Result<bool, StoreError> {
+        let n: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM chats WHERE id = ?1").bind(id).fetch_one(&self.pool).await?;
+        Ok(n > 0)
+    }
+
+    /// Deletes the chat and (by cascade) its messages and file rows; false when not the user's.
+    async fn delete_chat(&self, user_id: i64, id: &str) -> Result<bool, StoreError> {
+        let res = sqlx::query("DELETE FROM chats WHERE id = ?1 AND user_id = ?2")
+            .bind(id)
+            .bind(user_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(res.rows_affected() == 1)
+    }
+}

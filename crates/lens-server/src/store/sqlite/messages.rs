@@ -1,0 +1,317 @@
+//! Messages: the person's, and the answers with their steps.
+
+use lens_llm::ChatMessage;
+use lens_types::{ApiError, MessageStatus, MessageView, Role, StepStatus, ToolStep};
+use sqlx::Row;
+
+use super::Sqlite;
+use crate::now_ms;
+use crate::store::{AnswerProgress, Asked, DEFAULT_TITLE, LiveRun, MessageTable, NewAnswer, StoreError};
+
+fn parse_status(s: &str) -> MessageStatus {
+    match s {
+        "streaming" => MessageStatus::Streaming,
+        "stopped" => MessageStatus::Stopped,
+        "interrupted" => MessageStatus::Interrupted,
+        "failed" => MessageStatus::Failed,
+        _ => MessageStatus::Complete,
+    }
+}
+
+fn row_to_message(r: &sqlx::sqlite::SqliteRow) -> MessageView {
+    let steps: String = r.get("steps");
+    let error: Option<String> = r.get("error");
+    MessageView {
+        id: r.get("id"),
+        chat_id: r.get("chat_id"),
+        role: if r.get::<String, _>("role") == "user" { Role::User } else { Role::Assistant },
+        text: r.get("text"),
+        // A step list Lens cannot read any more shows as no steps rather than failing the chat.
+        steps: serde_json::from_str(&steps).unwrap_or_default(),
+        status: parse_status(r.get("status")),
+        error: error.and_then(|e| serde_json::from_str(&e).ok()),
+        created_at: r.get("created_at"),
+        attachments: serde_json::from_str(&r.get::<String, _>("attachments")).unwrap_or_default(),
+        model: r.get("model"),
+        usage: r.get::<Option<String>, _>("usage").and_then(|u| serde_json::from_str(&u).ok()),
+    }
+}
+
+#[async_trait::async_trait]
+impl MessageTable for Sqlite {
+    /// The chat's messages, oldest first.
+    async fn messages(&self, chat_id: &str) -> Result<Vec<MessageView>, StoreError> {
+        let rows = sqlx::query("SELECT * FROM messages WHERE chat_id = ?1 ORDER BY seq")
+            .bind(chat_id)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.iter().map(row_to_message).collect())
+    }
+
+    /// The chat's messages, oldest first, each with the turns the model saw (empty for
+    /// the person's and for answers saved before turns were kept).
+    async fn messages_with_turns(&self, chat_id: &str) -> Result<Vec<(MessageView, Vec<ChatMessage>)>, StoreError> {
+        let rows = sqlx::query("SELECT * FROM messages WHERE chat_id = ?1 ORDER BY seq")
+            .bind(chat_id)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let turns: Option<String> = r.get("turns");
+                // Turns Lens cannot read any more fall back to the text and steps.
+                let turns = turns.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+                (row_to_message(r), turns)
+            })
+            .collect())
+    }
+
+    async fn message(&self, chat_id: &str, id: &str) -> Result<Option<MessageView>, StoreError> {
+        let row = sqlx::query("SELECT * FROM messages WHERE chat_id = ?1 AND id = ?2")
+            .bind(chat_id)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.as_ref().map(row_to_message))
+    }
+
+    /// Records that a file a run made was shared, on that run's step, so the download
+    /// stays under the answer after a reload. `false` when no such step and file exist
+    /// (or the answer is still being written: its steps are the runner's until it ends).
+    async fn mark_made_file_shared(
+        &self,
+        chat_id: &str,
+        message_id: &str,
+        step_id: &str,
+        path: &str,
+        file: &lens_types::SharedFileRef,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let steps: Option<String> =
+            sqlx::query_scalar("SELECT steps FROM messages WHERE chat_id = ?1 AND id = ?2 AND status != 'streaming'")
+                .bind(chat_id)
+                .bind(message_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let Some(mut steps) = steps.and_then(|s| serde_json::from_str::<Vec<ToolStep>>(&s).ok()) else {
+            return Ok(false);
+        };
+        let made = steps
+            .iter_mut()
+            .filter(|s| s.id == step_id)
+            .filter_map(|s| s.output.as_mut())
+            .flat_map(|o| o.files.iter_mut())
+            .find(|f| f.path == path);
+        let Some(made) = made else { return Ok(false) };
+        made.shared = Some(file.clone());
+        let json = serde_json::to_string(&steps).unwrap_or_else(|_| "[]".into());
+        sqlx::query("UPDATE messages SET steps = ?3 WHERE chat_id = ?1 AND id = ?2")
+            .bind(chat_id)
+            .bind(message_id)
+            .bind(json)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Saves the person's message and an empty streaming answer in one transaction, and
+    /// names the chat after its first message. `None` when an answer is still running.
+    /// The attachments are the asker's uploads, bound to this chat here (an upload serves
+    /// one conversation only).
+    async fn add_question(
+        &self,
+        chat_id: &str,
+        user_id: i64,
+        ids: &NewAnswer,
+        text: &str,
+        attachment_ids: &[String],
+        max_answers: u64,
+    ) -> Result<Asked, StoreError> {
+        // IMMEDIATE takes the write lock up front: a deferred transaction that reads and
+        // then writes cannot wait for the lock, and concurrent asks would fail as busy.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let busy: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM messages WHERE chat_id = ?1 AND status = 'streaming'")
+            .bind(chat_id)
+            .fetch_one(&mut *tx)
+            .await?;
+        if busy > 0 {
+            return Ok(Asked::Busy);
+        }
+        let writing: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM messages m JOIN chats c ON c.id = m.chat_id \
+             WHERE c.user_id = ?1 AND m.status = 'streaming'",
+        )
+        .bind(user_id)
+        .fetch_one(&mut *tx)
+        .await?;
+        if writing as u64 >= max_answers {
+            return Ok(Asked::PersonBusy(writing as u64));
+        }
+        let mut attachments: Vec<lens_types::SharedFileRef> = Vec::new();
+        for id in attachment_ids {
+            let bound = sqlx::query(
+                "UPDATE uploads SET chat_id = ?2 WHERE id = ?1 AND user_id = ?3 AND (chat_id IS NULL OR chat_id = ?2)",
+            )
+            .bind(id)
+            .bind(chat_id)
+            .bind(user_id)
+            .execute(&mut *tx)
+            .await?;
+            if bound.rows_affected() != 1 {
+                return Ok(Asked::UnknownAttachment(id.clone()));
+            }
+            let row = sqlx::query("SELECT id, name, size, mime FROM uploads WHERE id = ?1")
+                .bind(id)
+                .fetch_one(&mut *tx)
+                .await?;
+            attachments.push(lens_types::SharedFileRef {
+                id: row.get("id"),
+                name: row.get("name"),
+                size: row.get::<i64, _>("size") as u64,
+                mime: row.get("mime"),
+            });
+        }
+        let attachments = serde_json::to_string(&attachments).unwrap_or_else(|_| "[]".into());
+        let seq: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM messages WHERE chat_id = ?1")
+            .bind(chat_id)
+            .fetch_one(&mut *tx)
+            .await?;
+        let now = now_ms();
+        for (id, role, body, status, n, attached) in [
+            (&ids.message_id, "user", text, "complete", seq + 1, attachments.as_str()),
+            (&ids.answer_id, "assistant", "", "streaming", seq + 2, "[]"),
+        ] {
+            sqlx::query(
+                "INSERT INTO messages (id, chat_id, role, text, status, created_at, seq, attachments) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )
+            .bind(id)
+            .bind(chat_id)
+            .bind(role)
+            .bind(body)
+            .bind(status)
+            .bind(now)
+            .bind(n)
+            .bind(attached)
+            .execute(&mut *tx)
+            .await?;
+        }
+        let title = crate::store::title::title_of(text);
+        sqlx::query("UPDATE chats SET updated_at = ?2, title = CASE WHEN title = ?3 AND ?4 != '' THEN ?4 ELSE title END WHERE id = ?1")
+            .bind(chat_id)
+            .bind(now)
+            .bind(DEFAULT_TITLE)
+            .bind(title)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Asked::Added)
+    }
+
+    /// Saves an answer's progress (text, steps and turns, and the running step's output
+    /// so far) while it runs or when it ends.
+    async fn save_answer(
+        &self,
+        answer_id: &str,
+        progress: AnswerProgress<'_>,
+        status: MessageStatus,
+        error: Option<&ApiError>,
+        live: Option<&LiveRun>,
+    ) -> Result<(), StoreError> {
+        let steps = serde_json::to_string(progress.steps).unwrap_or_else(|_| "[]".into());
+        let turns = serde_json::to_string(progress.turns).ok();
+        let usage = progress.usage.and_then(|u| serde_json::to_string(&u).ok());
+        let error = error.and_then(|e| serde_json::to_string(e).ok());
+        let live = live.and_then(|l| serde_json::to_string(l).ok());
+        // Only a streaming answer changes: once ended (or marked interrupted by a newer
+        // server on the same data), it stays as it is.
+        sqlx::query(
+            "UPDATE messages SET text = ?2, steps = ?3, status = ?4, error = ?5, live_run = ?6, turns = ?7, \
+             model = COALESCE(?8, model), usage = COALESCE(?9, usage) WHERE id = ?1 AND status = 'streaming'",
+        )
+        .bind(answer_id)
+        .bind(progress.text)
+        .bind(steps)
+        .bind(status.as_str())
+        .bind(error)
+        .bind(live)
+        .bind(turns)
+        .bind(progress.model)
+        .bind(usage)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// At start: answers that were streaming when the server went down are interrupted,
+    /// and their unfinished steps failed; a run in progress keeps the output it had
+    /// saved, with an ending that says the server stopped.
+    async fn mark_interrupted(&self) -> Result<u64, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let rows = sqlx::query("SELECT id, steps, live_run FROM messages WHERE status = 'streaming'")
+            .fetch_all(&mut *tx)
+            .await?;
+        for row in &rows {
+            let steps: String = row.get("steps");
+            let live: Option<String> = row.get("live_run");
+            let mut steps: Vec<ToolStep> = serde_json::from_str(&steps).unwrap_or_default();
+            let live: Option<LiveRun> = live.and_then(|l| serde_json::from_str(&l).ok());
+            interrupt_steps(&mut steps, live);
+            sqlx::query("UPDATE messages SET status = 'interrupted', steps = ?2, live_run = NULL WHERE id = ?1")
+                .bind(row.get::<String, _>("id"))
+                .bind(serde_json::to_string(&steps).unwrap_or_else(|_| "[]".into()))
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(rows.len() as u64)
+    }
+}
+
+/// What a server stop leaves of unfinished steps: failed, the running run with its
+/// output so far, any other step saying the server stopped.
+fn interrupt_steps(steps: &mut [ToolStep], mut live: Option<LiveRun>) {
+    for step in steps.iter_mut().filter(|s| matches!(s.status, StepStatus::Running | StepStatus::Pending)) {
+        step.status = StepStatus::Failed;
+        match live.take_if(|l| l.step_id == step.id) {
+            Some(run) if step.output.is_none() => step.output = Some(run.output),
+            _ if step.output.is_none() && step.result.is_none() => {
+                step.result = Some("The server stopped before this step ended.".into());
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interrupted_run_keeps_its_output_and_says_the_server_stopped() {
+        let step = |id: &str, status| ToolStep {
+            id: id.into(),
+            tool: "run_bash".into(),
+            args: serde_json::json!({"code": "echo hi; sleep 60"}),
+            summary: "echo hi".into(),
+            status,
+            result: None,
+            output: None,
+            file: None,
+            approval: None,
+        };
+        let mut steps = vec![step("s1", StepStatus::Succeeded), step("s2", StepStatus::Running)];
+        let bash = crate::tools::RunKind { language: "bash", code_arg: "command" };
+        let mut capture = crate::chat::live_run::LiveCapture::for_run("s2", bash, &steps[1].args);
+        capture.push(lens_types::OutputStream::Stdout, "hi\n");
+        interrupt_steps(&mut steps, Some(capture.snapshot()));
+        assert_eq!(steps[0].status, StepStatus::Succeeded, "a finished step stays as it was");
+        let output = steps[1].output.as_ref().unwrap();
+        assert_eq!((steps[1].status, output.stdout.as_str()), (StepStatus::Failed, "hi\n"));
+        assert_eq!(output.ending.describe(), "the server stopped during this run");
+        let mut other = vec![step("s3", StepStatus::Pending)];
+        interrupt_steps(&mut other, None);
+        assert_eq!(other[0].result.as_deref(), Some("The server stopped before this step ended."));
+    }
+}

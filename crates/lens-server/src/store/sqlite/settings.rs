@@ -1,0 +1,33 @@
+//! Admin settings as key/value rows.
+
+use super::Sqlite;
+use crate::store::{SettingTable, StoreError};
+
+#[async_trait::async_trait]
+impl SettingTable for Sqlite {
+    async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar("SELECT value FROM settings WHERE key = ?1").bind(key).fetch_optional(&self.pool).await?)
+    }
+
+    /// Writes several settings in one transaction (`None` deletes the key).
+    async fn set_settings(&self, pairs: &[(&str, Option<String>)]) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        for (key, value) in pairs {
+            match value {
+                Some(v) => {
+                    sqlx::query(
+                        "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = ?2",
+                    )
+                    .bind(key)
+                    .bind(v)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                None => {
+                    sqlx::query("DELETE FROM settings WHERE key = ?1").bind(key).execute(&mut *tx).await?;
+                }
+            }
+        }
+        Ok(tx.commit().await?)
+    }
+}

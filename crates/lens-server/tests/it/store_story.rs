@@ -1,0 +1,129 @@
+//! The store's story: what every implementation of `store::Database` must do, told once
+//! and run against each (today the embedded SQLite; PostgreSQL is a second test calling
+//! the same `story`). Each step is something a caller relies on: whose rows a person
+//! sees, caps that hold, one answer at a time, decisions taken once.
+
+use lens_server::store::{AnswerProgress, Asked, Decided, FileKind, NewAnswer, NewToken, Store, StoreError};
+use lens_types::{DocumentView, MessageStatus, SharedFileRef, TokenScope};
+
+fn file(id: &str, size: u64) -> SharedFileRef {
+    SharedFileRef { id: id.into(), name: format!("{id}.csv"), size, mime: "text/csv".into() }
+}
+
+fn ids(n: u32) -> NewAnswer {
+    NewAnswer { message_id: format!("q{n}"), answer_id: format!("a{n}") }
+}
+
+/// Runs the whole story on an empty store.
+pub async fn story(store: Store) {
+    // Accounts: the first is the admin, a taken name is no second account.
+    assert_eq!(store.count_users().await.unwrap(), 0);
+    let ada = store.create_first_user("ada", "hash").await.unwrap().expect("the first account");
+    assert!(ada.is_admin);
+    assert!(store.create_first_user("eve", "hash").await.unwrap().is_none(), "only one first account");
+    let bob = store.create_user("bob", "hash", false).await.unwrap().expect("a second account");
+    assert!(!bob.is_admin);
+    assert!(store.create_user("bob", "other", false).await.unwrap().is_none(), "the name is taken");
+    assert_eq!(store.user_by_name("bob").await.unwrap().map(|u| u.id), Some(bob.id));
+    assert_eq!(store.list_users().await.unwrap().len(), 2);
+
+    // Conversations: a person sees only their own; a cap holds.
+    let chat = store.create_chat(ada.id, "c1", "First", None, 2).await.unwrap().expect("room for one");
+    assert_eq!(chat.title, "First");
+    store.create_chat(ada.id, "c2", "Second", Some("/library"), 2).await.unwrap().expect("room for two");
+    assert!(store.create_chat(ada.id, "c3", "Third", None, 2).await.unwrap().is_none(), "the cap holds");
+    assert!(store.chat(bob.id, "c1").await.unwrap().is_none(), "another person's chat is not there");
+    assert_eq!(store.chat_owner("c1").await.unwrap(), Some(ada.id));
+    assert_eq!(store.list_chats(ada.id, None).await.unwrap().len(), 1, "page chats are listed with their page");
+    assert_eq!(store.list_chats(ada.id, Some("/library")).await.unwrap().len(), 1);
+    assert!(store.rename_chat(bob.id, "c1", "Mine now").await.unwrap().is_none(), "nor renamed by them");
+
+    // One answer at a time per conversation, and a cap per person.
+    assert_eq!(store.add_question("c1", ada.id, &ids(1), "hello", &[], 1).await.unwrap(), Asked::Added);
+    assert_eq!(store.add_question("c1", ada.id, &ids(2), "again", &[], 5).await.unwrap(), Asked::Busy);
+    assert_eq!(store.add_question("c2", ada.id, &ids(3), "elsewhere", &[], 1).await.unwrap(), Asked::PersonBusy(1));
+    let unknown = store.add_question("c2", ada.id, &ids(4), "with a file", &["nope".into()], 5).await.unwrap();
+    assert_eq!(unknown, Asked::UnknownAttachment("nope".into()));
+    let answer = store.message("c1", "a1").await.unwrap().expect("the answer row");
+    assert_eq!(answer.status, MessageStatus::Streaming);
+    let progress = AnswerProgress { text: "Hi.", steps: &[], turns: &[], model: Some("m"), usage: None };
+    store.save_answer("a1", progress, MessageStatus::Complete, None, None).await.unwrap();
+    let answer = store.message("c1", "a1").await.unwrap().unwrap();
+    assert_eq!((answer.status, answer.text.as_str()), (MessageStatus::Complete, "Hi."));
+    assert_eq!(store.messages("c1").await.unwrap().len(), 2, "the question and its answer");
+    // A server that went down mid-answer leaves it interrupted at the next start.
+    assert_eq!(store.add_question("c1", ada.id, &ids(5), "more", &[], 1).await.unwrap(), Asked::Added);
+    assert_eq!(store.mark_interrupted().await.unwrap(), 1);
+    assert_eq!(store.message("c1", "a5").await.unwrap().unwrap().status, MessageStatus::Interrupted);
+
+    // Approvals: decided once, by their conversation's owner only.
+    store.insert_approval("p1", "c1", "a5", "s1", "Run it?").await.unwrap();
+    assert_eq!(store.decide_approval(bob.id, "p1", true).await.unwrap(), Decided::NotFound);
+    assert_eq!(store.decide_approval(ada.id, "p1", true).await.unwrap(), Decided::Recorded);
+    assert_eq!(store.decide_approval(ada.id, "p1", false).await.unwrap(), Decided::AlreadyDecided);
+
+    // Files a conversation keeps: the cap counts every kind.
+    assert!(store.insert_chat_file("c1", &file("f1", 10), FileKind::Shared, 2).await.unwrap());
+    assert!(store.insert_chat_file("c1", &file("f2", 10), FileKind::Image, 2).await.unwrap());
+    assert!(!store.insert_chat_file("c1", &file("f3", 10), FileKind::Log, 2).await.unwrap(), "the cap holds");
+    assert_eq!(store.count_kept_files("c1").await.unwrap(), 2);
+    assert_eq!(store.chat_file("c1", "f1").await.unwrap().map(|f| f.size), Some(10));
+    assert!(store.chat_file("c2", "f1").await.unwrap().is_none(), "a file belongs to its conversation");
+
+    // Uploads: a count and a byte cap per person.
+    assert!(store.insert_upload(ada.id, &file("u1", 60), (5, 100)).await.unwrap());
+    assert!(!store.insert_upload(ada.id, &file("u2", 60), (5, 100)).await.unwrap(), "over the bytes");
+    assert_eq!(store.uploads_held(ada.id).await.unwrap(), (1, 60));
+
+    // The library: a name once per person (a rename onto it is a conflict), a cap on documents.
+    store.create_namespace(ada.id, "n1", "Notes").await.unwrap().expect("made");
+    store.create_namespace(ada.id, "n2", "Drafts").await.unwrap().expect("made");
+    assert!(store.create_namespace(ada.id, "n3", "Notes").await.unwrap().is_none(), "the name is taken");
+    let renamed = store.rename_namespace(ada.id, "n2", "Notes").await;
+    assert!(matches!(renamed, Err(StoreError::Conflict(_))), "{renamed:?}");
+    assert!(store.namespace(bob.id, "n1").await.unwrap().is_none());
+    let doc = |id: &str| DocumentView {
+        id: id.into(),
+        namespace_id: "n1".into(),
+        name: format!("{id}.md"),
+        size: 3,
+        mime: "text/plain".into(),
+        created_at: 0,
+    };
+    assert!(store.insert_document(&doc("d1"), 1).await.unwrap());
+    assert!(!store.insert_document(&doc("d2"), 1).await.unwrap(), "the cap holds");
+    assert!(store.document(bob.id, "d1").await.unwrap().is_none());
+
+    // Tokens and sessions find their person; an expired session does not.
+    let scopes = [TokenScope::Chat];
+    let token = NewToken { user_id: bob.id, name: "agent", token_hash: "th", scopes: &scopes, expires_at: None };
+    store.create_token(token, 5).await.unwrap().expect("made");
+    let (user, found) = store.token_user("th").await.unwrap().expect("the token's person");
+    assert_eq!((user.id, found), (bob.id, scopes.to_vec()));
+    store.create_session(ada.id, "sh", "csrf", lens_server::now_ms() + 60_000).await.unwrap();
+    store.create_session(ada.id, "old", "csrf", lens_server::now_ms() - 1).await.unwrap();
+    assert_eq!(store.session_user("sh").await.unwrap().map(|(u, csrf)| (u.id, csrf)), Some((ada.id, "csrf".into())));
+    assert!(store.session_user("old").await.unwrap().is_none());
+    assert_eq!(store.delete_expired_sessions().await.unwrap(), 1);
+
+    // Settings: written together, read back, and removed by `None`.
+    store.set_settings(&[("a", Some("1".into())), ("b", Some("2".into()))]).await.unwrap();
+    store.set_settings(&[("b", None)]).await.unwrap();
+    assert_eq!(store.setting("a").await.unwrap().as_deref(), Some("1"));
+    assert_eq!(store.setting("b").await.unwrap(), None);
+
+    // Deleting a conversation takes its rows; deleting a person takes theirs.
+    assert!(!store.delete_chat(bob.id, "c1").await.unwrap(), "not another person's");
+    assert!(store.delete_chat(ada.id, "c1").await.unwrap());
+    assert!(store.message("c1", "a1").await.unwrap().is_none());
+    assert!(!store.chat_exists("c1").await.unwrap());
+    store.delete_user(bob.id).await.unwrap();
+    assert!(store.token_user("th").await.unwrap().is_none(), "a person's tokens go with them");
+}
+
+#[tokio::test]
+async fn the_sqlite_store_tells_the_story() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("lens.db")).await.unwrap();
+    story(store).await;
+}
