@@ -39,8 +39,42 @@ pub(crate) trait AgentBackend: Send + Sync {
     fn run_env(&self, sandbox: &Self::Sandbox) -> Env;
 }
 
+/// The two calls every agent driver answers the same way, written once for every
+/// [`AgentBackend`]: a run started, and one request answered. [`crate::SandboxDriver`]'s
+/// runs and file calls are made of them.
+#[doc(hidden)]
+#[async_trait::async_trait]
+pub trait AgentCalls: Send + Sync {
+    /// Starts a run in the sandbox's agent.
+    async fn start_agent_run(
+        &self,
+        chat_id: &str,
+        timeout: Duration,
+        make: RunRequest,
+    ) -> Result<RunStream, SandboxError>;
+
+    /// Asks the sandbox's agent one request.
+    async fn ask_agent(&self, chat_id: &str, make: OneRequest) -> Result<Reply, SandboxError>;
+}
+
+#[async_trait::async_trait]
+impl<B: AgentBackend> AgentCalls for B {
+    async fn start_agent_run(
+        &self,
+        chat_id: &str,
+        timeout: Duration,
+        make: RunRequest,
+    ) -> Result<RunStream, SandboxError> {
+        start_run(self, chat_id, timeout, make).await
+    }
+
+    async fn ask_agent(&self, chat_id: &str, make: OneRequest) -> Result<Reply, SandboxError> {
+        ask(self, chat_id, make).await
+    }
+}
+
 /// Starts a run whose request `make` builds.
-pub(crate) async fn start_run<B: AgentBackend + ?Sized>(
+async fn start_run<B: AgentBackend + ?Sized>(
     backend: &B,
     chat_id: &str,
     timeout: Duration,
@@ -57,11 +91,7 @@ pub(crate) async fn start_run<B: AgentBackend + ?Sized>(
 }
 
 /// One request, one reply; the agent's refusal comes back as its error.
-pub(crate) async fn ask<B: AgentBackend + ?Sized>(
-    backend: &B,
-    chat_id: &str,
-    make: OneRequest,
-) -> Result<Reply, SandboxError> {
+async fn ask<B: AgentBackend + ?Sized>(backend: &B, chat_id: &str, make: OneRequest) -> Result<Reply, SandboxError> {
     let (sandbox, _, _hold) = backend.sandbox(chat_id).await?;
     match sandbox.link().ask(make).await {
         Ok(reply) => Ok(reply),

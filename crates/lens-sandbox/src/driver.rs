@@ -6,14 +6,9 @@ use futures_util::Stream;
 use lens_types::{OutputStream, RunEnding};
 use serde::{Deserialize, Serialize};
 
-use lens_sandbox_agent::protocol::{FILE_PART, Reply};
+use lens_sandbox_agent::protocol::FILE_PART;
 
-use crate::{
-    AdmissionLimits, Limits, Network, SandboxError,
-    agent_core::{OneRequest, RunRequest},
-    calls,
-    egress::EgressDecision,
-};
+use crate::{AdmissionLimits, Limits, Network, SandboxError, calls, egress::EgressDecision};
 
 /// Where a conversation's sandbox stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,23 +97,9 @@ pub struct FilePart {
 /// A sandbox backend. Held as `Arc<dyn SandboxDriver>`; every implementation passes the
 /// same behavioural story.
 #[async_trait::async_trait]
-pub trait SandboxDriver: Send + Sync {
+pub trait SandboxDriver: crate::agent_core::AgentCalls + Send + Sync {
     /// Makes the conversation's sandbox if absent and starts it if stopped.
     async fn ensure(&self, chat_id: &str) -> Result<SandboxInfo, SandboxError>;
-
-    /// Starts a run in the sandbox's agent (the driver's part of [`Self::exec`] and
-    /// [`Self::run_python`]; see `agent_core.rs`).
-    #[doc(hidden)]
-    async fn start_agent_run(
-        &self,
-        chat_id: &str,
-        timeout: Duration,
-        make: RunRequest,
-    ) -> Result<RunStream, SandboxError>;
-
-    /// Asks the sandbox's agent one request (the driver's part of the file calls).
-    #[doc(hidden)]
-    async fn ask_agent(&self, chat_id: &str, make: OneRequest) -> Result<Reply, SandboxError>;
 
     /// Runs a command in the running sandbox.
     async fn exec(&self, chat_id: &str, request: ExecRequest) -> Result<RunStream, SandboxError> {

@@ -35,9 +35,9 @@ use lens_sandbox_agent::protocol::{Reply, Request};
 use tonic::transport::Channel;
 
 use crate::{
-    DriverSettings, RunStream, SandboxDriver, SandboxError, SandboxInfo, SandboxState,
+    DriverSettings, SandboxDriver, SandboxError, SandboxInfo, SandboxState,
     admission::{Admission, Ticket},
-    agent_core::{self, AgentBackend, Env, OneRequest, RunRequest},
+    agent_core::{AgentBackend, Env},
     link::AgentLink,
     room::Idle,
     run_stream::{InUse, RunHost},
@@ -371,19 +371,6 @@ impl SandboxDriver for GatewayDriver {
     async fn ensure(&self, chat_id: &str) -> Result<SandboxInfo, SandboxError> {
         self.remote(chat_id).await?;
         self.status(chat_id).await
-    }
-
-    async fn start_agent_run(
-        &self,
-        chat_id: &str,
-        timeout: Duration,
-        make: RunRequest,
-    ) -> Result<RunStream, SandboxError> {
-        agent_core::start_run(self, chat_id, timeout, make).await
-    }
-
-    async fn ask_agent(&self, chat_id: &str, make: OneRequest) -> Result<Reply, SandboxError> {
-        agent_core::ask(self, chat_id, make).await
     }
 
     async fn stop(&self, chat_id: &str) -> Result<(), SandboxError> {

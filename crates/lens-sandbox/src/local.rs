@@ -32,9 +32,9 @@ use lens_sandbox_agent::protocol::{Reply, Request};
 use tokio::{process::Child, sync::mpsc};
 
 use crate::{
-    AdmissionLimits, DriverSettings, Limits, RunStream, SandboxDriver, SandboxError, SandboxInfo, SandboxState,
+    AdmissionLimits, DriverSettings, Limits, SandboxDriver, SandboxError, SandboxInfo, SandboxState,
     admission::{Admission, Ticket},
-    agent_core::{self, AgentBackend, Env, OneRequest, RunRequest},
+    agent_core::{AgentBackend, Env},
     cgroup::{Cgroups, SandboxCgroup, process_tree},
     link::{AgentLink, backend, gone, read_reply},
     quota::Workspace,
@@ -468,19 +468,6 @@ impl SandboxDriver for LocalDriver {
     async fn ensure(&self, chat_id: &str) -> Result<SandboxInfo, SandboxError> {
         self.running(chat_id).await?;
         self.status(chat_id).await
-    }
-
-    async fn start_agent_run(
-        &self,
-        chat_id: &str,
-        timeout: Duration,
-        make: RunRequest,
-    ) -> Result<RunStream, SandboxError> {
-        agent_core::start_run(self, chat_id, timeout, make).await
-    }
-
-    async fn ask_agent(&self, chat_id: &str, make: OneRequest) -> Result<Reply, SandboxError> {
-        agent_core::ask(self, chat_id, make).await
     }
 
     async fn stop(&self, chat_id: &str) -> Result<(), SandboxError> {
