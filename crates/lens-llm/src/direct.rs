@@ -1,13 +1,13 @@
 //! `Direct`: the embedded default when no model is configured.
 //!
-//! It is not a model and never pretends to be one. It turns the fenced ```python and
-//! ```bash blocks of the person's message into `run_python` / `run_bash` calls when
-//! those tools are on offer, and otherwise says plainly that no model is configured and
-//! where to set one.
+//! It is not a model and never pretends to be one. It turns the fenced blocks of the
+//! person's message into calls of the tools on offer that run their language (each tool
+//! declares its fences, [`RunsCode`]), and otherwise says plainly that no model is
+//! configured and where to set one.
 
 use serde_json::json;
 
-use crate::{ChatMessage, ChatModel, ChatRequest, LlmError, ModelEvent, ModelStream, ToolCall};
+use crate::{ChatMessage, ChatModel, ChatRequest, LlmError, ModelEvent, ModelStream, RunsCode, ToolCall, ToolSpec};
 
 /// What Direct says when there is nothing it can run.
 pub const NO_MODEL_TEXT: &str = "No language model is configured, so Lens cannot answer in words. \
@@ -47,19 +47,23 @@ pub(crate) fn fenced_blocks(text: &str) -> Vec<(String, String)> {
     blocks
 }
 
-/// The tool that runs a block of this language, if any.
-fn tool_for(lang: &str) -> Option<(&'static str, &'static str)> {
-    match lang {
-        "python" | "py" | "python3" => Some(("run_python", "code")),
-        "bash" | "sh" | "shell" => Some(("run_bash", "command")),
-        _ => None,
-    }
+/// The tool on offer that runs a block fenced as `lang`, with the argument for its code.
+fn tool_for<'a>(tools: &'a [ToolSpec], lang: &str) -> Option<(&'a str, &'static str)> {
+    tools.iter().find_map(|t| {
+        let runs = t.runs?;
+        runs.fences.contains(&lang).then_some((t.name.as_str(), runs.code_arg))
+    })
+}
+
+/// Whether a block fenced as `lang` is code Lens runs once a sandbox is on (the words
+/// the sentences below name).
+fn runnable(lang: &str) -> bool {
+    [RunsCode::PYTHON, RunsCode::BASH].iter().any(|r| r.fences.contains(&lang))
 }
 
 impl Direct {
     /// The events of one turn, decided without any I/O.
     pub fn respond(request: &ChatRequest) -> Vec<ModelEvent> {
-        let has_tool = |name: &str| request.tools.iter().any(|t| t.name == name);
         // After tool results, the turn is over: say what ran rather than run it again.
         let results = request.messages.iter().rev().take_while(|m| matches!(m, ChatMessage::ToolResult { .. })).count();
         if results > 0 {
@@ -81,8 +85,8 @@ impl Direct {
         let calls: Vec<ModelEvent> = blocks
             .iter()
             .filter_map(|(lang, body)| {
-                let (tool, arg) = tool_for(lang)?;
-                has_tool(tool).then_some((tool, arg, body))
+                let (tool, arg) = tool_for(&request.tools, lang)?;
+                Some((tool, arg, body))
             })
             .enumerate()
             .map(|(n, (tool, arg, body))| {
@@ -100,10 +104,9 @@ impl Direct {
         if !calls.is_empty() {
             return calls;
         }
-        let runnable = blocks.iter().any(|(lang, _)| tool_for(lang).is_some());
-        let extra = if runnable {
+        let extra = if blocks.iter().any(|(lang, _)| runnable(lang)) {
             NO_SANDBOX_TEXT
-        } else if has_tool("run_python") {
+        } else if request.tools.iter().any(|t| t.runs.is_some()) {
             HOW_TO_RUN_TEXT
         } else {
             ""
@@ -133,7 +136,6 @@ impl ChatModel for Direct {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ToolSpec;
 
     fn text_of(events: &[ModelEvent]) -> String {
         events.iter().filter_map(|e| if let ModelEvent::TextDelta(t) = e { Some(t.as_str()) } else { None }).collect()
@@ -145,7 +147,14 @@ mod tests {
             messages: vec![ChatMessage::User { text: text.into() }],
             tools: tools
                 .iter()
-                .map(|t| ToolSpec { name: (*t).into(), description: String::new(), parameters: json!({}) })
+                .map(|&t| {
+                    let spec = ToolSpec::new(t, "", json!({}));
+                    match t {
+                        "run_python" => spec.running(RunsCode::PYTHON),
+                        "run_bash" => spec.running(RunsCode::BASH),
+                        _ => spec,
+                    }
+                })
                 .collect(),
         }
     }

@@ -27,7 +27,7 @@ mod turn;
 pub use anthropic::Anthropic;
 pub use direct::Direct;
 pub use error::LlmError;
-pub use model::{ChatMessage, ChatModel, ChatRequest, ModelEvent, ModelStream, ToolCall, ToolSpec, Usage};
+pub use model::{ChatMessage, ChatModel, ChatRequest, ModelEvent, ModelStream, RunsCode, ToolCall, ToolSpec, Usage};
 pub use openai::OpenAiCompatible;
 pub use scripted::{Scripted, ScriptedTurn};
 

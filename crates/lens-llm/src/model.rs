@@ -13,6 +13,37 @@ pub struct ToolSpec {
     pub name: String,
     pub description: String,
     pub parameters: serde_json::Value,
+    /// Set when the tool runs code: Direct mode turns fenced blocks into its calls, and
+    /// the answer loop saves its output as it comes. Never sent to a model.
+    #[serde(skip)]
+    pub runs: Option<RunsCode>,
+}
+
+impl ToolSpec {
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: serde_json::Value) -> Self {
+        Self { name: name.into(), description: description.into(), parameters, runs: None }
+    }
+
+    /// The same tool, declared as one that runs code.
+    pub fn running(self, runs: RunsCode) -> Self {
+        Self { runs: Some(runs), ..self }
+    }
+}
+
+/// What a tool that runs code says of itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunsCode {
+    /// The language, as a run's step shows it.
+    pub language: &'static str,
+    /// The words a fenced block is marked with to be run by this tool.
+    pub fences: &'static [&'static str],
+    /// The argument that holds the code.
+    pub code_arg: &'static str,
+}
+
+impl RunsCode {
+    pub const PYTHON: Self = Self { language: "python", fences: &["python", "py", "python3"], code_arg: "code" };
+    pub const BASH: Self = Self { language: "bash", fences: &["bash", "sh", "shell"], code_arg: "command" };
 }
 
 /// One whole tool call.

@@ -62,12 +62,6 @@ pub type OutputSink = mpsc::UnboundedSender<(OutputStream, String)>;
 pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
 
-    /// Whether a call is a sandbox run, whose code and live output are saved as it goes
-    /// (see `chat/live_run.rs`); `None` for every other tool.
-    fn run_kind(&self) -> Option<RunKind> {
-        None
-    }
-
     /// One line for the folded step ("Run Python: import pandas as pd…").
     fn summary(&self, args: &serde_json::Value) -> String;
 
@@ -78,13 +72,6 @@ pub trait Tool: Send + Sync {
 
     /// Runs the call. Failures are outcomes, not errors: the model reads them.
     async fn run(&self, ctx: ToolContext, args: serde_json::Value, live: OutputSink) -> ToolOutcome;
-}
-
-/// What a run tool says of itself: its language, and the argument that holds its code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RunKind {
-    pub language: &'static str,
-    pub code_arg: &'static str,
 }
 
 /// The tools on offer, by name.

@@ -24,11 +24,7 @@ fn request() -> ChatRequest {
             },
             ChatMessage::ToolResult { call_id: "t0".into(), name: "run_bash".into(), content: "a.txt".into() },
         ],
-        tools: vec![ToolSpec {
-            name: "run_bash".into(),
-            description: "d".into(),
-            parameters: json!({"type": "object"}),
-        }],
+        tools: vec![ToolSpec::new("run_bash", "d", json!({"type": "object"}))],
     }
 }
 

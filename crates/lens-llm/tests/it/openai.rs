@@ -9,11 +9,7 @@ fn request() -> ChatRequest {
     ChatRequest {
         system: Some("be brief".into()),
         messages: vec![ChatMessage::User { text: "hi".into() }],
-        tools: vec![ToolSpec {
-            name: "run_python".into(),
-            description: "runs".into(),
-            parameters: json!({"type": "object"}),
-        }],
+        tools: vec![ToolSpec::new("run_python", "runs", json!({"type": "object"}))],
     }
 }
 

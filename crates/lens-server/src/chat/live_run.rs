@@ -7,7 +7,9 @@
 use lens_types::{OutputStream, RunEnding, RunOutput};
 use tokio::time::Instant;
 
-use crate::{store::LiveRun, tools::RunKind};
+use lens_llm::RunsCode;
+
+use crate::store::LiveRun;
 
 /// The most characters of each stream kept, whatever the sink sends.
 const KEEP_AT_MOST: usize = 64 * 1024;
@@ -22,7 +24,7 @@ pub struct LiveCapture {
 
 impl LiveCapture {
     /// For a call of a run tool, with the language and code argument the tool declares.
-    pub fn for_run(step_id: &str, kind: RunKind, args: &serde_json::Value) -> Self {
+    pub fn for_run(step_id: &str, kind: RunsCode, args: &serde_json::Value) -> Self {
         let output = RunOutput {
             language: kind.language.to_owned(),
             code: args[kind.code_arg].as_str().unwrap_or_default().to_owned(),
@@ -81,7 +83,7 @@ mod tests {
 
     #[test]
     fn keeps_the_code_and_a_bounded_output_of_runs_only() {
-        let python = RunKind { language: "python", code_arg: "code" };
+        let python = RunsCode::PYTHON;
         let mut live = LiveCapture::for_run("s1", python, &serde_json::json!({"code": "print(1)"}));
         live.push(OutputStream::Stdout, "1\n");
         live.push(OutputStream::Stderr, &"é".repeat(KEEP_AT_MOST));

@@ -353,7 +353,7 @@ async fn run_tool(
         return (Input::ToolDone { step_id, outcome: Box::new(outcome) }, false);
     };
     let (chats, target, log, machine) = (at.chats, at.target, at.log, at.machine);
-    let mut capture = tool.run_kind().map(|kind| LiveCapture::for_run(&step_id, kind, &call.arguments));
+    let mut capture = tool.spec().runs.map(|kind| LiveCapture::for_run(&step_id, kind, &call.arguments));
     if let Some(c) = capture.as_mut() {
         save(chats, target, machine, Some(&c.snapshot())).await;
     }

@@ -33,15 +33,15 @@ fn target(args: &serde_json::Value) -> (String, String, String) {
 #[async_trait::async_trait]
 impl Tool for ImportSandboxFile {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "import_sandbox_file".into(),
-            description: format!(
+        ToolSpec::new(
+            "import_sandbox_file",
+            format!(
                 "Put a file from /workspace into the person's library (a namespace of documents they keep). The \
                  person is always asked first and may decline. At most {} MB. Namespace `{DEFAULT_NAMESPACE}` if \
                  none is given; it is made if missing.",
                 self.files.limits.share_max_mb
             ),
-            parameters: json!({
+            json!({
                 "type": "object",
                 "properties": {
                     "path": {"type": "string", "description": "the file, relative to /workspace"},
@@ -50,7 +50,7 @@ impl Tool for ImportSandboxFile {
                 },
                 "required": ["path"],
             }),
-        }
+        )
     }
 
     fn summary(&self, args: &serde_json::Value) -> String {

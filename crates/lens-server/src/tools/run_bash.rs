@@ -1,6 +1,6 @@
 //! `run_bash {command}`: a shell command in the conversation's sandbox.
 
-use lens_llm::ToolSpec;
+use lens_llm::{RunsCode, ToolSpec};
 use lens_sandbox::ExecRequest;
 use serde_json::json;
 
@@ -11,15 +11,15 @@ pub struct RunBash(pub run::RunTool);
 #[async_trait::async_trait]
 impl Tool for RunBash {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "run_bash".into(),
-            description: format!(
+        ToolSpec::new(
+            "run_bash",
+            format!(
                 "Run a bash command in this conversation's sandbox, in /workspace, which it shares with run_python. \
                  {} {} You get the start of stdout and the end of stderr.",
                 self.0.settings.network_note(),
                 self.0.settings.limits_note()
             ),
-            parameters: json!({
+            json!({
                 "type": "object",
                 "properties": {
                     "command": {"type": "string", "description": "the bash command line"},
@@ -27,11 +27,8 @@ impl Tool for RunBash {
                 },
                 "required": ["command"],
             }),
-        }
-    }
-
-    fn run_kind(&self) -> Option<super::RunKind> {
-        Some(super::RunKind { language: "bash", code_arg: "command" })
+        )
+        .running(RunsCode::BASH)
     }
 
     fn summary(&self, args: &serde_json::Value) -> String {

@@ -1,6 +1,6 @@
 //! `run_python {code}`: a cell in the conversation's Python kernel.
 
-use lens_llm::ToolSpec;
+use lens_llm::{RunsCode, ToolSpec};
 use serde_json::json;
 
 use super::{OutputSink, Tool, ToolContext, ToolOutcome, run};
@@ -10,9 +10,9 @@ pub struct RunPython(pub run::RunTool);
 #[async_trait::async_trait]
 impl Tool for RunPython {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "run_python".into(),
-            description: format!(
+        ToolSpec::new(
+            "run_python",
+            format!(
                 "Run Python 3 in this conversation's sandbox. Variables and imports persist between calls, like a \
                  notebook; the value of a last bare expression is shown. Files live in /workspace and persist. numpy, \
                  pandas and matplotlib are installed. {} {} You get the start of stdout and the end of \
@@ -20,7 +20,7 @@ impl Tool for RunPython {
                 self.0.settings.network_note(),
                 self.0.settings.limits_note()
             ),
-            parameters: json!({
+            json!({
                 "type": "object",
                 "properties": {
                     "code": {"type": "string", "description": "Python source to run"},
@@ -28,11 +28,8 @@ impl Tool for RunPython {
                 },
                 "required": ["code"],
             }),
-        }
-    }
-
-    fn run_kind(&self) -> Option<super::RunKind> {
-        Some(super::RunKind { language: "python", code_arg: "code" })
+        )
+        .running(RunsCode::PYTHON)
     }
 
     fn summary(&self, args: &serde_json::Value) -> String {

@@ -15,14 +15,14 @@ pub struct SandboxFiles {
 #[async_trait::async_trait]
 impl Tool for SandboxFiles {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "sandbox_files".into(),
-            description: "List the files in this conversation's sandbox workspace (or a folder of it).".into(),
-            parameters: json!({
+        ToolSpec::new(
+            "sandbox_files",
+            "List the files in this conversation's sandbox workspace (or a folder of it).",
+            json!({
                 "type": "object",
                 "properties": {"path": {"type": "string", "description": "a folder under /workspace; the workspace if omitted"}},
             }),
-        }
+        )
     }
 
     fn summary(&self, args: &serde_json::Value) -> String {

@@ -20,15 +20,15 @@ pub struct ShareSandboxFile {
 impl Tool for ShareSandboxFile {
     fn spec(&self) -> ToolSpec {
         let c = &self.files.limits;
-        ToolSpec {
-            name: "share_sandbox_file".into(),
-            description: format!(
+        ToolSpec::new(
+            "share_sandbox_file",
+            format!(
                 "Give the person a file from /workspace as a download button under your answer (at most {} MB, \
                  {} kept files per conversation, charts and run logs included). Answers with the file's id, name and size. Do not write links to \
                  files yourself: the button is how the person gets them.",
                 c.share_max_mb, c.shares_per_chat
             ),
-            parameters: json!({
+            json!({
                 "type": "object",
                 "properties": {
                     "path": {"type": "string", "description": "the file, relative to /workspace"},
@@ -36,7 +36,7 @@ impl Tool for ShareSandboxFile {
                 },
                 "required": ["path"],
             }),
-        }
+        )
     }
 
     fn summary(&self, args: &serde_json::Value) -> String {

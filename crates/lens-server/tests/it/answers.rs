@@ -116,7 +116,7 @@ struct Echo;
 #[async_trait::async_trait]
 impl Tool for Echo {
     fn spec(&self) -> ToolSpec {
-        ToolSpec { name: "echo".into(), description: "echoes".into(), parameters: json!({"type": "object"}) }
+        ToolSpec::new("echo", "echoes", json!({"type": "object"}))
     }
 
     fn summary(&self, args: &serde_json::Value) -> String {

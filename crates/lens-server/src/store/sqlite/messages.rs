@@ -302,7 +302,7 @@ mod tests {
             approval: None,
         };
         let mut steps = vec![step("s1", StepStatus::Succeeded), step("s2", StepStatus::Running)];
-        let bash = crate::tools::RunKind { language: "bash", code_arg: "command" };
+        let bash = lens_llm::RunsCode::BASH;
         let mut capture = crate::chat::live_run::LiveCapture::for_run("s2", bash, &steps[1].args);
         capture.push(lens_types::OutputStream::Stdout, "hi\n");
         interrupt_steps(&mut steps, Some(capture.snapshot()));
