@@ -128,8 +128,10 @@ fn a_time_out_kills_the_whole_group() {
 #[test]
 fn a_kill_request_cuts_the_run_short() {
     let mut a = Agent::start();
-    a.send(Request::Exec { id: 5, argv: vec!["sleep".into(), "30".into()], env: vec![], timeout_ms: 60_000 });
-    std::thread::sleep(Duration::from_millis(100));
+    let argv = vec!["sh".into(), "-c".into(), "echo begun; exec sleep 30".into()];
+    a.send(Request::Exec { id: 5, argv, env: vec![], timeout_ms: 60_000 });
+    // Killed once it surely runs: after its first output.
+    assert!(matches!(a.next(), Reply::Output { id: 5, .. }), "the run prints first");
     a.send(Request::Kill { id: 5 });
     let mut ended = None;
     let mut done = false;

@@ -4,16 +4,15 @@
 
 use std::time::Duration;
 
-use crate::AppState;
+use crate::{AppState, files::Files};
 
 /// How long an upload waits for a message to carry it.
 pub const UNSENT_UPLOAD_KEEP: Duration = Duration::from_secs(24 * 3600);
 
-/// Deletes uploads older than `keep` that no message carried (rows and bytes); returns
-/// how many.
-pub async fn forget_unsent_uploads(state: &AppState, keep: Duration) -> usize {
-    let before = crate::now_ms() - keep.as_millis() as i64;
-    let taken = match state.store.take_unsent_uploads(before).await {
+/// Deletes the uploads made before `created_before` (Unix milliseconds: the clock is the
+/// caller's) that no message carried, rows and bytes; returns how many.
+pub async fn forget_unsent_uploads(files: &Files, created_before: i64) -> usize {
+    let taken = match files.store.take_unsent_uploads(created_before).await {
         Ok(taken) => taken,
         Err(e) => {
             tracing::warn!(error = %e, "listing unsent uploads failed");
@@ -21,7 +20,7 @@ pub async fn forget_unsent_uploads(state: &AppState, keep: Duration) -> usize {
         }
     };
     for (id, user_id) in &taken {
-        if let Err(e) = state.files.uploads.delete(&user_id.to_string(), id) {
+        if let Err(e) = files.uploads.delete(&user_id.to_string(), id) {
             tracing::warn!(upload = %id, error = %e, "deleting an unsent upload's bytes failed");
         }
     }
@@ -39,7 +38,7 @@ pub fn spawn(state: AppState, every: Duration) {
         loop {
             tick.tick().await;
             crate::sandbox::tidy(&state.sandbox).await;
-            forget_unsent_uploads(&state, UNSENT_UPLOAD_KEEP).await;
+            forget_unsent_uploads(&state.files, crate::now_ms() - UNSENT_UPLOAD_KEEP.as_millis() as i64).await;
             state.files.disk.check();
         }
     });

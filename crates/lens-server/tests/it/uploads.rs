@@ -1,8 +1,6 @@
 //! Attachments in: an upload is stored encrypted, a message carries it, a run finds it
 //! under /workspace/attachments/, and nobody else's id (or another chat's) gets in.
 
-use std::time::Duration;
-
 use lens_types::{SharedFileRef, StreamEvent};
 use reqwest::StatusCode;
 
@@ -99,11 +97,11 @@ async fn uploads_no_message_carried_are_forgotten_after_their_wait() {
     let folder = app.dir.path().join("uploads/1");
 
     // Younger than the wait: kept.
-    assert_eq!(lens_server::routines::forget_unsent_uploads(&app.state, Duration::from_secs(3600)).await, 0);
+    let (files, now) = (&app.state.files, lens_server::now_ms());
+    assert_eq!(lens_server::routines::forget_unsent_uploads(files, now - 3_600_000).await, 0);
     assert!(folder.join(&left.id).is_file());
     // Past it: the unsent one goes, row and bytes; the sent one stays.
-    tokio::time::sleep(Duration::from_millis(5)).await;
-    assert_eq!(lens_server::routines::forget_unsent_uploads(&app.state, Duration::ZERO).await, 1);
+    assert_eq!(lens_server::routines::forget_unsent_uploads(files, now + 1).await, 1);
     assert!(!folder.join(&left.id).exists() && folder.join(&sent.id).is_file());
     let (status, body) = admin.ask_with(&cid, "late", &[&left.id]).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
