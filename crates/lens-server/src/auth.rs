@@ -11,6 +11,7 @@ pub mod client_addr;
 mod current_user;
 mod password;
 mod rate_limit;
+mod session_start;
 mod setup_code;
 
 pub use current_user::{
@@ -20,4 +21,5 @@ pub use current_user::{
 pub(crate) use current_user::{bearer, is_safe, same_secret};
 pub use password::{check_password_rules, hash_password, verify_password};
 pub use rate_limit::LoginLimiter;
+pub use session_start::start_session;
 pub use setup_code::SetupCode;

@@ -12,33 +12,14 @@ use lens_types::{CredentialsRequest, SessionResponse};
 
 use crate::{
     AppError, AppState, Result,
-    auth::{AnyScope, Https, client_addr::client_ip, session_cookie, verify_password},
-    ids::{secret_token, token_hash},
+    auth::{AnyScope, Https, client_addr::client_ip, session_cookie, start_session, verify_password},
     json::ApiJson,
-    now_ms,
-    store::UserRow,
 };
 
 /// A hash to verify against when the user does not exist, so both cases take as long.
 fn dummy_hash() -> &'static str {
     static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     HASH.get_or_init(|| crate::auth::hash_password("not a real password").unwrap_or_default())
-}
-
-/// Opens a session for `user`: the cookie, and the CSRF proof in the body.
-pub async fn start_session(
-    state: &AppState,
-    jar: CookieJar,
-    https: bool,
-    user: UserRow,
-) -> Result<(CookieJar, Json<SessionResponse>)> {
-    let token = secret_token();
-    let csrf = secret_token();
-    let days = state.config.session_days;
-    let expires = now_ms() + days * 86_400_000;
-    state.store.create_session(user.id, &token_hash(&token), &csrf, expires).await?;
-    let jar = jar.add(session_cookie(token, days, https));
-    Ok((jar, Json(SessionResponse { user: user.view(), csrf_token: csrf })))
 }
 
 /// Log in; sets the session cookie.
@@ -81,7 +62,7 @@ pub async fn create_session(
     match user {
         Some(user) if matches => {
             state.login_limiter.succeeded(&req.username, ip);
-            start_session(&state, jar, https, user).await
+            start_session(&state.store, state.config.session_days, jar, https, user).await
         }
         _ => {
             tracing::info!(ip = ?ip, "failed login");

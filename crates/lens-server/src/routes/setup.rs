@@ -4,7 +4,7 @@ use axum::{Json, extract::State};
 use axum_extra::extract::CookieJar;
 use lens_types::{SessionResponse, SetupRequest, SetupStatus};
 
-use super::sessions::start_session;
+use crate::auth::start_session;
 use crate::checks::check_username;
 use crate::{AppError, AppState, Result, auth::Https, auth::check_password_rules, auth::hash_password, json::ApiJson};
 
@@ -50,5 +50,5 @@ pub async fn create_setup(
     let hash = hash_password(&req.password)?;
     let user = state.store.create_first_user(req.username.trim(), &hash).await?.ok_or(AppError::AlreadySetUp)?;
     tracing::info!(user = %user.username, "first account created");
-    start_session(&state, jar, https, user).await
+    start_session(&state.store, state.config.session_days, jar, https, user).await
 }
