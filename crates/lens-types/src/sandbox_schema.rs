@@ -5,7 +5,8 @@
 //! unit and label. The server's validation and its options, the OpenAPI document's ranges
 //! and the web app's form are all made from these. The settings that are not numbers are
 //! named by [`SandboxField`]. No other file names a sandbox setting as a string; adding
-//! a number is one arm here and one field in the view and the request.
+//! a number is one arm here, one line in `number_fields!` and one field in the view
+//! and the request.
 
 use crate::{SandboxSettingsView, UpdateSandboxSettingsRequest};
 
@@ -197,26 +198,52 @@ impl std::fmt::Display for OutOfRange {
 
 impl std::error::Error for OutOfRange {}
 
-impl SandboxSettingsView {
-    /// The value of `number` in force.
-    pub fn number(&self, number: SandboxNumber) -> u64 {
-        match number {
-            SandboxNumber::TimeoutSecs => self.timeout_secs,
-            SandboxNumber::Shown => self.shown,
-            SandboxNumber::MemoryMb => self.memory_mb,
-            SandboxNumber::Processes => self.processes,
-            SandboxNumber::CpuMillis => self.cpu_millis,
-            SandboxNumber::DiskMb => self.disk_mb,
-            SandboxNumber::IdleStopSecs => self.idle_stop_secs,
-            SandboxNumber::UnusedDeleteDays => self.unused_delete_days,
-            SandboxNumber::MaxRunning => self.max_running,
-            SandboxNumber::MaxRunningPerPerson => self.max_running_per_person,
-            SandboxNumber::MaxMemoryMb => self.max_memory_mb,
-            SandboxNumber::QueueWaitSecs => self.queue_wait_secs,
-            SandboxNumber::PoolSize => self.pool_size,
+/// Each number's field in the view and in the change request, listed once.
+macro_rules! number_fields {
+    ($($number:ident => $field:ident),* $(,)?) => {
+        impl SandboxSettingsView {
+            /// The value of `number` in force.
+            pub fn number(&self, number: SandboxNumber) -> u64 {
+                match number {
+                    $(SandboxNumber::$number => self.$field,)*
+                }
+            }
         }
-    }
 
+        impl UpdateSandboxSettingsRequest {
+            fn number_slot(&mut self, number: SandboxNumber) -> &mut Option<u64> {
+                match number {
+                    $(SandboxNumber::$number => &mut self.$field,)*
+                }
+            }
+
+            /// The change asked for `number`, if any.
+            pub fn number(&self, number: SandboxNumber) -> Option<u64> {
+                match number {
+                    $(SandboxNumber::$number => self.$field,)*
+                }
+            }
+        }
+    };
+}
+
+number_fields! {
+    TimeoutSecs => timeout_secs,
+    Shown => shown,
+    MemoryMb => memory_mb,
+    Processes => processes,
+    CpuMillis => cpu_millis,
+    DiskMb => disk_mb,
+    IdleStopSecs => idle_stop_secs,
+    UnusedDeleteDays => unused_delete_days,
+    MaxRunning => max_running,
+    MaxRunningPerPerson => max_running_per_person,
+    MaxMemoryMb => max_memory_mb,
+    QueueWaitSecs => queue_wait_secs,
+    PoolSize => pool_size,
+}
+
+impl SandboxSettingsView {
     /// What 0 stands for on this machine, for the numbers whose 0 is automatic.
     pub fn automatic(&self, number: SandboxNumber) -> Option<u64> {
         match number {
@@ -234,50 +261,9 @@ impl SandboxSettingsView {
 }
 
 impl UpdateSandboxSettingsRequest {
-    /// The change asked for `number`, if any.
-    pub fn number(&self, number: SandboxNumber) -> Option<u64> {
-        *self.number_slot(number)
-    }
-
     /// Asks to set `number` to `value`.
     pub fn set_number(&mut self, number: SandboxNumber, value: u64) {
-        *self.number_slot_mut(number) = Some(value);
-    }
-
-    fn number_slot(&self, number: SandboxNumber) -> &Option<u64> {
-        match number {
-            SandboxNumber::TimeoutSecs => &self.timeout_secs,
-            SandboxNumber::Shown => &self.shown,
-            SandboxNumber::MemoryMb => &self.memory_mb,
-            SandboxNumber::Processes => &self.processes,
-            SandboxNumber::CpuMillis => &self.cpu_millis,
-            SandboxNumber::DiskMb => &self.disk_mb,
-            SandboxNumber::IdleStopSecs => &self.idle_stop_secs,
-            SandboxNumber::UnusedDeleteDays => &self.unused_delete_days,
-            SandboxNumber::MaxRunning => &self.max_running,
-            SandboxNumber::MaxRunningPerPerson => &self.max_running_per_person,
-            SandboxNumber::MaxMemoryMb => &self.max_memory_mb,
-            SandboxNumber::QueueWaitSecs => &self.queue_wait_secs,
-            SandboxNumber::PoolSize => &self.pool_size,
-        }
-    }
-
-    fn number_slot_mut(&mut self, number: SandboxNumber) -> &mut Option<u64> {
-        match number {
-            SandboxNumber::TimeoutSecs => &mut self.timeout_secs,
-            SandboxNumber::Shown => &mut self.shown,
-            SandboxNumber::MemoryMb => &mut self.memory_mb,
-            SandboxNumber::Processes => &mut self.processes,
-            SandboxNumber::CpuMillis => &mut self.cpu_millis,
-            SandboxNumber::DiskMb => &mut self.disk_mb,
-            SandboxNumber::IdleStopSecs => &mut self.idle_stop_secs,
-            SandboxNumber::UnusedDeleteDays => &mut self.unused_delete_days,
-            SandboxNumber::MaxRunning => &mut self.max_running,
-            SandboxNumber::MaxRunningPerPerson => &mut self.max_running_per_person,
-            SandboxNumber::MaxMemoryMb => &mut self.max_memory_mb,
-            SandboxNumber::QueueWaitSecs => &mut self.queue_wait_secs,
-            SandboxNumber::PoolSize => &mut self.pool_size,
-        }
+        *self.number_slot(number) = Some(value);
     }
 }
 

@@ -2,13 +2,7 @@
 //! real mutual TLS), checked before it is used, answers running on it, and switching
 //! back deleting its sandboxes first.
 
-use std::{
-    sync::atomic::{AtomicUsize, Ordering},
-    time::Duration,
-};
-
 use lens_openshell::fake::{FakeGateway, write_certs};
-use lens_sandbox::testing::eventually;
 use lens_types::{MessageStatus, SandboxBackend, SandboxSettingsView, StreamEvent};
 use reqwest::StatusCode;
 use serde_json::json;
@@ -149,17 +143,8 @@ async fn on_a_gateway_routines_stop_idle_sandboxes_and_a_deleted_chat_or_account
     assert_eq!(deleted, 1, "the orphan goes at once");
     assert!(!names().contains(&"lens-chat-ghost1".to_string()));
     // Each pass stops what has been idle a second by then, and deletes nothing more.
-    let total = AtomicUsize::new(stopped);
-    eventually("the three idle sandboxes stopping", Duration::from_secs(30), || {
-        let (hub, total) = (&app.state.sandbox, &total);
-        async move {
-            let (later, deleted) = lens_server::sandbox::tidy(hub).await;
-            assert_eq!(deleted, 0, "nothing else is deleted");
-            (total.fetch_add(later, Ordering::SeqCst) + later >= 3).then_some(())
-        }
-    })
-    .await;
-    assert_eq!(total.into_inner(), 3, "idle sandboxes stop, each once");
+    let total = crate::test_app::tidy_until_stopped(&app.state.sandbox, stopped, 3).await;
+    assert_eq!(total, 3, "idle sandboxes stop, each once");
     assert!(fake.sandboxes().iter().all(|(_, phase)| phase == "SANDBOX_PHASE_STOPPED"), "{:?}", fake.sandboxes());
     assert_eq!(driver.get_file(&kept, "note.txt", 100).await.unwrap(), b"keep\n", "files are kept");
 

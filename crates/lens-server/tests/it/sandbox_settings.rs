@@ -1,12 +1,9 @@
 //! Settings > Code sandbox through the API, and the routines that stop idle sandboxes and
 //! delete unused and orphaned ones, against the real local sandbox.
 
-use std::{
-    sync::atomic::{AtomicUsize, Ordering},
-    time::{Duration, SystemTime},
-};
+use std::time::{Duration, SystemTime};
 
-use lens_sandbox::{SandboxState, testing::eventually};
+use lens_sandbox::SandboxState;
 use lens_types::{MessageStatus, SandboxSettingsView, StreamEvent};
 use reqwest::StatusCode;
 use serde_json::json;
@@ -124,17 +121,8 @@ async fn routines_stop_idle_sandboxes_and_delete_unused_and_orphaned_ones() {
     let (stopped, deleted) = lens_server::sandbox::tidy(&app.state.sandbox).await;
     assert_eq!(deleted, 1, "the orphan goes at once");
     // Each pass stops what has been idle a second by then, and deletes nothing more.
-    let total = AtomicUsize::new(stopped);
-    eventually("both idle sandboxes stopping", Duration::from_secs(30), || {
-        let (hub, total) = (&app.state.sandbox, &total);
-        async move {
-            let (later, deleted) = lens_server::sandbox::tidy(hub).await;
-            assert_eq!(deleted, 0, "nothing else is deleted");
-            (total.fetch_add(later, Ordering::SeqCst) + later >= 2).then_some(())
-        }
-    })
-    .await;
-    assert_eq!(total.into_inner(), 2, "idle sandboxes stop, each once");
+    let total = crate::test_app::tidy_until_stopped(&app.state.sandbox, stopped, 2).await;
+    assert_eq!(total, 2, "idle sandboxes stop, each once");
     let status = driver.status(&kept).await.unwrap();
     assert_eq!(status.state, SandboxState::Stopped);
     assert_eq!(driver.get_file(&kept, "note.txt", 100).await.unwrap(), b"keep\n", "files are kept");

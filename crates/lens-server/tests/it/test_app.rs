@@ -345,3 +345,19 @@ pub fn streamed_text(events: &[(String, StreamEvent)]) -> String {
         .filter_map(|(_, e)| if let StreamEvent::Token { text } = e { Some(text.as_str()) } else { None })
         .collect()
 }
+
+/// Runs the sandbox routines until `expected` idle sandboxes in all have stopped,
+/// `already` of them in a pass before; no pass may delete one. Returns how many stopped.
+pub async fn tidy_until_stopped(hub: &lens_server::sandbox::SandboxHub, already: usize, expected: usize) -> usize {
+    let total = std::sync::atomic::AtomicUsize::new(already);
+    lens_sandbox::testing::eventually("the idle sandboxes stopping", std::time::Duration::from_secs(30), || {
+        let total = &total;
+        async move {
+            let (later, deleted) = lens_server::sandbox::tidy(hub).await;
+            assert_eq!(deleted, 0, "nothing else is deleted");
+            (total.fetch_add(later, std::sync::atomic::Ordering::SeqCst) + later >= expected).then_some(())
+        }
+    })
+    .await;
+    total.into_inner()
+}
