@@ -7,6 +7,7 @@
 //! come from Lens's own page (`Origin` / `Sec-Fetch-Site`); token requests need not, since
 //! a browser never attaches a Bearer token on its own.
 
+mod accounts;
 pub mod client_addr;
 mod current_user;
 mod password;
@@ -14,6 +15,7 @@ mod rate_limit;
 mod session_start;
 mod setup_code;
 
+pub use accounts::Accounts;
 pub use current_user::{
     AdminUser, AnyScope, Approver, CurrentUser, Https, SECURE_SESSION_COOKIE, SESSION_COOKIE, session_cookie,
     session_cookie_name,
@@ -21,5 +23,4 @@ pub use current_user::{
 pub(crate) use current_user::{bearer, is_safe, same_secret};
 pub use password::{check_password_rules, hash_password, verify_password};
 pub use rate_limit::LoginLimiter;
-pub use session_start::start_session;
 pub use setup_code::SetupCode;

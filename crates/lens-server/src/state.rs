@@ -5,7 +5,7 @@ use std::{os::unix::fs::PermissionsExt, sync::Arc};
 
 use crate::{
     Config,
-    auth::LoginLimiter,
+    auth::Accounts,
     chat::{AnswerLimits, Chats},
     config::Hidden,
     files::Files,
@@ -30,13 +30,12 @@ pub struct AppState {
     pub files: Files,
     /// The code sandbox's switch, driver and settings in force.
     pub sandbox: Arc<SandboxHub>,
-    pub login_limiter: Arc<LoginLimiter>,
+    /// Accounts, sessions and tokens, the login limit and the setup code.
+    pub accounts: Accounts,
     /// The reverse proxies whose forwarding headers name the client (`LENS_TRUSTED_PROXIES`).
     pub trusted_proxies: Arc<Vec<lens_sandbox::egress::Cidr>>,
     /// The names and scheme Lens is reached under (`LENS_PUBLIC_URL`, `LENS_ALLOWED_HOSTS`).
     pub site: Arc<crate::site::Site>,
-    /// The one-time code setup needs while Lens listens beyond loopback with no account yet.
-    pub setup_code: Arc<crate::auth::SetupCode>,
     /// The HTTP client Lens's own calls share (the model providers', the host helper's).
     pub http: reqwest::Client,
     /// Answers' event streams open per person.
@@ -87,7 +86,9 @@ impl AppState {
             tools,
             limits: AnswerLimits::from_config(&config),
         };
+        let accounts = Accounts::new(&config, store.clone(), setup_code);
         Ok(Self {
+            accounts,
             http: models.http.clone(),
             chats,
             models,
@@ -97,10 +98,8 @@ impl AppState {
             config,
             store,
             secret,
-            login_limiter: Arc::new(LoginLimiter::default()),
             trusted_proxies: Arc::new(trusted_proxies),
             site: Arc::new(site),
-            setup_code: Arc::new(setup_code),
         })
     }
 }

@@ -13,7 +13,7 @@ use crate::{
 };
 
 /// Opens a session of `days` for `user`: the cookie, and the CSRF proof in the body.
-pub async fn start_session(
+pub(super) async fn start_session(
     store: &Store,
     days: i64,
     jar: CookieJar,

@@ -12,7 +12,7 @@ use lens_types::{CredentialsRequest, SessionResponse};
 
 use crate::{
     AppError, AppState, Result,
-    auth::{AnyScope, Https, client_addr::client_ip, session_cookie, start_session, verify_password},
+    auth::{AnyScope, Https, client_addr::client_ip, session_cookie, verify_password},
     json::ApiJson,
 };
 
@@ -45,7 +45,7 @@ pub async fn create_session(
 ) -> Result<(CookieJar, Json<SessionResponse>)> {
     let ip = Some(client_ip(addr.ip(), &headers, &state.trusted_proxies));
     // Counted before the hash: parallel guesses get no more tries than serial ones.
-    let slowed = state.login_limiter.attempt(&req.username, ip)?;
+    let slowed = state.accounts.login_limiter.attempt(&req.username, ip)?;
     // A name guessed at from elsewhere is answered slowly, never refused.
     if !slowed.is_zero() {
         tokio::time::sleep(slowed).await;
@@ -54,15 +54,15 @@ pub async fn create_session(
     let hash_owned = user.as_ref().map(|u| u.password_hash.clone()).unwrap_or_else(|| dummy_hash().to_owned());
     let password = req.password.clone();
     // argon2 takes tens of milliseconds of CPU: off the async workers, a few at a time.
-    let turn = state.login_limiter.hashing_turn().await;
+    let turn = state.accounts.login_limiter.hashing_turn().await;
     let matches = tokio::task::spawn_blocking(move || verify_password(&password, &hash_owned))
         .await
         .map_err(AppError::internal)?;
     drop(turn);
     match user {
         Some(user) if matches => {
-            state.login_limiter.succeeded(&req.username, ip);
-            start_session(&state.store, state.config.session_days, jar, https, user).await
+            state.accounts.login_limiter.succeeded(&req.username, ip);
+            state.accounts.start_session(jar, https, user).await
         }
         _ => {
             tracing::info!(ip = ?ip, "failed login");

@@ -4,9 +4,12 @@ use axum::{Json, extract::State};
 use axum_extra::extract::CookieJar;
 use lens_types::{SessionResponse, SetupRequest, SetupStatus};
 
-use crate::auth::start_session;
-use crate::checks::check_username;
-use crate::{AppError, AppState, Result, auth::Https, auth::check_password_rules, auth::hash_password, json::ApiJson};
+use crate::{
+    AppError, AppState, Result,
+    auth::{Https, check_password_rules, hash_password},
+    checks::check_username,
+    json::ApiJson,
+};
 
 /// Whether the first account still has to be made.
 #[utoipa::path(
@@ -19,7 +22,7 @@ use crate::{AppError, AppState, Result, auth::Https, auth::check_password_rules,
 )]
 pub async fn get_setup(State(state): State<AppState>) -> Result<Json<SetupStatus>> {
     let needed = state.store.count_users().await? == 0;
-    Ok(Json(SetupStatus { needed, code_required: needed && state.setup_code.required() }))
+    Ok(Json(SetupStatus { needed, code_required: needed && state.accounts.setup_code.required() }))
 }
 
 /// Makes the admin account and logs it in; 409 once any account exists.
@@ -44,11 +47,11 @@ pub async fn create_setup(
     if state.store.count_users().await? > 0 {
         return Err(AppError::AlreadySetUp);
     }
-    state.setup_code.check(req.setup_code.as_deref())?;
+    state.accounts.setup_code.check(req.setup_code.as_deref())?;
     check_username(&req.username)?;
     check_password_rules(&req.password)?;
     let hash = hash_password(&req.password)?;
     let user = state.store.create_first_user(req.username.trim(), &hash).await?.ok_or(AppError::AlreadySetUp)?;
     tracing::info!(user = %user.username, "first account created");
-    start_session(&state.store, state.config.session_days, jar, https, user).await
+    state.accounts.start_session(jar, https, user).await
 }

@@ -76,7 +76,7 @@ pub async fn create_token(
     let secret = format!("{TOKEN_PREFIX}{}", secret_token());
     let hash = token_hash(&secret);
     let new = NewToken { user_id: user.id(), name, token_hash: &hash, scopes: &scopes, expires_at };
-    let max = state.config.tokens_per_person;
+    let max = state.accounts.tokens_per_person;
     let token = state.store.create_token(new, max).await?.ok_or_else(|| {
         AppError::LimitReached(format!(
             "you have {max} API tokens, the most one person may; delete one to make another"
