@@ -16,11 +16,8 @@ mod start;
 use std::{
     collections::HashMap,
     path::PathBuf,
-    sync::{
-        Arc, Mutex,
-        atomic::{AtomicUsize, Ordering},
-    },
-    time::{Duration, Instant, SystemTime},
+    sync::{Arc, Mutex, atomic::Ordering},
+    time::{Duration, SystemTime},
 };
 
 use lens_openshell::{
@@ -36,10 +33,10 @@ use tonic::transport::Channel;
 
 use crate::{
     DriverSettings, SandboxDriver, SandboxError, SandboxInfo, SandboxState,
-    admission::{Admission, Ticket},
+    admission::Admission,
     agent_core::{AgentBackend, Env},
     link::AgentLink,
-    room::Idle,
+    room::{self, Found, Idle, Tenancy},
     run_stream::{InUse, RunHost},
     sandbox_name,
 };
@@ -81,22 +78,11 @@ pub(crate) struct Remote {
     tasks: Vec<tokio::task::AbortHandle>,
     /// Every run's environment (the workspace's real path in it).
     env: Vec<(String, String)>,
-    last_used: Mutex<Instant>,
-    active: AtomicUsize,
-    /// Calls that hold it ([`InUse`]): it is not let go to make room meanwhile.
-    in_use: Arc<AtomicUsize>,
+    tenancy: Tenancy,
     client: OpenShellClient<Channel>,
-    /// Its room in the admission; given back when it is let go.
-    ticket: Mutex<Option<Ticket>>,
 }
 
 impl Remote {
-    fn touch(&self) {
-        if let Ok(mut t) = self.last_used.lock() {
-            *t = Instant::now();
-        }
-    }
-
     /// Lets the agent go: its input closed (it ends its runs and itself), then its
     /// stream dropped, and its room given back.
     async fn release(&self) {
@@ -105,7 +91,7 @@ impl Remote {
         for task in &self.tasks {
             task.abort();
         }
-        self.ticket.lock().map(|mut t| t.take()).ok();
+        self.tenancy.release();
     }
 }
 
@@ -114,16 +100,8 @@ impl Idle for Remote {
         self.link.is_dead()
     }
 
-    fn busy(&self) -> bool {
-        self.active.load(Ordering::SeqCst) > 0 || self.in_use.load(Ordering::SeqCst) > 0
-    }
-
-    fn idle_secs(&self) -> u64 {
-        self.last_used.lock().map(|t| t.elapsed().as_secs()).unwrap_or(0)
-    }
-
-    fn counts_to(&self, person: &str) -> bool {
-        self.ticket.lock().is_ok_and(|t| t.as_ref().is_some_and(|t| t.person() == person))
+    fn tenancy(&self) -> &Tenancy {
+        &self.tenancy
     }
 }
 
@@ -134,12 +112,12 @@ impl RunHost for Remote {
     }
 
     fn run_started(&self) {
-        self.active.fetch_add(1, Ordering::SeqCst);
+        self.tenancy.active.fetch_add(1, Ordering::SeqCst);
     }
 
     fn run_ended(&self) {
-        self.active.fetch_sub(1, Ordering::SeqCst);
-        self.touch();
+        self.tenancy.active.fetch_sub(1, Ordering::SeqCst);
+        self.tenancy.touch();
     }
 
     /// The agent does not answer: its stream is dropped and the sandbox stopped, which
@@ -159,7 +137,7 @@ impl RunHost for Remote {
     }
 }
 
-type Slot = crate::room::Slot<Remote>;
+type Slot = room::Slot<Remote>;
 
 /// The gateway driver.
 pub struct GatewayDriver {
@@ -244,24 +222,22 @@ impl GatewayDriver {
         let name = sandbox_name(chat_id)?;
         let slot = self.slot(&name).await;
         let mut live = slot.lock().await;
-        if let Some(r) = live.as_ref()
-            && !r.is_dead()
-        {
-            r.touch();
-            return Ok((r.clone(), false, InUse::new(&r.in_use)));
-        }
-        let healed = live.is_some();
-        if let Some(dead) = live.take() {
-            // A program may kill its agent at every run: within the sandbox's log budget.
-            if self.log_budgets.may_log(chat_id) {
-                tracing::warn!(sandbox = %name, "the sandbox's agent had gone; starting it afresh");
+        let healed = match room::look(&mut live) {
+            Found::Live(r, hold) => return Ok((r, false, hold)),
+            Found::Dead(dead) => {
+                // A program may kill its agent at every run: within the sandbox's log budget.
+                if self.log_budgets.may_log(chat_id) {
+                    tracing::warn!(sandbox = %name, "the sandbox's agent had gone; starting it afresh");
+                }
+                dead.release().await;
+                true
             }
-            dead.release().await;
-        }
+            Found::Empty => false,
+        };
         let remote = self.start(chat_id, &name).await?;
         *live = Some(remote.clone());
         self.used(&name);
-        let hold = InUse::new(&remote.in_use);
+        let hold = InUse::new(&remote.tenancy.in_use);
         Ok((remote, healed, hold))
     }
 
@@ -283,7 +259,7 @@ impl GatewayDriver {
             Some(r) if !r.is_dead() => r.idle_secs(),
             _ => self.idle_since(name, sandbox),
         };
-        let busy = live.as_ref().is_some_and(|r| !r.is_dead() && r.active.load(Ordering::Relaxed) > 0);
+        let busy = live.as_ref().is_some_and(|r| !r.is_dead() && r.tenancy.running());
         let disk_bytes = match &live {
             Some(r) if !r.is_dead() && state == SandboxState::Running => self.disk_bytes(r).await,
             _ => 0,

@@ -40,7 +40,7 @@ use crate::{
     quota::Workspace,
     read_only::SandboxCa,
     relay::{EgressLog, Network, Relay},
-    room::{self, Idle},
+    room::{self, Found, Idle, Tenancy},
     run_stream::{InUse, RunHost, run_stream},
     sandbox_name,
 };
@@ -122,14 +122,8 @@ pub(crate) struct Running {
     env: Vec<(String, String)>,
     /// What the agent reported: (Landlock ABI, every right enforced, seccomp applied).
     confinement: (u32, bool, bool),
-    last_used: Mutex<std::time::Instant>,
-    /// Runs in progress; the proxy lets programs out only while one is.
-    active: Arc<AtomicUsize>,
-    /// Calls that hold it ([`InUse`]): it is not stopped to make room meanwhile.
-    in_use: Arc<AtomicUsize>,
+    tenancy: Tenancy,
     relay: Arc<Relay>,
-    /// Its room in the admission; given back when it is torn down.
-    ticket: Mutex<Option<Ticket>>,
 }
 
 impl Running {
@@ -145,12 +139,6 @@ impl Running {
     fn workspace(&self) -> Option<Workspace> {
         self.workspace.lock().ok().map(|w| w.clone())
     }
-
-    fn touch(&self) {
-        if let Ok(mut t) = self.last_used.lock() {
-            *t = std::time::Instant::now();
-        }
-    }
 }
 
 impl room::Idle for Running {
@@ -158,16 +146,8 @@ impl room::Idle for Running {
         self.link.is_dead()
     }
 
-    fn busy(&self) -> bool {
-        self.active.load(Ordering::SeqCst) > 0 || self.in_use.load(Ordering::SeqCst) > 0
-    }
-
-    fn idle_secs(&self) -> u64 {
-        self.last_used.lock().map(|t| t.elapsed().as_secs()).unwrap_or(0)
-    }
-
-    fn counts_to(&self, person: &str) -> bool {
-        self.ticket.lock().is_ok_and(|t| t.as_ref().is_some_and(|t| t.person() == person))
+    fn tenancy(&self) -> &Tenancy {
+        &self.tenancy
     }
 }
 
@@ -339,28 +319,29 @@ impl LocalDriver {
         let name = sandbox_name(chat_id)?;
         let slot = Self::slot_of(&mut *self.running.lock().await, &name);
         let mut live = slot.lock().await;
-        if let Some(r) = live.as_ref()
-            && !r.is_dead()
-        {
-            r.touch();
-            return Ok((r.clone(), false, InUse::new(&r.in_use)));
-        }
-        let healed = live.is_some();
-        if let Some(dead) = live.take() {
-            // A program may kill its agent at every run: within the sandbox's log budget.
-            if self.egress_log.may_log(chat_id) {
-                tracing::warn!(sandbox = %name, "the sandbox had stopped; starting it afresh");
+        let healed = match room::look(&mut live) {
+            Found::Live(r, hold) => return Ok((r, false, hold)),
+            Found::Dead(dead) => {
+                // A program may kill its agent at every run: within the sandbox's log budget.
+                if self.egress_log.may_log(chat_id) {
+                    tracing::warn!(sandbox = %name, "the sandbox had stopped; starting it afresh");
+                }
+                dead.end();
+                tear_down(dead).await;
+                true
             }
-            dead.end();
-            tear_down(dead).await;
-        } else if let Some(r) = self.claim(chat_id, &name).await {
-            *live = Some(r.clone());
-            let hold = InUse::new(&r.in_use);
-            return Ok((r, false, hold));
-        }
+            Found::Empty => match self.claim(chat_id, &name).await {
+                Some(r) => {
+                    *live = Some(r.clone());
+                    let hold = InUse::new(&r.tenancy.in_use);
+                    return Ok((r, false, hold));
+                }
+                None => false,
+            },
+        };
         let r = self.start(chat_id, &name).await?;
         *live = Some(r.clone());
-        let hold = InUse::new(&r.in_use);
+        let hold = InUse::new(&r.tenancy.in_use);
         Ok((r, healed, hold))
     }
 
@@ -434,7 +415,7 @@ async fn tear_down(running: Arc<Running>) {
             }
         }
         // Only now, with nothing left of it, is its room given back.
-        running.ticket.lock().map(|mut t| t.take()).ok();
+        running.tenancy.release();
     })
     .await;
 }
@@ -500,7 +481,7 @@ impl SandboxDriver for LocalDriver {
 
     async fn status(&self, chat_id: &str) -> Result<SandboxInfo, SandboxError> {
         let name = sandbox_name(chat_id)?;
-        let live = self.live(&name).await.map(|r| (r.idle_secs(), r.active.load(Ordering::Relaxed) > 0));
+        let live = self.live(&name).await.map(|r| (r.idle_secs(), r.tenancy.running()));
         let running = live.is_some();
         let workspace = self.workspace(&name);
         let state = if running {
@@ -568,16 +549,16 @@ impl RunHost for Running {
     }
 
     fn run_started(&self) {
-        self.active.fetch_add(1, Ordering::SeqCst);
+        self.tenancy.active.fetch_add(1, Ordering::SeqCst);
     }
 
     fn run_ended(&self) {
         // The network is open only while a run is: what an earlier run left behind
         // (a thread in the kernel) loses its connections when the last run ends.
-        if self.active.fetch_sub(1, Ordering::SeqCst) == 1 {
+        if self.tenancy.active.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.relay.close_all();
         }
-        self.touch();
+        self.tenancy.touch();
     }
 
     /// Ends a sandbox that does not answer, from outside: bwrap and everything in its

@@ -70,11 +70,8 @@ impl GatewayDriver {
             link,
             tasks: pipes.tasks,
             env,
-            last_used: Mutex::new(Instant::now()),
-            active: AtomicUsize::new(0),
-            in_use: Arc::default(),
+            tenancy: Tenancy::new(ticket, Arc::default()),
             client,
-            ticket: Mutex::new(Some(ticket)),
         }))
     }
 

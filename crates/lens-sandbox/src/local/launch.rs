@@ -133,11 +133,8 @@ impl LocalDriver {
             limits,
             env,
             confinement,
-            last_used: Mutex::new(std::time::Instant::now()),
-            active,
-            in_use: Arc::default(),
+            tenancy: Tenancy::new(ticket, active),
             relay,
-            ticket: Mutex::new(Some(ticket)),
         });
         Ok(running)
     }

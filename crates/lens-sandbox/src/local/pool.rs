@@ -65,7 +65,7 @@ impl LocalDriver {
                 timeout_ms: START_TIMEOUT.as_millis() as u64,
             });
             if let Ok((id, rx)) = warm.await {
-                let hold = InUse::new(&running.in_use);
+                let hold = InUse::new(&running.tenancy.in_use);
                 let _ = crate::run_to_end(run_stream(running.clone(), id, rx, START_TIMEOUT, false, hold)).await;
             }
             if running.is_dead() {
@@ -102,13 +102,13 @@ impl LocalDriver {
             let running = self.pool.lock().ok()?.pop()?;
             // Its room counts to the conversation's person from now: not when that
             // person already runs their share (the start then waits its turn).
-            let mut ticket = running.ticket.lock().ok().and_then(|mut t| t.take())?;
+            let mut ticket = running.tenancy.ticket.lock().ok().and_then(|mut t| t.take())?;
             if !self.admission.hand_over(&mut ticket, chat_id).await {
-                running.ticket.lock().ok()?.replace(ticket);
+                running.tenancy.ticket.lock().ok()?.replace(ticket);
                 self.pool.lock().ok()?.push(running);
                 return None;
             }
-            running.ticket.lock().ok()?.replace(ticket);
+            running.tenancy.ticket.lock().ok()?.replace(ticket);
             self.pool_wake.notify_one();
             let fresh = !running.is_dead() && running.limits == self.limits();
             let renamed = fresh && running.workspace().is_some_and(|w| std::fs::rename(&w.image, &own.image).is_ok());
@@ -121,7 +121,7 @@ impl LocalDriver {
                 w.image = own.image.clone();
             }
             running.relay.set_chat(chat_id);
-            running.touch();
+            running.tenancy.touch();
             return Some(running);
         }
     }
