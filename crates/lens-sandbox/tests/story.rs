@@ -10,7 +10,7 @@ use futures_util::StreamExt;
 use lens_openshell::fake::{FakeGateway, FakeOptions};
 use lens_sandbox::{
     AdmissionLimits, DEFAULT_HOST_UID, DriverSettings, ExecRequest, GatewayAddress, GatewayOptions, LocalDriver,
-    LocalOptions, RunEnding, RunEvent, SandboxDriver, SandboxError, SandboxState, run_to_end,
+    LocalOptions, RunEnding, RunEvent, SandboxDriver, SandboxError, SandboxState, run_to_end, testing::eventually,
 };
 
 mod common;
@@ -402,8 +402,12 @@ async fn a_sandbox_taking_a_file_is_not_stopped_to_make_room(d: Arc<dyn SandboxD
         let (d, bytes) = (d.clone(), bytes.clone());
         tokio::spawn(async move { d.put_file("giving", "big.bin", bytes).await })
     };
-    // Long enough for the call to be handed its sandbox, far shorter than the file takes.
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    // Once the file has begun to arrive (its part file is there), the call holds its sandbox.
+    eventually("the file beginning to arrive", Duration::from_secs(60), || async {
+        let (seen, _, _) = run(&*d, "giving", "test -e .big.bin.lens-tmp -o -e big.bin && echo yes", T).await;
+        (seen == "yes\n").then_some(())
+    })
+    .await;
     let (out, err, _) = run(&*d, "taking", "echo in", T).await;
     assert_eq!(out, "in\n", "{err}");
     put.await.unwrap().expect("the file went in whole, its sandbox was not stopped under it");

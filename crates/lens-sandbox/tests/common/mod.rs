@@ -34,6 +34,17 @@ fn rss() -> u64 {
     kb << 10
 }
 
+/// Whether a process whose command line holds `needle` waits to write to a full pipe
+/// (seen from the host, which runs the tests as root).
+fn blocked_writing(needle: &str) -> bool {
+    let Ok(procs) = std::fs::read_dir("/proc") else { return false };
+    procs.flatten().any(|p| {
+        let command = std::fs::read(p.path().join("cmdline")).unwrap_or_default();
+        String::from_utf8_lossy(&command).replace('\0', " ").contains(needle)
+            && std::fs::read_to_string(p.path().join("wchan")).is_ok_and(|w| w.contains("pipe_write"))
+    })
+}
+
 /// A run that prints 100 MB, read slower than it prints: the driver's memory stays
 /// flat, and the next run in the conversation works.
 pub async fn flood_read_slowly(d: &dyn SandboxDriver) {
@@ -46,8 +57,12 @@ pub async fn flood_read_slowly(d: &dyn SandboxDriver) {
     };
     let mut stream = d.exec("slow", req).await.unwrap();
     let (mut bytes, mut peak) = (0usize, 0u64);
-    // A reader slower than the program: the agent (and the program) wait, the driver does not queue.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // A reader slower than the program: nothing is read until the program waits on its
+    // full output pipe, which it does only if the agent and the driver queue no further.
+    lens_sandbox::testing::eventually("the program waiting on its output", Duration::from_secs(60), || async {
+        blocked_writing("head -c 100000000").then_some(())
+    })
+    .await;
     while let Some(event) = stream.next().await {
         if let RunEvent::Output { bytes: b, .. } = event {
             bytes += b.len();
