@@ -73,6 +73,10 @@ pub struct Config {
     /// Data directory: lens.db, secret.key, chat-files/, uploads/, sandboxes/.
     #[arg(long, env = "LENS_DATA", default_value = "./data")]
     pub data_dir: PathBuf,
+    /// Keep everything in PostgreSQL (15 or newer) at this URL
+    /// (`postgres://user:password@host/database`) instead of <data>/lens.db.
+    #[arg(long, env = "LENS_DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<Hidden>,
     /// The built web app (trunk's dist/).
     #[arg(long, env = "LENS_WEB_DIST", default_value = "./dist")]
     pub web_dist: PathBuf,

@@ -56,10 +56,17 @@ impl AppState {
         let trusted_proxies = crate::auth::client_addr::parse_trusted(&config.trusted_proxies)?;
         let site = crate::site::Site::from_config(&config)?;
         let secret = Arc::new(ServerSecret::load(config.secret.as_ref().map(Hidden::expose), &config.data_dir)?);
-        let store =
-            Store::open(&config.db_path()).await.with_context(|| format!("opening {}", config.db_path().display()))?;
-        std::fs::set_permissions(config.db_path(), std::fs::Permissions::from_mode(0o600))
-            .with_context(|| format!("securing {}", config.db_path().display()))?;
+        let store = match &config.database_url {
+            Some(url) => Store::connect(url.expose()).await.context("opening the PostgreSQL database")?,
+            None => {
+                let store = Store::open(&config.db_path())
+                    .await
+                    .with_context(|| format!("opening {}", config.db_path().display()))?;
+                std::fs::set_permissions(config.db_path(), std::fs::Permissions::from_mode(0o600))
+                    .with_context(|| format!("securing {}", config.db_path().display()))?;
+                store
+            }
+        };
         let interrupted = store.mark_interrupted().await?;
         if interrupted > 0 {
             tracing::warn!(interrupted, "answers left streaming by the last run are marked interrupted");

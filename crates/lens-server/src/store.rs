@@ -3,8 +3,8 @@
 //! Each table is a trait in its own file here (`ChatTable` in `chats.rs`, ...), with the
 //! rows it hands out; [`Database`] is all of them. Callers hold a [`Store`], which is
 //! any implementation, and read a [`StoreError`] that says what they must decide. The
-//! embedded SQLite implementation is `sqlite/`; another engine is a folder beside it
-//! that passes the same story test (`tests/it/store_story.rs`).
+//! embedded SQLite implementation is `sqlite/`, PostgreSQL's `postgres/` (chosen by
+//! `LENS_DATABASE_URL`); both pass the same story test (`tests/it/store_story.rs`).
 
 mod approvals;
 mod chat_files;
@@ -12,6 +12,7 @@ mod chats;
 mod error;
 mod library;
 mod messages;
+pub mod postgres;
 mod sessions;
 mod settings;
 pub mod sqlite;
@@ -69,6 +70,11 @@ impl Store {
         Ok(Self { db: Arc::new(db), sqlite: Some(pool) })
     }
 
+    /// Connects to a PostgreSQL database (`postgres://...`), running its migrations.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        Ok(Self::new(Arc::new(postgres::Postgres::connect(url).await?)))
+    }
+
     /// A store over any implementation.
     pub fn new(db: Arc<dyn Database>) -> Self {
         Self { db, sqlite: None }
@@ -87,6 +93,11 @@ impl std::ops::Deref for Store {
     fn deref(&self) -> &Self::Target {
         &*self.db
     }
+}
+
+/// A limit as an SQL integer: one past `i64::MAX` is no limit, not a negative one.
+fn cap(limit: u64) -> i64 {
+    i64::try_from(limit).unwrap_or(i64::MAX)
 }
 
 impl std::fmt::Debug for Store {

@@ -1,7 +1,7 @@
 //! Messages: the person's, and the answers with their steps.
 
 use lens_llm::ChatMessage;
-use lens_types::{ApiError, MessageStatus, MessageView, TokenUsage, ToolStep};
+use lens_types::{ApiError, MessageStatus, MessageView, StepStatus, TokenUsage, ToolStep};
 use serde::{Deserialize, Serialize};
 
 use super::StoreError;
@@ -99,4 +99,62 @@ pub trait MessageTable: Send + Sync {
     /// and their unfinished steps failed; a run in progress keeps the output it had
     /// saved, with an ending that says the server stopped.
     async fn mark_interrupted(&self) -> Result<u64, StoreError>;
+}
+
+/// A status as stored; an unknown word reads as complete.
+pub(super) fn parse_status(s: &str) -> MessageStatus {
+    match s {
+        "streaming" => MessageStatus::Streaming,
+        "stopped" => MessageStatus::Stopped,
+        "interrupted" => MessageStatus::Interrupted,
+        "failed" => MessageStatus::Failed,
+        _ => MessageStatus::Complete,
+    }
+}
+
+/// What a server stop leaves of unfinished steps: failed, the running run with its
+/// output so far, any other step saying the server stopped.
+pub(super) fn interrupt_steps(steps: &mut [ToolStep], mut live: Option<LiveRun>) {
+    for step in steps.iter_mut().filter(|s| matches!(s.status, StepStatus::Running | StepStatus::Pending)) {
+        step.status = StepStatus::Failed;
+        match live.take_if(|l| l.step_id == step.id) {
+            Some(run) if step.output.is_none() => step.output = Some(run.output),
+            _ if step.output.is_none() && step.result.is_none() => {
+                step.result = Some("The server stopped before this step ended.".into());
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interrupted_run_keeps_its_output_and_says_the_server_stopped() {
+        let step = |id: &str, status| ToolStep {
+            id: id.into(),
+            tool: "run_bash".into(),
+            args: serde_json::json!({"code": "echo hi; sleep 60"}),
+            summary: "echo hi".into(),
+            status,
+            result: None,
+            output: None,
+            file: None,
+            approval: None,
+        };
+        let mut steps = vec![step("s1", StepStatus::Succeeded), step("s2", StepStatus::Running)];
+        let bash = lens_llm::RunsCode::BASH;
+        let mut capture = crate::chat::live_run::LiveCapture::for_run("s2", bash, &steps[1].args);
+        capture.push(lens_types::OutputStream::Stdout, "hi\n");
+        interrupt_steps(&mut steps, Some(capture.snapshot()));
+        assert_eq!(steps[0].status, StepStatus::Succeeded, "a finished step stays as it was");
+        let output = steps[1].output.as_ref().unwrap();
+        assert_eq!((steps[1].status, output.stdout.as_str()), (StepStatus::Failed, "hi\n"));
+        assert_eq!(output.ending.describe(), "the server stopped during this run");
+        let mut other = vec![step("s3", StepStatus::Pending)];
+        interrupt_steps(&mut other, None);
+        assert_eq!(other[0].result.as_deref(), Some("The server stopped before this step ended."));
+    }
 }

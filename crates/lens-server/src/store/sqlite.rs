@@ -25,7 +25,7 @@ use std::{path::Path, str::FromStr, time::Duration};
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
-use super::{Database, StoreError};
+use super::{Database, StoreError, cap};
 
 /// The SQLite database. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -55,26 +55,6 @@ impl Sqlite {
 
 impl Database for Sqlite {}
 
-impl From<sqlx::Error> for StoreError {
-    fn from(e: sqlx::Error) -> Self {
-        match &e {
-            sqlx::Error::RowNotFound => Self::NotFound,
-            _ if is_full(&e) => Self::DiskFull,
-            sqlx::Error::Database(d) if d.is_unique_violation() => Self::Conflict(d.message().to_owned()),
-            _ => Self::Other(Box::new(e)),
-        }
-    }
-}
-
-/// Whether a database error means the disk is full (SQLITE_FULL, or the I/O under it).
-fn is_full(e: &sqlx::Error) -> bool {
-    match e {
-        sqlx::Error::Database(d) => d.code().as_deref() == Some("13") || d.message().contains("disk is full"),
-        sqlx::Error::Io(e) => crate::files::disk::io_is_full(e),
-        _ => false,
-    }
-}
-
 /// The database is readable by the server's user only, from the first start: SQLite
 /// gives its WAL and shared-memory files the main file's mode, so the main file is made
 /// 0600 before SQLite makes it (an empty file is a new database), and files an older
@@ -89,22 +69,4 @@ fn owner_only(path: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// A limit as SQLite's integer: one past `i64::MAX` is no limit, not a negative one.
-fn cap(limit: u64) -> i64 {
-    i64::try_from(limit).unwrap_or(i64::MAX)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_full_disk_is_told_apart() {
-        assert!(!is_full(&sqlx::Error::RowNotFound));
-        assert!(matches!(StoreError::from(sqlx::Error::RowNotFound), StoreError::NotFound));
-        let full = sqlx::Error::Io(std::io::Error::from_raw_os_error(28));
-        assert!(matches!(StoreError::from(full), StoreError::DiskFull));
-    }
 }

@@ -13,6 +13,16 @@ pub struct NewToken<'a> {
     pub expires_at: Option<i64>,
 }
 
+/// The stored words, space-separated; an unknown word grants nothing.
+pub(super) fn scopes_of(words: &str) -> Vec<TokenScope> {
+    words.split_whitespace().filter_map(TokenScope::parse).collect()
+}
+
+/// What a token may do, as stored.
+pub(super) fn words_of(scopes: &[TokenScope]) -> String {
+    scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")
+}
+
 /// The `tokens` table, as every store implements it.
 #[async_trait::async_trait]
 pub trait TokenTable: Send + Sync {

@@ -243,10 +243,9 @@ async fn restart_mid_answer_marks_it_interrupted_and_keeps_what_was_saved() {
     .await
     .unwrap();
     let saved_before = app.state.store.message(&cid, &aid).await.unwrap().unwrap().text;
-    // The process "dies": a new server opens the same data directory.
-    let dir = app.dir.path().to_owned();
+    // The process "dies": a new server opens the same data directory (and database).
     let second = lens_server::AppState::open(
-        lens_server::Config::with_data_dir(&dir),
+        (*app.state.config).clone(),
         lens_server::model_settings::ModelSource::Settings,
         ToolRegistry::default(),
     )

@@ -67,6 +67,7 @@ async fn app_on(disk: &SmallDisk, floor_mb: u64, turns: Vec<ScriptedTurn>) -> Te
     let data = disk.path.clone();
     TestApp::builder()
         .turns(turns)
+        .on_sqlite()
         .config(move |c| {
             c.data_dir = data;
             c.disk_floor_mb = floor_mb;

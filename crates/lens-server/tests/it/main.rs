@@ -17,6 +17,7 @@ mod mcp;
 mod openapi;
 mod page_assistant;
 mod person_limits;
+mod postgres;
 mod sandbox;
 mod sandbox_gateway;
 mod sandbox_settings;

@@ -1,6 +1,6 @@
 //! The store's story: what every implementation of `store::Database` must do, told once
-//! and run against each (today the embedded SQLite; PostgreSQL is a second test calling
-//! the same `story`). Each step is something a caller relies on: whose rows a person
+//! and run against each: the embedded SQLite and PostgreSQL (a real server, started by
+//! `scripts/postgres`). Each step is something a caller relies on: whose rows a person
 //! sees, caps that hold, one answer at a time, decisions taken once.
 
 use lens_server::store::{AnswerProgress, Asked, Decided, FileKind, NewAnswer, NewToken, Store, StoreError};
@@ -121,9 +121,70 @@ pub async fn story(store: Store) {
     assert!(store.token_user("th").await.unwrap().is_none(), "a person's tokens go with them");
 }
 
+/// Writers side by side, as several requests (or replicas) are: each cap and each
+/// "once" holds whoever gets there first.
+pub async fn races(store: Store) {
+    use futures_util::future::join_all;
+    let firsts = join_all((0..6).map(|n| {
+        let store = store.clone();
+        async move { store.create_first_user(&format!("first{n}"), "hash").await.unwrap() }
+    }))
+    .await;
+    assert_eq!(firsts.iter().flatten().count(), 1, "one first account");
+    let ada = firsts.into_iter().flatten().next().unwrap();
+
+    let chats = join_all((0..12).map(|n| {
+        let store = store.clone();
+        async move { store.create_chat(ada.id, &format!("c{n}"), "Chat", None, 4).await.unwrap() }
+    }))
+    .await;
+    let made: Vec<_> = chats.into_iter().flatten().collect();
+    assert_eq!(made.len(), 4, "the conversation cap holds");
+
+    let asked = join_all(made.iter().enumerate().map(|(n, chat)| {
+        let store = store.clone();
+        async move { store.add_question(&chat.id, ada.id, &ids(n as u32), "hi", &[], 2).await.unwrap() }
+    }))
+    .await;
+    assert_eq!(asked.iter().filter(|a| **a == Asked::Added).count(), 2, "{asked:?}");
+    assert!(asked.iter().all(|a| matches!(a, Asked::Added | Asked::PersonBusy(_))), "{asked:?}");
+    let busy = join_all((10..14).map(|n| {
+        let store = store.clone();
+        let chat = made[0].id.clone();
+        async move { store.add_question(&chat, ada.id, &ids(n), "again", &[], 9).await.unwrap() }
+    }))
+    .await;
+    let added = busy.iter().filter(|a| **a == Asked::Added).count();
+    assert!(added <= 1, "one answer at a time in a conversation: {busy:?}");
+
+    let uploads = join_all((0..8).map(|n| {
+        let store = store.clone();
+        async move { store.insert_upload(ada.id, &file(&format!("u{n}"), 30), (100, 100)).await.unwrap() }
+    }))
+    .await;
+    assert_eq!(uploads.iter().filter(|ok| **ok).count(), 3, "the byte cap holds");
+
+    store.insert_approval("p1", &made[0].id, "a0", "s1", "Run it?").await.unwrap();
+    let decided = join_all((0..6).map(|n| {
+        let store = store.clone();
+        async move { store.decide_approval(ada.id, "p1", n % 2 == 0).await.unwrap() }
+    }))
+    .await;
+    assert_eq!(decided.iter().filter(|d| **d == Decided::Recorded).count(), 1, "decided once: {decided:?}");
+}
+
 #[tokio::test]
 async fn the_sqlite_store_tells_the_story() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("lens.db")).await.unwrap();
     story(store).await;
+    races(Store::open(&dir.path().join("races.db")).await.unwrap()).await;
+}
+
+#[tokio::test]
+async fn the_postgres_store_tells_the_story() {
+    let Some(url) = crate::postgres::fresh_database().await else { return };
+    story(Store::connect(&url).await.unwrap()).await;
+    let Some(url) = crate::postgres::fresh_database().await else { return };
+    races(Store::connect(&url).await.unwrap()).await;
 }

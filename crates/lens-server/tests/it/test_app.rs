@@ -26,6 +26,8 @@ pub struct TestAppBuilder {
     model: Arc<dyn ChatModel>,
     tools: ToolRegistry,
     config: Box<dyn FnOnce(&mut Config)>,
+    /// SQLite whatever `LENS_TEST_STORE` says: the test looks inside the database file.
+    sqlite: bool,
 }
 
 impl TestAppBuilder {
@@ -63,6 +65,13 @@ impl TestAppBuilder {
         self
     }
 
+    /// Keeps the embedded SQLite store when the suite runs on PostgreSQL: for the tests
+    /// that look inside `lens.db`, or fill the disk it is on.
+    pub fn on_sqlite(mut self) -> Self {
+        self.sqlite = true;
+        self
+    }
+
     pub fn config(mut self, f: impl FnOnce(&mut Config) + 'static) -> Self {
         self.config = Box::new(f);
         self
@@ -86,6 +95,12 @@ impl TestAppBuilder {
             Config::with_data_dir(dir.path())
         };
         (self.config)(&mut config);
+        // `LENS_TEST_STORE=postgres`: the whole suite on PostgreSQL, a database per server.
+        let postgres = std::env::var("LENS_TEST_STORE").as_deref() == Ok("postgres");
+        if postgres && !self.sqlite && config.database_url.is_none() {
+            let url = crate::postgres::fresh_database().await.expect("LENS_TEST_STORE=postgres needs scripts/postgres");
+            config.database_url = Some(url.as_str().into());
+        }
         let models = if from_settings { ModelSource::Settings } else { ModelSource::Fixed(self.model) };
         if self.sandbox || self.sandbox_agent {
             let exe = std::env::current_exe().unwrap();
@@ -122,6 +137,7 @@ impl TestApp {
             model: Arc::new(Scripted::new(vec![ScriptedTurn::text("Hello from the script.")])),
             tools: ToolRegistry::default(),
             config: Box::new(|_| {}),
+            sqlite: false,
         }
     }
 

@@ -6,7 +6,7 @@ use sqlx::Row;
 use super::Sqlite;
 use super::users::row_to_user;
 use crate::now_ms;
-use crate::store::{NewToken, StoreError, TokenTable, UserRow};
+use crate::store::{NewToken, StoreError, TokenTable, UserRow, tokens::scopes_of, tokens::words_of};
 
 fn row_to_token(r: &sqlx::sqlite::SqliteRow) -> TokenView {
     TokenView {
@@ -17,16 +17,6 @@ fn row_to_token(r: &sqlx::sqlite::SqliteRow) -> TokenView {
         scopes: scopes_of(r.get("scopes")),
         expires_at: r.get("expires_at"),
     }
-}
-
-/// The stored words, space-separated; an unknown word grants nothing.
-fn scopes_of(words: &str) -> Vec<TokenScope> {
-    words.split_whitespace().filter_map(TokenScope::parse).collect()
-}
-
-/// What a token may do, as stored.
-fn words_of(scopes: &[TokenScope]) -> String {
-    scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")
 }
 
 #[async_trait::async_trait]

@@ -1,0 +1,238 @@
+//! Messages: the person's, and the answers with their steps.
+
+use lens_llm::ChatMessage;
+use lens_types::{ApiError, MessageStatus, MessageView, Role, SharedFileRef, ToolStep};
+use sqlx::{Row, postgres::PgRow};
+
+use super::Postgres;
+use super::uploads::to_ref;
+use crate::now_ms;
+use crate::store::messages::{interrupt_steps, parse_status};
+use crate::store::{AnswerProgress, Asked, DEFAULT_TITLE, LiveRun, MessageTable, NewAnswer, StoreError};
+
+fn row_to_message(r: &PgRow) -> MessageView {
+    let steps: String = r.get("steps");
+    let error: Option<String> = r.get("error");
+    MessageView {
+        id: r.get("id"),
+        chat_id: r.get("chat_id"),
+        role: if r.get::<String, _>("role") == "user" { Role::User } else { Role::Assistant },
+        text: r.get("text"),
+        // A step list Lens cannot read any more shows as no steps rather than failing the chat.
+        steps: serde_json::from_str(&steps).unwrap_or_default(),
+        status: parse_status(r.get("status")),
+        error: error.and_then(|e| serde_json::from_str(&e).ok()),
+        created_at: r.get("created_at"),
+        attachments: serde_json::from_str(&r.get::<String, _>("attachments")).unwrap_or_default(),
+        model: r.get("model"),
+        usage: r.get::<Option<String>, _>("usage").and_then(|u| serde_json::from_str(&u).ok()),
+    }
+}
+
+#[async_trait::async_trait]
+impl MessageTable for Postgres {
+    async fn messages(&self, chat_id: &str) -> Result<Vec<MessageView>, StoreError> {
+        let rows = sqlx::query("SELECT * FROM messages WHERE chat_id = $1 ORDER BY seq")
+            .bind(chat_id)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.iter().map(row_to_message).collect())
+    }
+
+    async fn messages_with_turns(&self, chat_id: &str) -> Result<Vec<(MessageView, Vec<ChatMessage>)>, StoreError> {
+        let rows = sqlx::query("SELECT * FROM messages WHERE chat_id = $1 ORDER BY seq")
+            .bind(chat_id)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let turns: Option<String> = r.get("turns");
+                let turns = turns.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+                (row_to_message(r), turns)
+            })
+            .collect())
+    }
+
+    async fn message(&self, chat_id: &str, id: &str) -> Result<Option<MessageView>, StoreError> {
+        let row = sqlx::query("SELECT * FROM messages WHERE chat_id = $1 AND id = $2")
+            .bind(chat_id)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.as_ref().map(row_to_message))
+    }
+
+    async fn mark_made_file_shared(
+        &self,
+        chat_id: &str,
+        message_id: &str,
+        step_id: &str,
+        path: &str,
+        file: &SharedFileRef,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let steps: Option<String> = sqlx::query_scalar(
+            "SELECT steps FROM messages WHERE chat_id = $1 AND id = $2 AND status != 'streaming' FOR UPDATE",
+        )
+        .bind(chat_id)
+        .bind(message_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(mut steps) = steps.and_then(|s| serde_json::from_str::<Vec<ToolStep>>(&s).ok()) else {
+            return Ok(false);
+        };
+        let made = steps
+            .iter_mut()
+            .filter(|s| s.id == step_id)
+            .filter_map(|s| s.output.as_mut())
+            .flat_map(|o| o.files.iter_mut())
+            .find(|f| f.path == path);
+        let Some(made) = made else { return Ok(false) };
+        made.shared = Some(file.clone());
+        let json = serde_json::to_string(&steps).unwrap_or_else(|_| "[]".into());
+        sqlx::query("UPDATE messages SET steps = $3 WHERE chat_id = $1 AND id = $2")
+            .bind(chat_id)
+            .bind(message_id)
+            .bind(json)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// The person's row is held for the checks and the inserts: two replicas asking at
+    /// once for the same person (or conversation) take turns.
+    async fn add_question(
+        &self,
+        chat_id: &str,
+        user_id: i64,
+        ids: &NewAnswer,
+        text: &str,
+        attachment_ids: &[String],
+        max_answers: u64,
+    ) -> Result<Asked, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        if !super::lock_person(&mut tx, user_id).await? {
+            return Err(StoreError::NotFound);
+        }
+        let writing: Vec<String> = sqlx::query_scalar(
+            "SELECT m.chat_id FROM messages m JOIN chats c ON c.id = m.chat_id \
+             WHERE c.user_id = $1 AND m.status = 'streaming'",
+        )
+        .bind(user_id)
+        .fetch_all(&mut *tx)
+        .await?;
+        if writing.iter().any(|c| c == chat_id) {
+            return Ok(Asked::Busy);
+        }
+        if writing.len() as u64 >= max_answers {
+            return Ok(Asked::PersonBusy(writing.len() as u64));
+        }
+        let mut attachments: Vec<SharedFileRef> = Vec::new();
+        for id in attachment_ids {
+            let bound = sqlx::query(
+                "UPDATE uploads SET chat_id = $2 WHERE id = $1 AND user_id = $3 AND (chat_id IS NULL OR chat_id = $2) \
+                 RETURNING id, name, size, mime",
+            )
+            .bind(id)
+            .bind(chat_id)
+            .bind(user_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            let Some(row) = bound else { return Ok(Asked::UnknownAttachment(id.clone())) };
+            attachments.push(to_ref(&row));
+        }
+        let attachments = serde_json::to_string(&attachments).unwrap_or_else(|_| "[]".into());
+        let seq: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM messages WHERE chat_id = $1")
+            .bind(chat_id)
+            .fetch_one(&mut *tx)
+            .await?;
+        let now = now_ms();
+        for (id, role, body, status, n, attached) in [
+            (&ids.message_id, "user", text, "complete", seq + 1, attachments.as_str()),
+            (&ids.answer_id, "assistant", "", "streaming", seq + 2, "[]"),
+        ] {
+            sqlx::query(
+                "INSERT INTO messages (id, chat_id, role, text, status, created_at, seq, attachments) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            )
+            .bind(id)
+            .bind(chat_id)
+            .bind(role)
+            .bind(body)
+            .bind(status)
+            .bind(now)
+            .bind(n)
+            .bind(attached)
+            .execute(&mut *tx)
+            .await?;
+        }
+        let title = crate::store::title::title_of(text);
+        sqlx::query(
+            "UPDATE chats SET updated_at = $2, title = CASE WHEN title = $3 AND $4 != '' THEN $4 ELSE title END \
+             WHERE id = $1",
+        )
+        .bind(chat_id)
+        .bind(now)
+        .bind(DEFAULT_TITLE)
+        .bind(title)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Asked::Added)
+    }
+
+    async fn save_answer(
+        &self,
+        answer_id: &str,
+        progress: AnswerProgress<'_>,
+        status: MessageStatus,
+        error: Option<&ApiError>,
+        live: Option<&LiveRun>,
+    ) -> Result<(), StoreError> {
+        let steps = serde_json::to_string(progress.steps).unwrap_or_else(|_| "[]".into());
+        let turns = serde_json::to_string(progress.turns).ok();
+        let usage = progress.usage.and_then(|u| serde_json::to_string(&u).ok());
+        let error = error.and_then(|e| serde_json::to_string(e).ok());
+        let live = live.and_then(|l| serde_json::to_string(l).ok());
+        // Only a streaming answer changes: once ended (or marked interrupted), it stays.
+        sqlx::query(
+            "UPDATE messages SET text = $2, steps = $3, status = $4, error = $5, live_run = $6, turns = $7, \
+             model = COALESCE($8, model), usage = COALESCE($9, usage) WHERE id = $1 AND status = 'streaming'",
+        )
+        .bind(answer_id)
+        .bind(progress.text)
+        .bind(steps)
+        .bind(status.as_str())
+        .bind(error)
+        .bind(live)
+        .bind(turns)
+        .bind(progress.model)
+        .bind(usage)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn mark_interrupted(&self) -> Result<u64, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let rows = sqlx::query("SELECT id, steps, live_run FROM messages WHERE status = 'streaming' FOR UPDATE")
+            .fetch_all(&mut *tx)
+            .await?;
+        for row in &rows {
+            let steps: String = row.get("steps");
+            let live: Option<String> = row.get("live_run");
+            let mut steps: Vec<ToolStep> = serde_json::from_str(&steps).unwrap_or_default();
+            let live: Option<LiveRun> = live.and_then(|l| serde_json::from_str(&l).ok());
+            interrupt_steps(&mut steps, live);
+            sqlx::query("UPDATE messages SET status = 'interrupted', steps = $2, live_run = NULL WHERE id = $1")
+                .bind(row.get::<String, _>("id"))
+                .bind(serde_json::to_string(&steps).unwrap_or_else(|_| "[]".into()))
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(rows.len() as u64)
+    }
+}
