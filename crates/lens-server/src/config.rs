@@ -77,6 +77,11 @@ pub struct Config {
     /// (`postgres://user:password@host/database`) instead of <data>/lens.db.
     #[arg(long, env = "LENS_DATABASE_URL", hide_env_values = true)]
     pub database_url: Option<Hidden>,
+    /// Keep files (shared, uploads, library, run logs) in an S3-compatible bucket
+    /// (`s3://bucket/prefix`) instead of the data directory; the endpoint, region and
+    /// keys come from the usual AWS_* variables.
+    #[arg(long, env = "LENS_FILE_STORE")]
+    pub file_store: Option<String>,
     /// The built web app (trunk's dist/).
     #[arg(long, env = "LENS_WEB_DIST", default_value = "./dist")]
     pub web_dist: PathBuf,

@@ -1,10 +1,12 @@
 //! Files Lens keeps: what left a sandbox, the person's uploads and library documents,
-//! all encrypted in vaults under the data directory, and the disk space they need.
+//! all encrypted in vaults, whose bytes are under the data directory or in an
+//! S3-compatible bucket ([`blobs`]), and the disk space they need.
 //!
 //! [`Files`] is the one service for them; its failures are a [`FileError`], which
 //! becomes an HTTP error in one place (`error.rs`) and a sentence for the model in the
 //! tools.
 
+pub mod blobs;
 pub mod disk;
 pub mod download;
 mod error;
@@ -15,6 +17,7 @@ mod vault_stream;
 
 use std::sync::Arc;
 
+use blobs::{Blobs, LocalBlobs, S3Blobs};
 pub use disk::{DiskFull, DiskSpace};
 pub use error::FileError;
 pub use vault::{Vault, VaultError};
@@ -52,23 +55,32 @@ pub struct Files {
     pub uploads: Vault,
     /// The person's library documents.
     pub library: Vault,
+    /// Where the vaults' sealed bytes are.
+    pub blobs: Arc<dyn Blobs>,
     /// The data directory's free space and the thresholds Lens keeps.
     pub disk: Arc<DiskSpace>,
     pub limits: FileLimits,
 }
 
 impl Files {
-    /// The vaults under the configuration's data directory, sealed with `secret`.
-    pub fn open(config: &Config, store: Store, secret: Arc<ServerSecret>) -> Self {
+    /// The vaults in the configured file store (the data directory unless
+    /// `LENS_FILE_STORE` names a bucket), sealed with `secret`.
+    pub fn open(config: &Config, store: Store, secret: Arc<ServerSecret>) -> std::io::Result<Self> {
         let disk = Arc::new(DiskSpace::new(&config.data_dir, config.disk_warn_mb, config.disk_floor_mb));
         disk.check();
-        Self {
+        let blobs: Arc<dyn Blobs> = match &config.file_store {
+            Some(url) => Arc::new(S3Blobs::from_url(url)?),
+            None => Arc::new(LocalBlobs::new(&config.data_dir)),
+        };
+        tracing::info!(at = %blobs.describe(), "files are kept");
+        Ok(Self {
             store,
-            shared: Vault::new(&config.data_dir, secret.clone()),
-            uploads: Vault::uploads(&config.data_dir, secret.clone()),
-            library: Vault::library(&config.data_dir, secret),
+            shared: Vault::new(blobs.clone(), secret.clone()),
+            uploads: Vault::uploads(blobs.clone(), secret.clone()),
+            library: Vault::library(blobs.clone(), secret),
+            blobs,
             disk,
             limits: FileLimits::from_config(config),
-        }
+        })
     }
 }

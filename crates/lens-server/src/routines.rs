@@ -20,7 +20,7 @@ pub async fn forget_unsent_uploads(files: &Files, created_before: i64) -> usize 
         }
     };
     for (id, user_id) in &taken {
-        if let Err(e) = files.uploads.delete(&user_id.to_string(), id) {
+        if let Err(e) = files.uploads.delete(&user_id.to_string(), id).await {
             tracing::warn!(upload = %id, error = %e, "deleting an unsent upload's bytes failed");
         }
     }

@@ -80,7 +80,7 @@ impl AppState {
         }
         let config = Arc::new(config);
         let sandbox = Arc::new(SandboxHub::new(config.clone(), store.clone()));
-        let files = Files::open(&config, store.clone(), secret.clone());
+        let files = Files::open(&config, store.clone(), secret.clone()).context("opening the file store")?;
         let models = Models::new(models, config.clone(), store.clone(), secret.clone());
         let chats = Chats {
             store: store.clone(),

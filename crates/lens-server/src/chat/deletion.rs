@@ -17,11 +17,11 @@ pub async fn delete_chat(chats: &Chats, user_id: i64, cid: &str) -> Result<bool,
     if !chats.store.delete_chat(user_id, cid).await? {
         return Ok(false);
     }
-    if let Err(e) = chats.files.shared.delete_folder(cid) {
+    if let Err(e) = chats.files.shared.delete_folder(cid).await {
         tracing::warn!(chat = %cid, error = %e, "deleting the conversation's files failed");
     }
     for id in uploads {
-        if let Err(e) = chats.files.uploads.delete(&user_id.to_string(), &id) {
+        if let Err(e) = chats.files.uploads.delete(&user_id.to_string(), &id).await {
             tracing::warn!(chat = %cid, error = %e, "deleting an upload failed");
         }
     }

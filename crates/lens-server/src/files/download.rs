@@ -10,7 +10,7 @@ use lens_types::SharedFileRef;
 
 use super::{
     names::{INLINE_IMAGE_MAX, is_inline_image},
-    vault::Vault,
+    vault::{Vault, VaultError},
 };
 use crate::{AppError, Result};
 
@@ -35,13 +35,12 @@ fn disposition(kind: &str, name: &str) -> String {
 /// type and size in the page; anything else is an attachment.
 pub async fn from_vault(vault: &Vault, owner: &str, file: &SharedFileRef, inline: bool) -> Result<Response> {
     let inline = inline && is_inline_image(&file.mime) && file.size <= INLINE_IMAGE_MAX;
-    let (v, o, f) = (vault.clone(), owner.to_owned(), file.id.clone());
-    let opened = tokio::task::spawn_blocking(move || v.open(&o, &f)).await.map_err(AppError::internal)?;
-    let reader = opened.map_err(AppError::from)?;
-    // Each chunk is read (from the page cache, 64 KiB) and opened as the body is polled:
-    // no thread or queue per download, so memory stays flat for any size and any number
-    // of downloads. A chunk that fails its check ends the body early: the client sees a
-    // broken download (shorter than Content-Length), never wrong bytes.
+    let reader = vault.open(owner, &file.id).await.map_err(AppError::from)?;
+    // Each chunk is read (64 KiB, from the page cache or from the bucket as it arrives)
+    // and opened as the body is polled: no thread or queue per download, so memory stays
+    // flat for any size and any number of downloads. A chunk that fails its check, or a
+    // store that stops sending, ends the body early: the client sees a broken download
+    // (shorter than Content-Length), never wrong bytes.
     let id = file.id.clone();
     let stream = futures_util::stream::unfold(Some(reader), move |reader| {
         let id = id.clone();
@@ -52,12 +51,16 @@ pub async fn from_vault(vault: &Vault, owner: &str, file: &SharedFileRef, inline
             // (about 400 KB) is full: 20 downloads in the files bench grew the server by
             // 7.6 MB that way, by about 1 MB this way. A slow reader can still fill it.
             tokio::task::yield_now().await;
-            match reader.next_chunk() {
+            match reader.next_chunk().await {
                 Ok(Some(chunk)) => Some((Ok::<_, std::io::Error>(chunk), Some(reader))),
                 Ok(None) => None,
                 Err(e) => {
                     tracing::error!(file = %id, error = %e, "a stored file failed mid-download");
-                    Some((Err(std::io::Error::other("the stored file is damaged")), None))
+                    let why = match e {
+                        VaultError::Tampered => "the stored file is damaged",
+                        _ => "the file store stopped sending the file",
+                    };
+                    Some((Err(std::io::Error::other(why)), None))
                 }
             }
         }

@@ -62,7 +62,7 @@ impl Files {
         let max = self.limits.shares_per_chat;
         let recorded = self.store.insert_chat_file(chat_id, file, kind, max).await;
         if !matches!(recorded, Ok(true)) {
-            let _ = self.shared.delete(chat_id, &file.id);
+            let _ = self.shared.delete(chat_id, &file.id).await;
         }
         match recorded {
             Ok(true) => Ok(()),

@@ -1,6 +1,6 @@
-//! Vault files as streams, for async code: read a few chunks ahead on a blocking thread,
-//! or written from parts sent to one. The channels are bounded, so memory stays a few
-//! chunks whatever the file's size and however slow the other side.
+//! Vault files as streams: read a few chunks ahead of their consumer by a task of their
+//! own, or written by one from parts sent to it. The channels are bounded, so memory
+//! stays a few chunks whatever the file's size and however slow the other side.
 
 use std::io;
 
@@ -20,7 +20,7 @@ enum Piece {
     Abandon,
 }
 
-/// A vault file being written on a blocking thread.
+/// A vault file being written by a task of its own.
 pub struct BackgroundWrite {
     pieces: mpsc::Sender<Piece>,
     done: tokio::task::JoinHandle<io::Result<u64>>,
@@ -65,46 +65,46 @@ impl BackgroundWrite {
 }
 
 impl Vault {
-    /// Starts writing `owner`'s file `id` on a blocking thread.
+    /// Starts writing `owner`'s file `id` from the parts sent to it.
     pub fn write_in_background(&self, owner: &str, id: &str) -> BackgroundWrite {
         let (pieces, mut rx) = mpsc::channel::<Piece>(AHEAD);
         let (vault, owner, id) = (self.clone(), owner.to_owned(), id.to_owned());
-        let done = tokio::task::spawn_blocking(move || {
-            let mut writer = vault.create(&owner, &id)?;
-            while let Some(piece) = rx.blocking_recv() {
+        let done = tokio::spawn(async move {
+            let mut writer = vault.create(&owner, &id).await?;
+            while let Some(piece) = rx.recv().await {
                 match piece {
-                    Piece::Bytes(bytes) => writer.write(&bytes)?,
-                    Piece::Finish => return writer.finish(),
+                    Piece::Bytes(bytes) => writer.write(&bytes).await?,
+                    Piece::Finish => return writer.finish().await,
                     Piece::Abandon => break,
                 }
             }
-            // Abandoned: the writer removes its partial file as it drops.
+            // Abandoned: the writer leaves nothing as it drops.
             Err(io::Error::other("the write was abandoned"))
         });
         BackgroundWrite { pieces, done }
     }
 
-    /// `owner`'s file `id`, decrypted chunk by chunk on a blocking thread, a few ahead.
+    /// `owner`'s file `id`, decrypted chunk by chunk, a few ahead.
     pub fn read_stream(&self, owner: &str, id: &str) -> impl Stream<Item = io::Result<Vec<u8>>> + Send + 'static {
         let (tx, rx) = mpsc::channel::<io::Result<Vec<u8>>>(AHEAD);
         let (vault, owner, id) = (self.clone(), owner.to_owned(), id.to_owned());
-        tokio::task::spawn_blocking(move || {
-            let mut reader = match vault.open(&owner, &id) {
+        tokio::spawn(async move {
+            let mut reader = match vault.open(&owner, &id).await {
                 Ok(reader) => reader,
                 Err(e) => {
-                    let _ = tx.blocking_send(Err(io::Error::other(e.to_string())));
+                    let _ = tx.send(Err(io::Error::other(e.to_string()))).await;
                     return;
                 }
             };
             loop {
-                let next = match reader.next_chunk() {
+                let next = match reader.next_chunk().await {
                     Ok(Some(chunk)) => Ok(chunk),
                     Ok(None) => return,
                     Err(e) => Err(io::Error::other(e.to_string())),
                 };
                 let failed = next.is_err();
                 // The reader is gone: stop reading.
-                if tx.blocking_send(next).is_err() || failed {
+                if tx.send(next).await.is_err() || failed {
                     return;
                 }
             }
@@ -126,7 +126,8 @@ mod tests {
     async fn a_file_written_in_parts_reads_back_and_an_abandoned_one_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let secret = ServerSecret::load(Some("a-test-secret-that-is-long-enough-for-lens"), dir.path()).unwrap();
-        let vault = Vault::new(dir.path(), Arc::new(secret));
+        let blobs = Arc::new(crate::files::blobs::LocalBlobs::new(dir.path()));
+        let vault = Vault::new(blobs, Arc::new(secret));
         let write = vault.write_in_background("c", "f");
         for i in 0..40u8 {
             write.write(vec![i; 100_000]).await.unwrap();

@@ -443,17 +443,12 @@ impl LensMcp {
 
     /// A shared file's bytes, each chunk checked as the vault opens it.
     async fn read_whole(&self, chat_id: &str, file_id: &str) -> Result<Vec<u8>, AppError> {
-        let (vault, chat, file) = (self.state.files.shared.clone(), chat_id.to_owned(), file_id.to_owned());
-        tokio::task::spawn_blocking(move || {
-            let mut reader = vault.open(&chat, &file).map_err(AppError::from)?;
-            let mut out = Vec::new();
-            while let Some(chunk) = reader.next_chunk().map_err(AppError::from)? {
-                out.extend(chunk);
-            }
-            Ok(out)
-        })
-        .await
-        .map_err(AppError::internal)?
+        let mut reader = self.state.files.shared.open(chat_id, file_id).await.map_err(AppError::from)?;
+        let mut out = Vec::new();
+        while let Some(chunk) = reader.next_chunk().await.map_err(AppError::from)? {
+            out.extend(chunk);
+        }
+        Ok(out)
     }
 }
 

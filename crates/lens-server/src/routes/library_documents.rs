@@ -79,7 +79,7 @@ pub async fn delete_document(
     if !state.store.delete_document(user.id(), &id).await? {
         return Err(AppError::NotFound);
     }
-    if let Err(e) = state.files.library.delete(&user.id().to_string(), &id) {
+    if let Err(e) = state.files.library.delete(&user.id().to_string(), &id).await {
         tracing::warn!(document = %id, error = %e, "deleting a library document's bytes failed");
     }
     deletion::delete_page_chats(&state.chats, user.id(), &[deletion::document_page(&id)]).await?;

@@ -130,7 +130,7 @@ pub async fn delete_namespace(
     let documents = state.store.delete_namespace(user.id(), &id).await?.ok_or(AppError::NotFound)?;
     let mut pages = vec![deletion::namespace_page(&id)];
     for doc in documents {
-        if let Err(e) = state.files.library.delete(&user.id().to_string(), &doc) {
+        if let Err(e) = state.files.library.delete(&user.id().to_string(), &doc).await {
             tracing::warn!(document = %doc, error = %e, "deleting a library document failed");
         }
         pages.push(deletion::document_page(&doc));

@@ -103,7 +103,7 @@ pub async fn create_upload(
     let recorded = state.store.insert_upload(user.id(), &file, limits).await;
     if !matches!(recorded, Ok(true)) {
         // No bytes without their row.
-        let _ = state.files.uploads.delete(&owner, &file.id);
+        let _ = state.files.uploads.delete(&owner, &file.id).await;
     }
     match recorded {
         Ok(true) => Ok((StatusCode::CREATED, Json(file))),

@@ -87,12 +87,12 @@ pub async fn delete_user(State(state): State<AppState>, admin: AdminUser, Path(i
         {
             tracing::warn!(chat = %cid, error = %e, "deleting a sandbox failed");
         }
-        if let Err(e) = state.files.shared.delete_folder(cid) {
+        if let Err(e) = state.files.shared.delete_folder(cid).await {
             tracing::warn!(chat = %cid, error = %e, "deleting shared files failed");
         }
     }
     for vault in [&state.files.uploads, &state.files.library] {
-        if let Err(e) = vault.delete_folder(&id.to_string()) {
+        if let Err(e) = vault.delete_folder(&id.to_string()).await {
             tracing::warn!(user = id, error = %e, "deleting a person's files failed");
         }
     }

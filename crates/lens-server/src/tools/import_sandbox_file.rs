@@ -98,7 +98,7 @@ impl ImportSandboxFile {
         let size = self.files.copy_out(&*self.driver, &ctx.chat_id, path, place).await?;
         let recorded = self.record(ctx, id.clone(), namespace, name, size).await;
         if recorded.is_err() {
-            let _ = self.files.library.delete(&owner, &id);
+            let _ = self.files.library.delete(&owner, &id).await;
         }
         recorded
     }

@@ -281,7 +281,7 @@ async fn keep_log(place: &RunPlace, log: RunLog, cut: bool, output: &RunOutput) 
     let (id, size) = log.finish(cut).await?;
     if let Err(full) = place.files.room_for_one_more(&place.chat_id).await {
         tracing::info!(reason = %full, "a run's log was not kept");
-        let _ = place.files.shared.delete(&place.chat_id, &id);
+        let _ = place.files.shared.delete(&place.chat_id, &id).await;
         return None;
     }
     let name = format!("{}-run-output.log", output.language);

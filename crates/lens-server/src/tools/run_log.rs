@@ -1,11 +1,11 @@
 //! A run's whole output, kept for download when what its step shows was cut.
 //!
 //! Output is held in memory up to [`IN_MEMORY`]; past that it streams into the vault
-//! from a blocking thread, so memory stays bounded for a flood. At the end the log is
+//! from a task of its own, so memory stays bounded for a flood. At the end the log is
 //! kept only if the step's output was cut; otherwise nothing is written, or what was is
 //! removed. The log is capped at the share size limit, and says so when it is cut there.
 
-use std::{sync::mpsc, thread};
+use tokio::{sync::mpsc, task::JoinHandle};
 
 use crate::files::vault::Vault;
 
@@ -21,7 +21,7 @@ pub struct RunLog {
     chat_id: String,
     file_id: String,
     memory: Vec<u8>,
-    spilled: Option<(mpsc::Sender<Chunk>, thread::JoinHandle<std::io::Result<u64>>)>,
+    spilled: Option<(mpsc::UnboundedSender<Chunk>, JoinHandle<std::io::Result<u64>>)>,
     total: u64,
     cap: u64,
 }
@@ -59,16 +59,16 @@ impl RunLog {
         }
     }
 
-    /// Moves what is in memory to a writer thread that takes the rest.
+    /// Moves what is in memory to a writer task that takes the rest.
     fn spill(&mut self) {
-        let (tx, rx) = mpsc::channel::<Chunk>();
+        let (tx, mut rx) = mpsc::unbounded_channel::<Chunk>();
         let (vault, chat, file) = (self.vault.clone(), self.chat_id.clone(), self.file_id.clone());
-        let handle = thread::spawn(move || {
-            let mut writer = vault.create(&chat, &file)?;
-            while let Ok(chunk) = rx.recv() {
+        let handle = tokio::spawn(async move {
+            let mut writer = vault.create(&chat, &file).await?;
+            while let Some(chunk) = rx.recv().await {
                 match chunk {
-                    Chunk::Data(bytes) => writer.write(&bytes)?,
-                    Chunk::Finish => return writer.finish(),
+                    Chunk::Data(bytes) => writer.write(&bytes).await?,
+                    Chunk::Finish => return writer.finish().await,
                 }
             }
             // Dropped without Finish: the writer removes its partial file.
@@ -95,15 +95,13 @@ impl RunLog {
             std::mem::take(&mut self.memory),
             self.spilled.take(),
         );
-        let written = tokio::task::spawn_blocking(move || match spilled {
+        let written = match spilled {
             Some((tx, handle)) => {
                 let _ = tx.send(Chunk::Finish);
-                handle.join().map_err(|_| std::io::Error::other("the log writer failed"))?
+                handle.await.unwrap_or_else(|_| Err(std::io::Error::other("the log writer failed")))
             }
-            None => vault.write_from(&chat, &file, memory.as_slice()),
-        })
-        .await
-        .ok()?;
+            None => vault.write_from(&chat, &file, &memory).await,
+        };
         match written {
             Ok(size) => Some((self.file_id.clone(), size)),
             Err(e) => {

@@ -201,7 +201,7 @@ async fn api_tokens_work_without_csrf_and_stop_when_revoked() {
 #[tokio::test]
 async fn the_database_and_its_wal_files_are_the_servers_alone_from_the_first_start() {
     use std::os::unix::fs::PermissionsExt;
-    let app = TestApp::builder().on_sqlite().build().await;
+    let app = TestApp::builder().on_this_disk().build().await;
     app.admin().await; // a write, so the WAL and shared-memory files exist
     for name in ["lens.db", "lens.db-wal", "lens.db-shm"] {
         let mode = std::fs::metadata(app.dir.path().join(name)).unwrap().permissions().mode() & 0o777;

@@ -68,12 +68,15 @@ async fn a_shared_file_downloads_to_its_owner_only_and_goes_with_the_conversatio
     );
     assert_eq!(resp.bytes().await.unwrap().as_ref(), b"a,b\n1,2\n");
 
-    // On disk: ciphertext, mode 0600.
-    let stored = app.dir.path().join(format!("chat-files/{cid}/{}", file.id));
-    let bytes = std::fs::read(&stored).unwrap();
-    assert!(!bytes.windows(8).any(|w| w == b"a,b\n1,2\n"), "only ciphertext on disk");
-    use std::os::unix::fs::PermissionsExt;
-    assert_eq!(std::fs::metadata(&stored).unwrap().permissions().mode() & 0o777, 0o600);
+    // Stored: ciphertext, and on disk mode 0600.
+    let key = format!("chat-files/{cid}/{}", file.id);
+    let bytes = app.stored_bytes(&key).await.expect("the stored file");
+    assert!(!bytes.windows(8).any(|w| w == b"a,b\n1,2\n"), "only ciphertext is stored");
+    if app.files_on_disk() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(app.dir.path().join(&key)).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
 
     // Someone else, or a made-up id: 404.
     let bob = app.user(&admin, "bob").await;
@@ -85,15 +88,16 @@ async fn a_shared_file_downloads_to_its_owner_only_and_goes_with_the_conversatio
     let mut bad = bytes.clone();
     let last = bad.len() - 1;
     bad[last] ^= 0x40;
-    std::fs::write(&stored, &bad).unwrap();
+    app.put_stored(&key, &bad).await;
     let (status, body) = admin.get(&url).await;
     assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
     assert_eq!(body["error"]["message"], "the stored file is damaged and cannot be served");
-    std::fs::write(&stored, &bytes).unwrap();
+    app.put_stored(&key, &bytes).await;
 
     // Deleting the conversation removes the file, the sandbox and everything of it.
     assert_eq!(admin.delete(&format!("/api/v1/chats/{cid}")).await.0, StatusCode::NO_CONTENT);
-    assert!(!stored.exists() && !stored.parent().unwrap().exists());
+    assert_eq!(app.stored(&format!("chat-files/{cid}")).await, Vec::<String>::new());
+    assert!(!app.dir.path().join(format!("chat-files/{cid}")).exists(), "nor its folder");
     assert_eq!(admin.get(&url).await.0, StatusCode::NOT_FOUND);
 }
 
@@ -151,9 +155,11 @@ async fn sixty_shares_at_once_keep_exactly_the_limit_and_no_stray_bytes() {
         assert!(body["error"]["message"].as_str().unwrap().contains("the most allowed"), "{body}");
     }
     // The vault holds the 20 kept files and nothing else, and each downloads whole.
-    let stored: Vec<_> = std::fs::read_dir(app.dir.path().join(format!("chat-files/{cid}")))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
+    let stored: Vec<String> = app
+        .stored(&format!("chat-files/{cid}"))
+        .await
+        .iter()
+        .map(|key| key.rsplit('/').next().unwrap().to_owned())
         .collect();
     assert_eq!(stored.len(), 20, "no orphaned vault file: {stored:?}");
     for file in &kept {

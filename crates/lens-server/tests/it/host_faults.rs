@@ -67,7 +67,7 @@ async fn app_on(disk: &SmallDisk, floor_mb: u64, turns: Vec<ScriptedTurn>) -> Te
     let data = disk.path.clone();
     TestApp::builder()
         .turns(turns)
-        .on_sqlite()
+        .on_this_disk()
         .config(move |c| {
             c.data_dir = data;
             c.disk_floor_mb = floor_mb;
@@ -288,8 +288,7 @@ async fn under_the_floor_uploads_and_shares_are_refused_and_answers_still_record
     assert_eq!(done.steps[0].output.as_ref().unwrap().stdout, "made\n", "runs and answers go on: {done:?}");
     let (status, body) = admin.post(&format!("/api/v1/chats/{cid}/files"), json!({"path": "made.txt"})).await;
     assert_disk_full(status, &body);
-    let kept = std::fs::read_dir(app.dir.path().join("chat-files")).map(|d| d.count()).unwrap_or(0);
-    assert_eq!(kept, 0, "nothing was copied out of the sandbox");
+    assert_eq!(app.stored("chat-files").await, Vec::<String>::new(), "nothing was copied out of the sandbox");
     let (_, storage) = admin.get("/api/v1/admin/storage").await;
     assert_eq!(storage["level"], "refusing", "{storage}");
     let (status, _) = app.user(&admin, "bea").await.get("/api/v1/admin/storage").await;

@@ -47,8 +47,8 @@ async fn an_import_asks_first_and_lands_in_the_library() {
         "attachment; filename=\"report.txt\"; filename*=UTF-8''report.txt"
     );
     assert_eq!(resp.bytes().await.unwrap().as_ref(), b"quarterly numbers");
-    let stored = app.dir.path().join(format!("library/1/{}", docs[0].id));
-    assert!(!std::fs::read(&stored).unwrap().windows(9).any(|w| w == b"quarterly"), "only ciphertext on disk");
+    let stored = app.stored_bytes(&format!("library/1/{}", docs[0].id)).await.expect("the stored document");
+    assert!(!stored.windows(9).any(|w| w == b"quarterly"), "only ciphertext is stored");
 
     // Declined: nothing is imported.
     let aid = admin.ask(&cid, "once more").await;
@@ -77,7 +77,7 @@ async fn an_import_asks_first_and_lands_in_the_library() {
         admin.delete(&format!("/api/v1/library/namespaces/{}", namespaces[0].id)).await.0,
         StatusCode::NO_CONTENT
     );
-    assert!(!stored.exists());
+    assert!(app.stored_bytes(&format!("library/1/{}", docs[0].id)).await.is_none());
     assert_eq!(admin.get(&content).await.0, StatusCode::NOT_FOUND);
 }
 
@@ -145,9 +145,11 @@ async fn deleting_an_account_leaves_nothing_of_it_on_disk() {
             .cloned()
             .collect()
     };
-    assert!(!bobs(&walk(app.dir.path())).is_empty(), "bob has files before");
+    // The data directory (sandboxes, and files unless they are in a bucket) and the file store.
+    let everything = async || [walk(app.dir.path()), app.stored("").await].concat();
+    assert!(!bobs(&everything().await).is_empty(), "bob has files before");
     assert_eq!(admin.delete(&format!("/api/v1/users/{bob_id}")).await.0, StatusCode::NO_CONTENT);
-    assert_eq!(bobs(&walk(app.dir.path())), Vec::<String>::new(), "nothing of bob's is left");
+    assert_eq!(bobs(&everything().await), Vec::<String>::new(), "nothing of bob's is left");
     assert_eq!(bob.get("/api/v1/me").await.0, StatusCode::UNAUTHORIZED, "bob's session is gone");
     assert_eq!(admin.get(&format!("/api/v1/chats/{admin_chat}")).await.0, StatusCode::OK, "the admin's chat stays");
     assert_eq!(admin.delete(&format!("/api/v1/users/{bob_id}")).await.0, StatusCode::NOT_FOUND);

@@ -8,6 +8,7 @@ mod bad_input;
 mod behind_proxy;
 mod chats;
 mod cli;
+mod file_store;
 mod files;
 mod host_faults;
 mod install;

@@ -19,8 +19,8 @@ fn refused(status: StatusCode, body: &Value, says: &str) {
 }
 
 /// The files in one of the data directory's vault folders.
-fn stored(app: &TestApp, folder: &str) -> usize {
-    std::fs::read_dir(app.dir.path().join(folder)).map(|d| d.count()).unwrap_or(0)
+async fn stored(app: &TestApp, folder: &str) -> usize {
+    app.stored(folder).await.len()
 }
 
 #[tokio::test]
@@ -61,14 +61,14 @@ async fn uploads_stop_at_their_count_and_their_bytes_and_leave_no_bytes_behind()
     for (status, body) in sent.iter().filter(|(s, _)| *s != StatusCode::CREATED) {
         refused(*status, body, "you keep as many uploads as one person may (3 files");
     }
-    assert_eq!(stored(&app, "uploads/1"), 3, "no bytes without their row");
+    assert_eq!(stored(&app, "uploads/1").await, 3, "no bytes without their row");
 
     let app = TestApp::builder().config(|c| c.upload_mb_per_person = 1).build().await;
     let admin = app.admin().await;
     assert_eq!(admin.upload("a.bin", vec![1; 700_000]).await.0, StatusCode::CREATED);
     let (status, body) = admin.upload("b.bin", vec![2; 700_000]).await;
     refused(status, &body, "1 MB together");
-    assert_eq!(stored(&app, "uploads/1"), 1);
+    assert_eq!(stored(&app, "uploads/1").await, 1);
     assert_eq!(admin.upload("c.bin", vec![3; 300_000]).await.0, StatusCode::CREATED, "what fits still goes");
 }
 
@@ -153,5 +153,5 @@ async fn the_library_keeps_so_many_documents_of_one_person() {
             assert!(result.contains("the library keeps 1 documents of this person, the most allowed"), "{result}");
         }
     }
-    assert_eq!(stored(&app, "library/1"), 1, "the refused import left no bytes");
+    assert_eq!(stored(&app, "library/1").await, 1, "the refused import left no bytes");
 }

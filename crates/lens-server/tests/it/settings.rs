@@ -7,7 +7,7 @@ use crate::test_app::TestApp;
 
 #[tokio::test]
 async fn api_key_is_stored_sealed_and_never_returned() {
-    let app = TestApp::builder().on_sqlite().build().await;
+    let app = TestApp::builder().on_this_disk().build().await;
     let admin = app.admin().await;
     let (status, view) = admin.get("/api/v1/settings/model").await;
     assert_eq!((status, view["provider"].as_str()), (StatusCode::OK, Some("direct")));

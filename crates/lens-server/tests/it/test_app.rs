@@ -26,8 +26,9 @@ pub struct TestAppBuilder {
     model: Arc<dyn ChatModel>,
     tools: ToolRegistry,
     config: Box<dyn FnOnce(&mut Config)>,
-    /// SQLite whatever `LENS_TEST_STORE` says: the test looks inside the database file.
-    sqlite: bool,
+    /// SQLite and the data directory whatever `LENS_TEST_STORE` and `LENS_TEST_FILES`
+    /// say: the test looks inside the database file or fills the disk under it.
+    this_disk: bool,
 }
 
 impl TestAppBuilder {
@@ -65,10 +66,11 @@ impl TestAppBuilder {
         self
     }
 
-    /// Keeps the embedded SQLite store when the suite runs on PostgreSQL: for the tests
-    /// that look inside `lens.db`, or fill the disk it is on.
-    pub fn on_sqlite(mut self) -> Self {
-        self.sqlite = true;
+    /// Keeps the embedded SQLite store and the files in the data directory when the
+    /// suite runs on PostgreSQL or a bucket: for the tests that look inside `lens.db`,
+    /// or fill the disk under it.
+    pub fn on_this_disk(mut self) -> Self {
+        self.this_disk = true;
         self
     }
 
@@ -95,11 +97,17 @@ impl TestAppBuilder {
             Config::with_data_dir(dir.path())
         };
         (self.config)(&mut config);
-        // `LENS_TEST_STORE=postgres`: the whole suite on PostgreSQL, a database per server.
+        // `LENS_TEST_STORE=postgres`: the whole suite on PostgreSQL, a database per server;
+        // `LENS_TEST_FILES=s3`: its files in the bucket, under a prefix per server.
         let postgres = std::env::var("LENS_TEST_STORE").as_deref() == Ok("postgres");
-        if postgres && !self.sqlite && config.database_url.is_none() {
+        if postgres && !self.this_disk && config.database_url.is_none() {
             let url = crate::postgres::fresh_database().await.expect("LENS_TEST_STORE=postgres needs scripts/postgres");
             config.database_url = Some(url.as_str().into());
+        }
+        let s3 = std::env::var("LENS_TEST_FILES").as_deref() == Ok("s3");
+        if s3 && !self.this_disk && config.file_store.is_none() {
+            config.file_store =
+                Some(crate::file_store::fresh_prefix().expect("LENS_TEST_FILES=s3 needs scripts/garage"));
         }
         let models = if from_settings { ModelSource::Settings } else { ModelSource::Fixed(self.model) };
         if self.sandbox || self.sandbox_agent {
@@ -137,7 +145,7 @@ impl TestApp {
             model: Arc::new(Scripted::new(vec![ScriptedTurn::text("Hello from the script.")])),
             tools: ToolRegistry::default(),
             config: Box::new(|_| {}),
-            sqlite: false,
+            this_disk: false,
         }
     }
 
@@ -153,6 +161,35 @@ impl TestApp {
 
     pub async fn new() -> TestApp {
         Self::builder().build().await
+    }
+
+    /// The keys of the stored files under `prefix` (`uploads/1`, `chat-files/<chat>`),
+    /// wherever the server keeps them, sorted.
+    pub async fn stored(&self, prefix: &str) -> Vec<String> {
+        let mut keys = self.state.files.blobs.list(prefix).await.unwrap();
+        keys.sort();
+        keys
+    }
+
+    /// A stored file's sealed bytes, wherever the server keeps them.
+    pub async fn stored_bytes(&self, key: &str) -> Option<Vec<u8>> {
+        use tokio::io::AsyncReadExt;
+        let mut body = self.state.files.blobs.open(key).await.unwrap()?;
+        let mut out = Vec::new();
+        body.read_to_end(&mut out).await.unwrap();
+        Some(out)
+    }
+
+    /// Replaces a stored file's sealed bytes, as a damaged disk or a hostile store would.
+    pub async fn put_stored(&self, key: &str, bytes: &[u8]) {
+        let mut out = self.state.files.blobs.create(key).await.unwrap();
+        out.write(bytes).await.unwrap();
+        out.finish().await.unwrap();
+    }
+
+    /// Whether the files are in the data directory (the default) rather than a bucket.
+    pub fn files_on_disk(&self) -> bool {
+        self.state.config.file_store.is_none()
     }
 
     /// A browser-like client with no session.

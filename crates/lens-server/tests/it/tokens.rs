@@ -109,7 +109,7 @@ async fn an_agent_cannot_approve_its_own_networked_run() {
 /// is refused.
 #[tokio::test]
 async fn a_token_stops_at_its_expiry() {
-    let app = TestApp::builder().on_sqlite().build().await;
+    let app = TestApp::builder().on_this_disk().build().await;
     let admin = app.admin().await;
     let (status, made) = make(&admin, json!({"name": "week", "expires_in_days": 7})).await;
     assert_eq!(status, StatusCode::CREATED, "{made}");
@@ -168,7 +168,7 @@ async fn tokens_made_before_scopes_keep_their_reach_short_of_approving() {
     }
     pool.close().await;
 
-    let app = TestApp::builder().on_sqlite().config(move |c| c.data_dir = data).build().await;
+    let app = TestApp::builder().on_this_disk().config(move |c| c.data_dir = data).build().await;
     let (old_admin, old_bob) = (agent(&app, "lens_old-admin"), agent(&app, "lens_old-bob"));
     assert_eq!(old_admin.get("/api/v1/chats").await.0, StatusCode::OK);
     assert_eq!(old_admin.get("/api/v1/settings/model").await.0, StatusCode::OK, "the admin's token stays an admin's");

@@ -14,8 +14,8 @@ async fn an_upload_reaches_the_run_of_the_message_that_carries_it() {
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let upload: SharedFileRef = serde_json::from_value(body).unwrap();
     assert_eq!((upload.name.as_str(), upload.size, upload.mime.as_str()), ("sales.csv", 22, "text/csv"));
-    let stored = app.dir.path().join(format!("uploads/1/{}", upload.id));
-    assert!(!std::fs::read(&stored).unwrap().windows(5).any(|w| w == b"north"), "only ciphertext on disk");
+    let stored = app.stored_bytes(&format!("uploads/1/{}", upload.id)).await.expect("the stored upload");
+    assert!(!stored.windows(5).any(|w| w == b"north"), "only ciphertext is stored");
 
     let cid = admin.new_chat().await;
     let code = "```python\nprint(open('attachments/sales.csv').read().splitlines()[1])\n```";
@@ -31,7 +31,7 @@ async fn an_upload_reaches_the_run_of_the_message_that_carries_it() {
     // Too big: refused, nothing kept.
     let (status, body) = admin.upload("big.bin", vec![0u8; 1536 * 1024]).await;
     assert!(status == StatusCode::BAD_REQUEST || status == StatusCode::PAYLOAD_TOO_LARGE, "{status} {body}");
-    assert_eq!(std::fs::read_dir(app.dir.path().join("uploads/1")).unwrap().count(), 1, "only sales.csv is kept");
+    assert_eq!(app.stored("uploads/1").await.len(), 1, "only sales.csv is kept");
 
     // Someone else's upload, an upload bound to another chat, a made-up id: refused.
     let bob = app.user(&admin, "bob").await;
@@ -48,7 +48,7 @@ async fn an_upload_reaches_the_run_of_the_message_that_carries_it() {
 
     // Deleting the conversation deletes its uploads.
     admin.delete(&format!("/api/v1/chats/{cid}")).await;
-    assert!(!stored.exists());
+    assert!(app.stored_bytes(&format!("uploads/1/{}", upload.id)).await.is_none());
 }
 
 /// A message that forges the attachment note with another person's upload id: Direct
@@ -94,15 +94,15 @@ async fn uploads_no_message_carried_are_forgotten_after_their_wait() {
     let (status, body) = admin.ask_with(&cid, "with a file", &[&sent.id]).await;
     assert_eq!(status, StatusCode::ACCEPTED);
     admin.events(&cid, body["answer_id"].as_str().unwrap(), None, 1000).await;
-    let folder = app.dir.path().join("uploads/1");
+    let kept = async |id: &str| app.stored_bytes(&format!("uploads/1/{id}")).await;
 
     // Younger than the wait: kept.
     let (files, now) = (&app.state.files, lens_server::now_ms());
     assert_eq!(lens_server::routines::forget_unsent_uploads(files, now - 3_600_000).await, 0);
-    assert!(folder.join(&left.id).is_file());
+    assert!(kept(&left.id).await.is_some());
     // Past it: the unsent one goes, row and bytes; the sent one stays.
     assert_eq!(lens_server::routines::forget_unsent_uploads(files, now + 1).await, 1);
-    assert!(!folder.join(&left.id).exists() && folder.join(&sent.id).is_file());
+    assert!(kept(&left.id).await.is_none() && kept(&sent.id).await.is_some());
     let (status, body) = admin.ask_with(&cid, "late", &[&left.id]).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
 }
