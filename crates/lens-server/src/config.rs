@@ -82,6 +82,10 @@ pub struct Config {
     /// keys come from the usual AWS_* variables.
     #[arg(long, env = "LENS_FILE_STORE")]
     pub file_store: Option<String>,
+    /// Several replicas on one database may keep local (bubblewrap) sandboxes only when
+    /// they all run on this one host and say so with this flag.
+    #[arg(long, env = "LENS_REPLICAS_ON_ONE_HOST")]
+    pub replicas_on_one_host: bool,
     /// The built web app (trunk's dist/).
     #[arg(long, env = "LENS_WEB_DIST", default_value = "./dist")]
     pub web_dist: PathBuf,

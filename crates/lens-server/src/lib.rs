@@ -13,6 +13,7 @@
 pub mod auth;
 pub mod chat;
 pub mod checks;
+pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod error_envelope;

@@ -26,12 +26,19 @@ async fn main() -> anyhow::Result<()> {
         Command::Serve(config) => {
             let addr = config.addr;
             let state = AppState::open(config, ModelSource::Settings, ToolRegistry::default()).await?;
+            let backend = state.sandbox.settings().await.map_err(|e| anyhow::anyhow!("{e}"))?.backend;
+            if let Err(refused) = state.cluster.check_sandboxes_shared(&state.config, backend).await {
+                state.cluster.leave().await;
+                return Err(refused);
+            }
+            state.cluster.clone().spawn();
             lens_server::sandbox::start(&state.sandbox).await?;
             lens_server::routines::spawn(state.clone(), ROUTINES_EVERY);
             let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("listening on {addr}"))?;
             tracing::info!("Lens is serving on http://{addr}");
             serve(listener, state.clone(), shutdown_signal()).await.context("serving")?;
             lens_server::sandbox::shutdown(&state.sandbox).await;
+            state.cluster.leave().await;
         }
         Command::Admin { command: AdminCommand::Create { config, username, password, admin } } => {
             lens_server::checks::check_username(&username).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -44,6 +51,7 @@ async fn main() -> anyhow::Result<()> {
                 .await?
                 .with_context(|| format!("the username `{username}` is taken"))?;
             println!("created {} (id {}{})", user.username, user.id, if user.is_admin { ", admin" } else { "" });
+            state.cluster.leave().await;
         }
         Command::Openapi => println!("{}", serde_json::to_string_pretty(&lens_server::router::openapi_document())?),
         Command::Sandbox { command: SandboxCommand::Check { config } } => {

@@ -1,8 +1,11 @@
 //! The server's routines, every `ROUTINES_EVERY`: the sandboxes' tidying, uploads that
-//! no message carried forgotten after a day, and a look at the data directory's free
-//! space (logged when it falls under the thresholds).
+//! no message carried forgotten after a day (once per cluster, by the replica holding
+//! the `routines` lease), and a look at the data directory's free space (logged when it
+//! falls under the thresholds).
 
 use std::time::Duration;
+
+use lens_types::SandboxBackend;
 
 use crate::{AppState, files::Files};
 
@@ -37,8 +40,16 @@ pub fn spawn(state: AppState, every: Duration) {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            crate::sandbox::tidy(&state.sandbox).await;
-            forget_unsent_uploads(&state.files, crate::now_ms() - UNSENT_UPLOAD_KEEP.as_millis() as i64).await;
+            // Once per cluster: the replica holding the lease. Local sandboxes are each
+            // replica's own (one host's replicas), so each tidies its own.
+            let lead = state.cluster.lead("routines", every * 3).await;
+            let local = state.sandbox.settings().await.is_ok_and(|s| s.backend == SandboxBackend::Local);
+            if lead || local {
+                crate::sandbox::tidy(&state.sandbox).await;
+            }
+            if lead {
+                forget_unsent_uploads(&state.files, crate::now_ms() - UNSENT_UPLOAD_KEEP.as_millis() as i64).await;
+            }
             state.files.disk.check();
         }
     });

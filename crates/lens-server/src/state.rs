@@ -7,6 +7,7 @@ use crate::{
     Config,
     auth::Accounts,
     chat::{AnswerLimits, Chats},
+    cluster::Cluster,
     config::Hidden,
     files::Files,
     model_settings::{ModelSource, Models},
@@ -38,6 +39,8 @@ pub struct AppState {
     pub site: Arc<crate::site::Site>,
     /// The HTTP client Lens's own calls share (the model providers', the host helper's).
     pub http: reqwest::Client,
+    /// This server among the replicas on its database.
+    pub cluster: Arc<Cluster>,
     /// Answers' event streams open per person.
     pub streams: Arc<crate::open_streams::OpenStreams>,
 }
@@ -67,10 +70,8 @@ impl AppState {
                 store
             }
         };
-        let interrupted = store.mark_interrupted().await?;
-        if interrupted > 0 {
-            tracing::warn!(interrupted, "answers left streaming by the last run are marked interrupted");
-        }
+        let cluster = Arc::new(Cluster::new(store.clone(), &config));
+        cluster.join().await?;
         let _ = store.delete_expired_sessions().await;
         let setup_code = crate::auth::SetupCode::at_start(&site, store.count_users().await? == 0);
         if !site.loopback_only() && !site.names_configured() {
@@ -92,12 +93,14 @@ impl AppState {
             sandbox: sandbox.clone(),
             tools,
             limits: AnswerLimits::from_config(&config),
+            replica: cluster.id().into(),
         };
         let accounts = Accounts::new(&config, store.clone(), setup_code);
         Ok(Self {
             accounts,
             http: models.http.clone(),
             chats,
+            cluster,
             models,
             files,
             sandbox,

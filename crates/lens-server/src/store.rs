@@ -9,6 +9,7 @@
 mod approvals;
 mod chat_files;
 mod chats;
+mod cluster;
 mod error;
 mod library;
 mod messages;
@@ -27,6 +28,7 @@ use std::{path::Path, sync::Arc};
 pub use approvals::{ApprovalTable, Decided};
 pub use chat_files::{ChatFileTable, FileKind};
 pub use chats::{ChatTable, DEFAULT_TITLE};
+pub use cluster::{ClusterTable, ReplicaRow};
 pub use error::StoreError;
 pub use library::LibraryTable;
 pub use messages::{AnswerProgress, Asked, LiveRun, MessageTable, NewAnswer};
@@ -42,6 +44,7 @@ pub trait Database:
     ApprovalTable
     + ChatFileTable
     + ChatTable
+    + ClusterTable
     + LibraryTable
     + MessageTable
     + SessionTable

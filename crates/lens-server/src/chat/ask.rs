@@ -63,7 +63,7 @@ pub async fn ask(chats: &Chats, user_id: i64, cid: &str, req: CreateMessageReque
     // An answer that ended while the disk was full is saved first, so it does not hold
     // the conversation busy; while the disk is still full this is the 507.
     chats.endings.save_chat(&chats.store, cid).await?;
-    let ids = NewAnswer { message_id: message_id(), answer_id: message_id() };
+    let ids = NewAnswer { message_id: message_id(), answer_id: message_id(), replica: chats.replica.to_string() };
     let max_answers = chats.limits.answers_per_person;
     match chats.store.add_question(cid, user_id, &ids, text, &req.attachments, max_answers).await? {
         Asked::Added => {

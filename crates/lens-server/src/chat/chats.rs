@@ -47,6 +47,8 @@ pub struct Chats {
     /// Tools beyond the sandbox's (tests add their own).
     pub tools: ToolRegistry,
     pub limits: AnswerLimits,
+    /// The replica writing this server's answers (`cluster::Cluster::id`).
+    pub replica: Arc<str>,
 }
 
 impl Chats {

@@ -39,11 +39,12 @@ pub enum Asked {
     UnknownAttachment(String),
 }
 
-/// The ids a new question and its answer got.
+/// The ids a new question and its answer got, and the replica that writes the answer.
 #[derive(Debug, Clone)]
 pub struct NewAnswer {
     pub message_id: String,
     pub answer_id: String,
+    pub replica: String,
 }
 
 /// The `messages` table, as every store implements it.
@@ -94,11 +95,6 @@ pub trait MessageTable: Send + Sync {
         error: Option<&ApiError>,
         live: Option<&LiveRun>,
     ) -> Result<(), StoreError>;
-
-    /// At start: answers that were streaming when the server went down are interrupted,
-    /// and their unfinished steps failed; a run in progress keeps the output it had
-    /// saved, with an ending that says the server stopped.
-    async fn mark_interrupted(&self) -> Result<u64, StoreError>;
 }
 
 /// A status as stored; an unknown word reads as complete.
@@ -112,13 +108,24 @@ pub(super) fn parse_status(s: &str) -> MessageStatus {
     }
 }
 
+/// An answer's steps as stored once it is interrupted, from its steps and running step
+/// as stored (JSON).
+pub(super) fn interrupted_steps(steps: &str, live: Option<&str>) -> String {
+    let mut steps: Vec<ToolStep> = serde_json::from_str(steps).unwrap_or_default();
+    let live: Option<LiveRun> = live.and_then(|l| serde_json::from_str(l).ok());
+    interrupt_steps(&mut steps, live);
+    serde_json::to_string(&steps).unwrap_or_else(|_| "[]".into())
+}
+
 /// What a server stop leaves of unfinished steps: failed, the running run with its
 /// output so far, any other step saying the server stopped.
 pub(super) fn interrupt_steps(steps: &mut [ToolStep], mut live: Option<LiveRun>) {
     for step in steps.iter_mut().filter(|s| matches!(s.status, StepStatus::Running | StepStatus::Pending)) {
         step.status = StepStatus::Failed;
         match live.take_if(|l| l.step_id == step.id) {
-            Some(run) if step.output.is_none() => step.output = Some(run.output),
+            // The running step's output as last saved is the freshest there is, over any
+            // the step carried when it started.
+            Some(run) => step.output = Some(run.output),
             _ if step.output.is_none() && step.result.is_none() => {
                 step.result = Some("The server stopped before this step ended.".into());
             }
@@ -147,6 +154,8 @@ mod tests {
         let mut steps = vec![step("s1", StepStatus::Succeeded), step("s2", StepStatus::Running)];
         let bash = lens_llm::RunsCode::BASH;
         let mut capture = crate::chat::live_run::LiveCapture::for_run("s2", bash, &steps[1].args);
+        // As the runner may save it: the step carrying the output it started with.
+        steps[1].output = Some(capture.snapshot().output);
         capture.push(lens_types::OutputStream::Stdout, "hi\n");
         interrupt_steps(&mut steps, Some(capture.snapshot()));
         assert_eq!(steps[0].status, StepStatus::Succeeded, "a finished step stays as it was");

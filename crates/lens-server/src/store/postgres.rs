@@ -9,6 +9,7 @@
 mod approvals;
 mod chat_files;
 mod chats;
+mod cluster;
 mod library;
 mod messages;
 mod sessions;

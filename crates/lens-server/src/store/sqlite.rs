@@ -12,6 +12,7 @@
 mod approvals;
 mod chat_files;
 mod chats;
+mod cluster;
 mod library;
 mod messages;
 mod sessions;

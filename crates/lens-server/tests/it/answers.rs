@@ -244,6 +244,9 @@ async fn restart_mid_answer_marks_it_interrupted_and_keeps_what_was_saved() {
     .unwrap();
     let saved_before = app.state.store.message(&cid, &aid).await.unwrap().unwrap().text;
     // The process "dies": a new server opens the same data directory (and database).
+    // On a shared database the dead one is known by its silence (`cluster::LAPSE`, the
+    // real kill is in tests/it/replicas.rs); here it is forgotten at once.
+    app.state.cluster.leave().await;
     let second = lens_server::AppState::open(
         (*app.state.config).clone(),
         lens_server::model_settings::ModelSource::Settings,

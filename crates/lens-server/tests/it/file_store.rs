@@ -27,6 +27,11 @@ pub fn fresh_prefix() -> Option<String> {
     Some(format!("s3://{bucket}/t{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)))
 }
 
+/// A bucket address of its own where a Garage was started; `None` (quietly) elsewhere.
+pub fn fresh_prefix_if_started() -> Option<String> {
+    std::env::var("LENS_TEST_S3_BUCKET").is_ok().then(fresh_prefix).flatten()
+}
+
 fn vault_over(blobs: Arc<dyn Blobs>) -> Vault {
     let dir = tempfile::tempdir().unwrap();
     let secret = ServerSecret::load(Some("a-test-secret-that-is-long-enough-for-lens"), dir.path()).unwrap();

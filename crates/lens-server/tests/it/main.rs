@@ -19,6 +19,7 @@ mod openapi;
 mod page_assistant;
 mod person_limits;
 mod postgres;
+mod replicas;
 mod sandbox;
 mod sandbox_gateway;
 mod sandbox_settings;

@@ -3,7 +3,9 @@
 //! `scripts/postgres`). Each step is something a caller relies on: whose rows a person
 //! sees, caps that hold, one answer at a time, decisions taken once.
 
-use lens_server::store::{AnswerProgress, Asked, Decided, FileKind, NewAnswer, NewToken, Store, StoreError};
+use lens_server::store::{
+    AnswerProgress, Asked, Decided, FileKind, NewAnswer, NewToken, ReplicaRow, Store, StoreError,
+};
 use lens_types::{DocumentView, MessageStatus, SharedFileRef, TokenScope};
 
 fn file(id: &str, size: u64) -> SharedFileRef {
@@ -11,7 +13,7 @@ fn file(id: &str, size: u64) -> SharedFileRef {
 }
 
 fn ids(n: u32) -> NewAnswer {
-    NewAnswer { message_id: format!("q{n}"), answer_id: format!("a{n}") }
+    NewAnswer { message_id: format!("q{n}"), answer_id: format!("a{n}"), replica: "r1".into() }
 }
 
 /// Runs the whole story on an empty store.
@@ -51,10 +53,30 @@ pub async fn story(store: Store) {
     let answer = store.message("c1", "a1").await.unwrap().unwrap();
     assert_eq!((answer.status, answer.text.as_str()), (MessageStatus::Complete, "Hi."));
     assert_eq!(store.messages("c1").await.unwrap().len(), 2, "the question and its answer");
-    // A server that went down mid-answer leaves it interrupted at the next start.
+    // A server that went down mid-answer leaves it interrupted: at the next start of a
+    // single server, or once its replica is not heard from (and only then).
     assert_eq!(store.add_question("c1", ada.id, &ids(5), "more", &[], 1).await.unwrap(), Asked::Added);
-    assert_eq!(store.mark_interrupted().await.unwrap(), 1);
+    let now = lens_server::now_ms();
+    let replica =
+        |id: &str, seen_at| ReplicaRow { id: id.into(), host: "h".into(), addr: "a".into(), started_at: 0, seen_at };
+    store.heartbeat(&replica("r1", now)).await.unwrap();
+    assert_eq!(store.interrupt_orphans(now - 10_000).await.unwrap(), 0, "r1 is alive");
+    assert_eq!(store.message("c1", "a5").await.unwrap().unwrap().status, MessageStatus::Streaming);
+    assert_eq!(store.interrupt_orphans(now + 10_000).await.unwrap(), 1, "r1 was not heard from since");
     assert_eq!(store.message("c1", "a5").await.unwrap().unwrap().status, MessageStatus::Interrupted);
+
+    // Replicas and leases: one holder at a time, taken over once it runs out.
+    store.heartbeat(&replica("r2", now)).await.unwrap();
+    let live: Vec<String> = store.live_replicas(now - 10_000).await.unwrap().into_iter().map(|r| r.id).collect();
+    assert_eq!(live.len(), 2, "{live:?}");
+    assert!(store.take_lease("routines", "r1", now + 60_000).await.unwrap());
+    assert!(store.take_lease("routines", "r1", now + 90_000).await.unwrap(), "kept by its holder");
+    assert!(!store.take_lease("routines", "r2", now + 60_000).await.unwrap(), "held by r1");
+    assert!(store.take_lease("idle", "r2", now - 1).await.unwrap(), "another lease is apart");
+    assert!(store.take_lease("idle", "r1", now + 60_000).await.unwrap(), "an expired lease is taken over");
+    store.forget_replica("r1").await.unwrap();
+    assert!(store.take_lease("routines", "r2", now + 60_000).await.unwrap(), "a replica leaving frees its leases");
+    assert_eq!(store.live_replicas(0).await.unwrap().len(), 1);
 
     // Approvals: decided once, by their conversation's owner only.
     store.insert_approval("p1", "c1", "a5", "s1", "Run it?").await.unwrap();
@@ -171,6 +193,14 @@ pub async fn races(store: Store) {
     }))
     .await;
     assert_eq!(decided.iter().filter(|d| **d == Decided::Recorded).count(), 1, "decided once: {decided:?}");
+
+    let until = lens_server::now_ms() + 60_000;
+    let leases = join_all((0..8).map(|n| {
+        let store = store.clone();
+        async move { store.take_lease("routines", &format!("r{n}"), until).await.unwrap() }
+    }))
+    .await;
+    assert_eq!(leases.iter().filter(|held| **held).count(), 1, "one holder: {leases:?}");
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ use sqlx::{Row, postgres::PgRow};
 use super::Postgres;
 use super::uploads::to_ref;
 use crate::now_ms;
-use crate::store::messages::{interrupt_steps, parse_status};
+use crate::store::messages::parse_status;
 use crate::store::{AnswerProgress, Asked, DEFAULT_TITLE, LiveRun, MessageTable, NewAnswer, StoreError};
 
 fn row_to_message(r: &PgRow) -> MessageView {
@@ -154,8 +154,8 @@ impl MessageTable for Postgres {
             (&ids.answer_id, "assistant", "", "streaming", seq + 2, "[]"),
         ] {
             sqlx::query(
-                "INSERT INTO messages (id, chat_id, role, text, status, created_at, seq, attachments) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                "INSERT INTO messages (id, chat_id, role, text, status, created_at, seq, attachments, replica) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
             )
             .bind(id)
             .bind(chat_id)
@@ -165,6 +165,7 @@ impl MessageTable for Postgres {
             .bind(now)
             .bind(n)
             .bind(attached)
+            .bind(&ids.replica)
             .execute(&mut *tx)
             .await?;
         }
@@ -213,26 +214,5 @@ impl MessageTable for Postgres {
         .execute(&self.pool)
         .await?;
         Ok(())
-    }
-
-    async fn mark_interrupted(&self) -> Result<u64, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let rows = sqlx::query("SELECT id, steps, live_run FROM messages WHERE status = 'streaming' FOR UPDATE")
-            .fetch_all(&mut *tx)
-            .await?;
-        for row in &rows {
-            let steps: String = row.get("steps");
-            let live: Option<String> = row.get("live_run");
-            let mut steps: Vec<ToolStep> = serde_json::from_str(&steps).unwrap_or_default();
-            let live: Option<LiveRun> = live.and_then(|l| serde_json::from_str(&l).ok());
-            interrupt_steps(&mut steps, live);
-            sqlx::query("UPDATE messages SET status = 'interrupted', steps = $2, live_run = NULL WHERE id = $1")
-                .bind(row.get::<String, _>("id"))
-                .bind(serde_json::to_string(&steps).unwrap_or_else(|_| "[]".into()))
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-        Ok(rows.len() as u64)
     }
 }

@@ -1,0 +1,18 @@
+-- Several replicas on one database: each says it is alive, leases say who does what
+-- once (the routines), and an answer names the replica writing it, so another can mark
+-- it interrupted when that replica dies.
+CREATE TABLE replicas (
+    id          TEXT PRIMARY KEY,
+    host        TEXT NOT NULL,
+    addr        TEXT NOT NULL,
+    started_at  BIGINT NOT NULL,
+    seen_at     BIGINT NOT NULL
+);
+
+CREATE TABLE leases (
+    name        TEXT PRIMARY KEY,
+    holder      TEXT NOT NULL,
+    expires_at  BIGINT NOT NULL
+);
+
+ALTER TABLE messages ADD COLUMN replica TEXT;

@@ -1,0 +1,190 @@
+//! Several `lens serve` processes on one PostgreSQL database (and one bucket, when a
+//! Garage was started): a replica killed mid-answer (`kill -9`) loses nothing, another
+//! marks the answer interrupted with the output so far and takes the next message; local
+//! sandboxes are refused beside replicas that did not say they share one host. Skipped,
+//! with a line saying so, where no PostgreSQL server was started.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use lens_types::{ChatDetail, MessageStatus, StepStatus};
+use reqwest::StatusCode;
+use serde_json::json;
+use sqlx::Connection;
+
+use crate::test_app::Client;
+
+/// One `lens serve` process; killed (SIGKILL) and reaped when dropped.
+struct Replica {
+    child: Child,
+    base: String,
+}
+
+/// What every replica of the test shares: the database, the data directory's secret,
+/// the bucket (when there is one).
+struct Shared {
+    database: String,
+    files: Option<String>,
+    dir: PathBuf,
+}
+
+impl Shared {
+    fn serve(&self, extra: &[(&str, &str)]) -> Command {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let agent = Path::new(env!("CARGO_BIN_EXE_lens")).with_file_name("lens-sandbox-agent");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_lens"));
+        command
+            .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--data-dir"])
+            .arg(self.dir.join("data"))
+            .env("LENS_DATABASE_URL", &self.database)
+            .env("LENS_SECRET", "a-test-secret-that-is-long-enough-for-lens")
+            .env("LENS_SANDBOX", "true")
+            .env("LENS_SANDBOX_AGENT", agent)
+            .env("LENS_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if let Some(files) = &self.files {
+            command.env("LENS_FILE_STORE", files);
+        }
+        for (key, value) in extra {
+            command.env(key, value);
+        }
+        command
+    }
+
+    async fn start(&self, extra: &[(&str, &str)]) -> Replica {
+        let mut command = self.serve(extra);
+        let base = format!(
+            "http://{}",
+            command.get_args().nth(2).unwrap().to_str().unwrap() // --addr's value
+        );
+        let child = command.spawn().unwrap();
+        let mut replica = Replica { child, base };
+        let http = reqwest::Client::new();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while http.get(format!("{}/healthz", replica.base)).send().await.is_err() {
+            if let Ok(Some(status)) = replica.child.try_wait() {
+                panic!("a replica ended at start ({status}): {}", replica.stderr());
+            }
+            assert!(Instant::now() < deadline, "a replica did not start listening");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        replica
+    }
+}
+
+impl Replica {
+    fn client(&self, csrf: Option<String>) -> Client {
+        Client {
+            base: self.base.clone(),
+            http: reqwest::Client::builder().cookie_store(true).build().unwrap(),
+            csrf,
+            bearer: None,
+        }
+    }
+
+    fn stderr(&mut self) -> String {
+        use std::io::Read;
+        let mut out = String::new();
+        if let Some(mut err) = self.child.stderr.take() {
+            let _ = err.read_to_string(&mut out);
+        }
+        out
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The admin's client on `replica`, logged in there (sessions are in the shared database).
+async fn admin_on(replica: &Replica) -> Client {
+    let mut client = replica.client(None);
+    let (status, body) =
+        client.post("/api/v1/auth/login", json!({"username": "admin", "password": "admin-password"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    client.csrf = body["csrf_token"].as_str().map(str::to_owned);
+    client
+}
+
+async fn chat(client: &Client, cid: &str) -> ChatDetail {
+    let (status, body) = client.get(&format!("/api/v1/chats/{cid}")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    serde_json::from_value(body).unwrap()
+}
+
+#[tokio::test]
+async fn a_replica_killed_mid_answer_loses_nothing_and_the_next_message_works_on_another() {
+    let Some(database) = crate::postgres::fresh_database().await else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let shared = Shared { database, files: crate::file_store::fresh_prefix_if_started(), dir: dir.path().into() };
+    let one_host = [("LENS_REPLICAS_ON_ONE_HOST", "true")];
+    let mut a = shared.start(&one_host).await;
+    let b = shared.start(&one_host).await;
+    let mut setup = b.client(None);
+    let (status, body) = setup.post("/api/v1/setup", json!({"username": "admin", "password": "admin-password"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    setup.csrf = body["csrf_token"].as_str().map(str::to_owned);
+    let (on_a, on_b) = (admin_on(&a).await, admin_on(&b).await);
+
+    // A runs an answer whose step prints, then waits; its output so far is saved as it runs.
+    let cid = on_a.new_chat().await;
+    let aid = on_a.ask(&cid, "```bash\necho started; sleep 600\n```").await;
+    let mut db = sqlx::PgConnection::connect(&shared.database).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let live: Option<String> = sqlx::query_scalar("SELECT live_run FROM messages WHERE id = $1")
+            .bind(&aid)
+            .fetch_one(&mut db)
+            .await
+            .unwrap();
+        let live: Option<serde_json::Value> = live.and_then(|l| serde_json::from_str(&l).ok());
+        if live.is_some_and(|l| l["output"]["stdout"] == "started\n") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the run's output never reached the database");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(chat(&on_b, &cid).await.messages[1].status, MessageStatus::Streaming, "B sees it running");
+
+    // kill -9: no goodbye. B marks the answer interrupted once A is not heard from.
+    a.child.kill().unwrap();
+    a.child.wait().unwrap();
+    let killed = Instant::now();
+    let answer = loop {
+        let detail = chat(&on_b, &cid).await;
+        let answer = detail.messages.into_iter().find(|m| m.id == aid).unwrap();
+        if answer.status != MessageStatus::Streaming {
+            break answer;
+        }
+        assert!(killed.elapsed() < Duration::from_secs(90), "the dead replica's answer is still streaming");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert_eq!(answer.status, MessageStatus::Interrupted);
+    let step = &answer.steps[0];
+    assert_eq!(step.status, StepStatus::Failed);
+    let output = step.output.as_ref().expect("the step keeps its output");
+    assert_eq!(output.stdout, "started\n", "nothing printed before the kill is lost");
+    assert_eq!(output.ending.describe(), "the server stopped during this run");
+    eprintln!("interrupted {:.1} s after the kill", killed.elapsed().as_secs_f64());
+
+    // The next message, on B, in the same conversation: the sandbox and its files are there.
+    let aid = on_b.ask(&cid, "```bash\necho next > next.txt && cat next.txt && ls\n```").await;
+    let done = on_b.done_after(&cid, &aid, "0").await;
+    assert_eq!(done.status, MessageStatus::Complete, "{done:?}");
+    assert!(done.steps[0].output.as_ref().unwrap().stdout.starts_with("next\n"), "{done:?}");
+
+    // A third replica whose sandboxes are local, without saying it shares this host: refused.
+    let mut refused = shared.serve(&[]).spawn().unwrap();
+    let status = refused.wait().unwrap();
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut refused.stderr.take().unwrap(), &mut said).unwrap();
+    assert!(!status.success());
+    assert!(said.contains("replicas must share their sandboxes"), "{said}");
+}
