@@ -16,3 +16,14 @@ CREATE TABLE leases (
 );
 
 ALTER TABLE messages ADD COLUMN replica TEXT;
+
+-- An answer's events, for followers on another replica than the one writing it:
+-- written as they come (each batch signalled on `lens_events`), read by position,
+-- forgotten a while after the answer ends.
+CREATE TABLE answer_events (
+    answer_id   TEXT NOT NULL,
+    seq         BIGINT NOT NULL,
+    event       TEXT NOT NULL,
+    created_at  BIGINT NOT NULL,
+    PRIMARY KEY (answer_id, seq)
+);

@@ -16,3 +16,13 @@ CREATE TABLE leases (
 );
 
 ALTER TABLE messages ADD COLUMN replica TEXT;
+
+-- An answer's events, for followers on another replica than the one writing it:
+-- written as they come, read by position, forgotten a while after the answer ends.
+CREATE TABLE answer_events (
+    answer_id   TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    event       TEXT NOT NULL,
+    created_at  INTEGER NOT NULL,
+    PRIMARY KEY (answer_id, seq)
+);

@@ -10,6 +10,7 @@ pub mod history;
 pub mod hub;
 pub mod live_run;
 pub mod machine;
+pub mod relay;
 pub mod runner;
 
 pub use chats::{AnswerLimits, Chats};

@@ -9,6 +9,9 @@ use lens_types::SandboxBackend;
 
 use crate::{AppState, files::Files};
 
+/// How long an ended answer's events stay for followers on other replicas.
+const EVENTS_KEEP: Duration = Duration::from_secs(600);
+
 /// How long an upload waits for a message to carry it.
 pub const UNSENT_UPLOAD_KEEP: Duration = Duration::from_secs(24 * 3600);
 
@@ -49,6 +52,7 @@ pub fn spawn(state: AppState, every: Duration) {
             }
             if lead {
                 forget_unsent_uploads(&state.files, crate::now_ms() - UNSENT_UPLOAD_KEEP.as_millis() as i64).await;
+                let _ = state.store.forget_events(crate::now_ms() - EVENTS_KEEP.as_millis() as i64).await;
             }
             state.files.disk.check();
         }

@@ -94,6 +94,8 @@ impl AppState {
             tools,
             limits: AnswerLimits::from_config(&config),
             replica: cluster.id().into(),
+            shared: config.database_url.is_some(),
+            relay: Arc::default(),
         };
         let accounts = Accounts::new(&config, store.clone(), setup_code);
         Ok(Self {

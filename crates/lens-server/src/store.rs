@@ -11,6 +11,7 @@ mod chat_files;
 mod chats;
 mod cluster;
 mod error;
+mod events;
 mod library;
 mod messages;
 pub mod postgres;
@@ -30,6 +31,7 @@ pub use chat_files::{ChatFileTable, FileKind};
 pub use chats::{ChatTable, DEFAULT_TITLE};
 pub use cluster::{ClusterTable, ReplicaRow};
 pub use error::StoreError;
+pub use events::{EventTable, Signal};
 pub use library::LibraryTable;
 pub use messages::{AnswerProgress, Asked, LiveRun, MessageTable, NewAnswer};
 pub use sessions::SessionTable;
@@ -45,6 +47,7 @@ pub trait Database:
     + ChatFileTable
     + ChatTable
     + ClusterTable
+    + EventTable
     + LibraryTable
     + MessageTable
     + SessionTable

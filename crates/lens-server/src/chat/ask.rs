@@ -88,6 +88,9 @@ pub async fn ask(chats: &Chats, user_id: i64, cid: &str, req: CreateMessageReque
         }
     }
     let log = chats.answers.open(&ids.answer_id, cid);
+    if chats.shared {
+        super::relay::publish(chats.store.clone(), ids.answer_id.clone(), log.clone());
+    }
     let target = AnswerTarget { user_id, chat_id: cid.to_owned(), answer_id: ids.answer_id.clone() };
     spawn_answer(chats.clone(), target, log);
     Ok(CreateMessageResponse { message_id: ids.message_id, answer_id: ids.answer_id })

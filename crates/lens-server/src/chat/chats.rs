@@ -49,6 +49,11 @@ pub struct Chats {
     pub limits: AnswerLimits,
     /// The replica writing this server's answers (`cluster::Cluster::id`).
     pub replica: Arc<str>,
+    /// Other replicas may share the database: answers' events and controls cross
+    /// between them (`relay`).
+    pub shared: bool,
+    /// This replica's followers of answers others write.
+    pub relay: Arc<super::relay::Relay>,
 }
 
 impl Chats {

@@ -18,15 +18,18 @@ const KEEP_FINISHED: Duration = Duration::from_secs(60);
 #[derive(Debug)]
 pub struct AnswerLog {
     pub chat_id: String,
+    /// Another replica writes the answer; this log mirrors it (`chat::relay`).
+    pub remote: bool,
     events: Mutex<Vec<StreamEvent>>,
     len: watch::Sender<(usize, bool)>,
     stop: watch::Sender<bool>,
 }
 
 impl AnswerLog {
-    fn new(chat_id: &str) -> Self {
+    fn new(chat_id: &str, remote: bool) -> Self {
         Self {
             chat_id: chat_id.to_owned(),
+            remote,
             events: Mutex::new(Vec::new()),
             len: watch::Sender::new((0, false)),
             stop: watch::Sender::new(false),
@@ -87,11 +90,23 @@ pub struct AnswerHub {
 impl AnswerHub {
     /// Opens a log for a new answer.
     pub fn open(&self, answer_id: &str, chat_id: &str) -> Arc<AnswerLog> {
-        let log = Arc::new(AnswerLog::new(chat_id));
+        let log = Arc::new(AnswerLog::new(chat_id, false));
         if let Ok(mut live) = self.live.lock() {
             live.insert(answer_id.to_owned(), log.clone());
         }
         log
+    }
+
+    /// The log of an answer another replica writes: the one this replica has, or a new
+    /// mirror (`true`: the caller feeds it).
+    pub fn mirror(&self, answer_id: &str, chat_id: &str) -> (Arc<AnswerLog>, bool) {
+        let Ok(mut live) = self.live.lock() else { return (Arc::new(AnswerLog::new(chat_id, true)), false) };
+        if let Some(log) = live.get(answer_id) {
+            return (log.clone(), false);
+        }
+        let log = Arc::new(AnswerLog::new(chat_id, true));
+        live.insert(answer_id.to_owned(), log.clone());
+        (log, true)
     }
 
     pub fn get(&self, answer_id: &str) -> Option<Arc<AnswerLog>> {
@@ -105,9 +120,9 @@ impl AnswerHub {
         }
     }
 
-    /// How many answers are still running.
+    /// How many answers this replica is still writing.
     pub fn running(&self) -> usize {
-        self.live.lock().map(|l| l.values().filter(|l| !l.is_closed()).count()).unwrap_or(0)
+        self.live.lock().map(|l| l.values().filter(|l| !l.is_closed() && !l.remote).count()).unwrap_or(0)
     }
 
     /// Forgets a finished answer's log after a grace period.

@@ -87,35 +87,41 @@ pub async fn get_answer_events(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<usize>().ok())
         .unwrap_or(0);
-    let events: std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>> =
-        match state.chats.answers.get(&aid) {
-            // Responses end after a while; the client comes back with Last-Event-ID.
-            Some(log) => {
-                let max = state.config.streams_per_person;
-                let slot = state.streams.take(user.id(), max).ok_or_else(|| {
-                    AppError::LimitReached(format!(
-                        "you have {max} answers' event streams open, the most one person may; close a tab or two"
-                    ))
-                })?;
-                let deadline = tokio::time::sleep(Duration::from_secs(state.config.sse_max_secs));
-                let live = futures_util::StreamExt::take_until(follow(log, seen), deadline);
-                // The slot is held as long as the stream: until it ends or its client goes.
-                Box::pin(futures_util::StreamExt::map(live, move |event| {
-                    let _held = &slot;
-                    event
-                }))
-            }
-            None => {
-                // Finished long ago (or before a restart): the saved message is the whole story.
-                let message = if message.status == MessageStatus::Streaming {
-                    MessageView { status: MessageStatus::Interrupted, ..message }
-                } else {
-                    message
-                };
-                let done = StreamEvent::Done { message };
-                Box::pin(stream::once(async move { Ok(to_sse("final".into(), &done)) }))
-            }
-        };
+    let log = match state.chats.answers.get(&aid) {
+        // Written by another replica: followed through the store.
+        None if state.chats.shared && message.status == MessageStatus::Streaming => {
+            Some(state.chats.relay.mirror(&state.chats, &cid, &aid))
+        }
+        log => log,
+    };
+    let events: std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>> = match log {
+        // Responses end after a while; the client comes back with Last-Event-ID.
+        Some(log) => {
+            let max = state.config.streams_per_person;
+            let slot = state.streams.take(user.id(), max).ok_or_else(|| {
+                AppError::LimitReached(format!(
+                    "you have {max} answers' event streams open, the most one person may; close a tab or two"
+                ))
+            })?;
+            let deadline = tokio::time::sleep(Duration::from_secs(state.config.sse_max_secs));
+            let live = futures_util::StreamExt::take_until(follow(log, seen), deadline);
+            // The slot is held as long as the stream: until it ends or its client goes.
+            Box::pin(futures_util::StreamExt::map(live, move |event| {
+                let _held = &slot;
+                event
+            }))
+        }
+        None => {
+            // Finished long ago (or before a restart): the saved message is the whole story.
+            let message = if message.status == MessageStatus::Streaming {
+                MessageView { status: MessageStatus::Interrupted, ..message }
+            } else {
+                message
+            };
+            let done = StreamEvent::Done { message };
+            Box::pin(stream::once(async move { Ok(to_sse("final".into(), &done)) }))
+        }
+    };
     // nginx holds a proxied response in its buffers unless told otherwise; this header
     // tells it, so events arrive live behind a proxy set up without `proxy_buffering off`.
     let unbuffered = [(HeaderName::from_static("x-accel-buffering"), "no")];
@@ -142,8 +148,6 @@ pub async fn stop_answer(
     Path((cid, aid)): Path<(String, String)>,
 ) -> Result<StatusCode> {
     owned_answer(&state, &user, &cid, &aid).await?;
-    if let Some(log) = state.chats.answers.get(&aid) {
-        log.request_stop();
-    }
+    crate::chat::relay::stop(&state.chats, &aid).await;
     Ok(StatusCode::ACCEPTED)
 }

@@ -32,7 +32,9 @@ pub async fn decide_approval(
     Path(id): Path<String>,
     ApiJson(req): ApiJson<DecideApprovalRequest>,
 ) -> Result<Json<ApprovalRef>> {
-    let waiting = state.chats.approvals.is_waiting(&id);
+    // Waited for here, or (with other replicas) by an answer another replica writes.
+    let waiting = state.chats.approvals.is_waiting(&id)
+        || (state.chats.shared && state.store.approval_waits(user.id(), &id).await?);
     if !waiting {
         // Unknown, someone else's, decided, or its answer is over: recording now would
         // change nothing, so nothing is recorded.
@@ -48,7 +50,7 @@ pub async fn decide_approval(
         Decided::NotFound => Err(AppError::NotFound),
         Decided::AlreadyDecided => Err(AppError::Conflict("this was decided already".into())),
         Decided::Recorded => {
-            state.chats.approvals.decide(&id, req.approve);
+            crate::chat::relay::decided(&state.chats, &id, req.approve).await;
             Ok(Json(ApprovalRef { id, question: String::new(), approved: Some(req.approve) }))
         }
     }

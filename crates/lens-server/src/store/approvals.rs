@@ -30,6 +30,10 @@ pub trait ApprovalTable: Send + Sync {
     /// For this person's approval: whether it is decided (`None`: not theirs or unknown).
     async fn decide_approval_allowed(&self, user_id: i64, id: &str) -> Result<Option<bool>, StoreError>;
 
+    /// Whether this person's approval is undecided and its answer still being written
+    /// (by any replica).
+    async fn approval_waits(&self, user_id: i64, id: &str) -> Result<bool, StoreError>;
+
     /// Marks that text the person did not write entered the conversation.
     async fn mark_outside_text(&self, chat_id: &str) -> Result<(), StoreError>;
 

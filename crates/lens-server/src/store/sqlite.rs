@@ -13,6 +13,7 @@ mod approvals;
 mod chat_files;
 mod chats;
 mod cluster;
+mod events;
 mod library;
 mod messages;
 mod sessions;

@@ -10,7 +10,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use lens_types::{ChatDetail, MessageStatus, StepStatus};
+use lens_types::{ChatDetail, MessageStatus, StepStatus, StreamEvent};
 use reqwest::StatusCode;
 use serde_json::json;
 use sqlx::Connection;
@@ -187,4 +187,65 @@ async fn a_replica_killed_mid_answer_loses_nothing_and_the_next_message_works_on
     std::io::Read::read_to_string(&mut refused.stderr.take().unwrap(), &mut said).unwrap();
     assert!(!status.success());
     assert!(said.contains("replicas must share their sandboxes"), "{said}");
+}
+
+/// Follows an answer on `client` one event at a time (each a new request, resuming with
+/// Last-Event-ID as a browser does) until `until` says so; every event with its id.
+async fn follow_until(
+    client: &Client,
+    cid: &str,
+    aid: &str,
+    until: impl Fn(&StreamEvent) -> bool,
+) -> Vec<(String, StreamEvent)> {
+    let mut seen: Vec<(String, StreamEvent)> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < deadline {
+        let last = seen.last().map(|(id, _)| id.clone());
+        let events = client.events(cid, aid, last.as_deref(), 1).await;
+        let Some(event) = events.into_iter().next() else { continue };
+        let done = until(&event.1);
+        seen.push(event);
+        if done {
+            return seen;
+        }
+    }
+    panic!("never came: {seen:?}")
+}
+
+#[tokio::test]
+async fn an_answer_written_on_one_replica_is_followed_and_stopped_from_another() {
+    let Some(database) = crate::postgres::fresh_database().await else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let shared = Shared { database, files: crate::file_store::fresh_prefix_if_started(), dir: dir.path().into() };
+    let one_host = [("LENS_REPLICAS_ON_ONE_HOST", "true")];
+    let (a, b) = (shared.start(&one_host).await, shared.start(&one_host).await);
+    let mut setup = a.client(None);
+    let (status, body) = setup.post("/api/v1/setup", json!({"username": "admin", "password": "admin-password"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    setup.csrf = body["csrf_token"].as_str().map(str::to_owned);
+    let (on_a, on_b) = (admin_on(&a).await, admin_on(&b).await);
+
+    // A writes the answer; the person's page follows it on B, live.
+    let cid = on_a.new_chat().await;
+    let aid = on_a.ask(&cid, "```bash\necho one; sleep 1; echo two; sleep 600\n```").await;
+    let printed = |e: &StreamEvent| matches!(e, StreamEvent::Output { text, .. } if text.contains("two"));
+    let on_b_events = follow_until(&on_b, &cid, &aid, printed).await;
+    let ids: Vec<usize> = on_b_events.iter().map(|(id, _)| id.parse().unwrap()).collect();
+    assert_eq!(ids, (1..=ids.len()).collect::<Vec<_>>(), "B numbers the events as A does");
+    let on_a_events = on_a.events(&cid, &aid, None, ids.len()).await;
+    assert_eq!(on_a_events, on_b_events, "the same events, in the same order, on both");
+
+    // Stop from B reaches A's run; both streams end with the stopped answer.
+    let (status, _) = on_b.post(&format!("/api/v1/chats/{cid}/answers/{aid}/stop"), json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let last = on_b_events.last().unwrap().0.clone();
+    let done = on_b.done_after(&cid, &aid, &last).await;
+    assert_eq!(done.status, MessageStatus::Stopped, "{done:?}");
+    assert_eq!(on_a.done_after(&cid, &aid, &last).await.status, MessageStatus::Stopped);
+    assert_eq!(chat(&on_b, &cid).await.messages[1].status, MessageStatus::Stopped);
+
+    // The next message may go to either: B writes it, A follows.
+    let aid = on_b.ask(&cid, "```bash\necho again\n```").await;
+    let done = on_a.done_after(&cid, &aid, "0").await;
+    assert_eq!(done.steps[0].output.as_ref().unwrap().stdout, "again\n", "{done:?}");
 }

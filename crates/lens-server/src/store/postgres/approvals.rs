@@ -60,6 +60,18 @@ impl ApprovalTable for Postgres {
         Ok(decided)
     }
 
+    async fn approval_waits(&self, user_id: i64, id: &str) -> Result<bool, StoreError> {
+        let waits: Option<i64> = sqlx::query_scalar(
+            "SELECT 1::BIGINT FROM approvals a JOIN chats c ON c.id = a.chat_id JOIN messages m ON m.id = a.answer_id \
+             WHERE a.id = $1 AND c.user_id = $2 AND a.approved IS NULL AND m.status = 'streaming'",
+        )
+        .bind(id)
+        .bind(user_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(waits.is_some())
+    }
+
     async fn mark_outside_text(&self, chat_id: &str) -> Result<(), StoreError> {
         sqlx::query("UPDATE chats SET outside_text = TRUE WHERE id = $1").bind(chat_id).execute(&self.pool).await?;
         Ok(())
