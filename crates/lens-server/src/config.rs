@@ -29,11 +29,30 @@ pub enum Command {
     },
     /// Print the OpenAPI document of the API.
     Openapi,
+    /// Copy this machine's records into PostgreSQL and its files into an S3-compatible
+    /// bucket, leaving the data directory as it is; safe to run again (it goes on where
+    /// it stopped). Counts and checksums are compared at the end.
+    MoveData(MoveData),
     /// The code sandbox.
     Sandbox {
         #[command(subcommand)]
         command: SandboxCommand,
     },
+}
+
+/// `lens move-data`: from the data directory to the engines that share Lens across machines.
+#[derive(Debug, Clone, Args)]
+pub struct MoveData {
+    /// The data directory to copy from (lens.db, chat-files/, uploads/, library/).
+    #[arg(long, env = "LENS_DATA", default_value = "./data")]
+    pub data_dir: PathBuf,
+    /// The PostgreSQL database to copy the records into (postgres://user:password@host/db).
+    #[arg(long, hide_env_values = true)]
+    pub to_database: Option<Hidden>,
+    /// The bucket to copy the files into (s3://bucket/prefix; the endpoint and keys from
+    /// the AWS_* variables).
+    #[arg(long)]
+    pub to_files: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -7,6 +7,7 @@
 //! tools.
 
 pub mod blobs;
+pub mod copy;
 pub mod disk;
 pub mod download;
 mod error;

@@ -24,6 +24,7 @@ pub mod json;
 pub mod mcp;
 pub mod model_probe;
 pub mod model_settings;
+pub mod move_data;
 pub mod open_streams;
 pub mod openapi;
 pub mod router;

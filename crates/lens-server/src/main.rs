@@ -54,6 +54,14 @@ async fn main() -> anyhow::Result<()> {
             println!("created {} (id {}{})", user.username, user.id, if user.is_admin { ", admin" } else { "" });
             state.cluster.leave().await;
         }
+        Command::MoveData(args) => {
+            let moved = lens_server::move_data::move_data(&args).await?;
+            print!("{}", moved.report());
+            if !moved.same() {
+                anyhow::bail!("the target differs from the source (above); run again to go on");
+            }
+            println!("Moved. Start lens serve with LENS_DATABASE_URL and LENS_FILE_STORE set to the targets.");
+        }
         Command::Openapi => println!("{}", serde_json::to_string_pretty(&lens_server::router::openapi_document())?),
         Command::Sandbox { command: SandboxCommand::Check { config } } => {
             let state = AppState::open(config, ModelSource::Settings, ToolRegistry::default()).await?;

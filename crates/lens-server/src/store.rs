@@ -10,6 +10,7 @@ mod approvals;
 mod chat_files;
 mod chats;
 mod cluster;
+pub mod copy;
 mod error;
 mod events;
 mod library;

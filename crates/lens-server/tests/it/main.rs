@@ -15,6 +15,7 @@ mod install;
 mod library;
 mod llama_cpp;
 mod mcp;
+mod move_data;
 mod openapi;
 mod page_assistant;
 mod person_limits;
