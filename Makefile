@@ -5,7 +5,7 @@ WEB := PATH="$(CURDIR)/scripts/trunk-cargo:$$PATH" trunk build --release
 # Where `make run` keeps its data; the address comes from LENS_ADDR (default 127.0.0.1:8080).
 DATA ?= ./data
 
-.PHONY: run test setup web server bench clean
+.PHONY: run test setup web server bench cluster clean
 
 setup:
 	@scripts/setup
@@ -28,6 +28,12 @@ run: web server
 
 test: setup
 	@$(ENV) scripts/test
+
+# PostgreSQL, Garage, the fake OpenShell gateway, three replicas and nginx on loopback:
+# the set the replica tests use, to try by hand (docs/scale.md).
+cluster: web server
+	@$(ENV) cargo build --release --locked -p lens-openshell --features fake --bin lens-fake-gateway
+	@$(ENV) scripts/cluster
 
 bench: web server
 	@$(ENV) scripts/bench

@@ -27,7 +27,8 @@ fn compose_has_lens_and_the_sandbox_profile_as_documented() {
     let c = compose();
     let services = &c["services"];
     let names: Vec<&str> = services.as_mapping().unwrap().keys().filter_map(|k| k.as_str()).collect();
-    assert_eq!(names, ["lens", "openshell-init", "openshell-key", "openshell-gateway"]);
+    let scale = ["postgres", "garage", "garage-init", "lens-replica", "lens-front"];
+    assert_eq!(names, [&["lens", "openshell-init", "openshell-key", "openshell-gateway"][..], &scale].concat());
     assert!(services["lens"]["profiles"].is_null(), "Lens starts without a profile");
     for s in ["openshell-init", "openshell-key", "openshell-gateway"] {
         assert_eq!(strings(&services[s]["profiles"]), ["sandbox"], "{s}");
@@ -66,7 +67,24 @@ fn compose_has_lens_and_the_sandbox_profile_as_documented() {
     assert!(install.contains(command), "docs/install.md gives the command Settings shows");
     assert!(lens_server::gateway_preflight::COMPOSE_ADDRESS.starts_with("openshell-gateway:"));
     let volumes: Vec<&str> = c["volumes"].as_mapping().unwrap().keys().filter_map(|k| k.as_str()).collect();
-    assert_eq!(volumes, ["lens-data", "openshell-certs", "openshell-client"]);
+    let scale_volumes = ["postgres-data", "garage-meta", "garage-data"];
+    assert_eq!(volumes, [&["lens-data"][..], &scale_volumes, &["openshell-certs", "openshell-client"]].concat());
+
+    // The `scale` profile: three replicas on PostgreSQL, Garage and the gateway, behind nginx.
+    for s in scale {
+        assert_eq!(strings(&services[s]["profiles"]), ["scale"], "{s}");
+    }
+    let replica = &services["lens-replica"];
+    assert_eq!(replica["deploy"]["replicas"].as_u64(), Some(3));
+    assert_eq!(replica["read_only"].as_bool(), Some(true));
+    let env = &replica["environment"];
+    assert!(env["LENS_DATABASE_URL"].as_str().is_some_and(|u| u.starts_with("postgres://lens:")), "{env:?}");
+    assert_eq!(env["LENS_FILE_STORE"].as_str(), Some("s3://lens/files"));
+    assert_eq!(env["LENS_SANDBOX_BACKEND"].as_str(), Some("gateway"), "replicas share their sandboxes");
+    assert!(env["LENS_SECRET"].as_str().is_some_and(|s| s.contains("LENS_SECRET")), "one secret for all");
+    let front = std::fs::read_to_string(root().join("deploy/nginx-scale.conf")).unwrap();
+    assert!(front.contains("server lens-replica:8080;") && front.contains("proxy_buffering off;"));
+    assert!(!front.contains("ip_hash") && !front.contains("sticky"), "no stickiness");
 }
 
 #[tokio::test]
