@@ -27,3 +27,10 @@ CREATE TABLE answer_events (
     created_at  BIGINT NOT NULL,
     PRIMARY KEY (answer_id, seq)
 );
+
+-- Login attempts counted in fixed windows (auth/rate_limit.rs), shared by every replica.
+CREATE TABLE login_counts (
+    key           TEXT PRIMARY KEY,
+    count         BIGINT NOT NULL,
+    window_start  BIGINT NOT NULL
+);

@@ -26,3 +26,10 @@ CREATE TABLE answer_events (
     created_at  INTEGER NOT NULL,
     PRIMARY KEY (answer_id, seq)
 );
+
+-- Login attempts counted in fixed windows (auth/rate_limit.rs), shared by every replica.
+CREATE TABLE login_counts (
+    key           TEXT PRIMARY KEY,
+    count         INTEGER NOT NULL,
+    window_start  INTEGER NOT NULL
+);

@@ -53,6 +53,7 @@ pub fn spawn(state: AppState, every: Duration) {
             if lead {
                 forget_unsent_uploads(&state.files, crate::now_ms() - UNSENT_UPLOAD_KEEP.as_millis() as i64).await;
                 let _ = state.store.forget_events(crate::now_ms() - EVENTS_KEEP.as_millis() as i64).await;
+                state.accounts.login_limiter.tidy().await;
             }
             state.files.disk.check();
         }

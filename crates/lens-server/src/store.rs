@@ -14,6 +14,7 @@ pub mod copy;
 mod error;
 mod events;
 mod library;
+mod login_counts;
 mod messages;
 pub mod postgres;
 mod sessions;
@@ -34,6 +35,7 @@ pub use cluster::{ClusterTable, ReplicaRow};
 pub use error::StoreError;
 pub use events::{EventTable, Signal};
 pub use library::LibraryTable;
+pub use login_counts::LoginCountTable;
 pub use messages::{AnswerProgress, Asked, LiveRun, MessageTable, NewAnswer};
 pub use sessions::SessionTable;
 pub use settings::SettingTable;
@@ -50,6 +52,7 @@ pub trait Database:
     + ClusterTable
     + EventTable
     + LibraryTable
+    + LoginCountTable
     + MessageTable
     + SessionTable
     + SettingTable

@@ -30,8 +30,8 @@ pub struct Accounts {
 impl Accounts {
     pub fn new(config: &Config, store: Store, setup_code: SetupCode) -> Self {
         Self {
+            login_limiter: Arc::new(LoginLimiter::new(store.clone())),
             store,
-            login_limiter: Arc::default(),
             setup_code: Arc::new(setup_code),
             session_days: config.session_days,
             tokens_per_person: config.tokens_per_person,

@@ -45,7 +45,7 @@ pub async fn create_session(
 ) -> Result<(CookieJar, Json<SessionResponse>)> {
     let ip = Some(client_ip(addr.ip(), &headers, &state.trusted_proxies));
     // Counted before the hash: parallel guesses get no more tries than serial ones.
-    let slowed = state.accounts.login_limiter.attempt(&req.username, ip)?;
+    let slowed = state.accounts.login_limiter.attempt(&req.username, ip).await?;
     // A name guessed at from elsewhere is answered slowly, never refused.
     if !slowed.is_zero() {
         tokio::time::sleep(slowed).await;
@@ -61,7 +61,7 @@ pub async fn create_session(
     drop(turn);
     match user {
         Some(user) if matches => {
-            state.accounts.login_limiter.succeeded(&req.username, ip);
+            state.accounts.login_limiter.succeeded(&req.username, ip).await;
             state.accounts.start_session(jar, https, user).await
         }
         _ => {

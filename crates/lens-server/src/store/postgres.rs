@@ -12,6 +12,7 @@ mod chats;
 mod cluster;
 mod events;
 mod library;
+mod login_counts;
 mod messages;
 mod sessions;
 mod settings;

@@ -15,6 +15,7 @@ mod chats;
 mod cluster;
 mod events;
 mod library;
+mod login_counts;
 mod messages;
 mod sessions;
 mod settings;

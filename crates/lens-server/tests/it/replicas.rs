@@ -15,7 +15,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 use sqlx::Connection;
 
-use crate::test_app::Client;
+use crate::test_app::{Client, TestApp};
 
 /// One `lens serve` process; killed (SIGKILL) and reaped when dropped.
 struct Replica {
@@ -248,4 +248,20 @@ async fn an_answer_written_on_one_replica_is_followed_and_stopped_from_another()
     let aid = on_b.ask(&cid, "```bash\necho again\n```").await;
     let done = on_a.done_after(&cid, &aid, "0").await;
     assert_eq!(done.steps[0].output.as_ref().unwrap().stdout, "again\n", "{done:?}");
+}
+
+#[tokio::test]
+async fn login_limits_count_the_attempts_made_at_every_replica() {
+    let Some(database) = crate::postgres::fresh_database().await else { return };
+    let on = |url: String| TestApp::builder().config(move |c| c.database_url = Some(url.as_str().into())).build();
+    let (a, b) = (on(database.clone()).await, on(database).await);
+    a.admin().await;
+    let wrong = json!({"username": "admin", "password": "not-the-password"});
+    for _ in 0..5 {
+        let (status, body) = a.anonymous().post("/api/v1/auth/login", wrong.clone()).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    }
+    // The sixth guess from this address at this name, at the other replica: refused.
+    let (status, body) = b.anonymous().post("/api/v1/auth/login", wrong).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
 }

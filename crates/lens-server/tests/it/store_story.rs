@@ -201,6 +201,21 @@ pub async fn races(store: Store) {
     }))
     .await;
     assert_eq!(leases.iter().filter(|held| **held).count(), 1, "one holder: {leases:?}");
+
+    // Login attempts arriving together are each counted once.
+    let now = lens_server::now_ms();
+    let counted = join_all((0..10).map(|_| {
+        let store = store.clone();
+        async move { store.count_login(&["a:1.2.3.4"], now, now - 300_000).await.unwrap()[0].0 }
+    }))
+    .await;
+    let mut counted = counted;
+    counted.sort();
+    assert_eq!(counted, (1..=10).collect::<Vec<i64>>());
+    store.login_succeeded("p:x", &["a:1.2.3.4"]).await.unwrap();
+    assert_eq!(store.count_login(&["a:1.2.3.4"], now, now - 300_000).await.unwrap(), [(10, now)]);
+    // A window that began before the one counted now starts again.
+    assert_eq!(store.count_login(&["a:1.2.3.4"], now + 1, now + 1).await.unwrap(), [(1, now + 1)]);
 }
 
 #[tokio::test]
