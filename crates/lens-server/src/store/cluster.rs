@@ -2,8 +2,8 @@
 
 use super::StoreError;
 
-/// A running server, as it registers itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A running server, as it registers itself (every engine reads it by these names).
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct ReplicaRow {
     pub id: String,
     /// The machine it runs on (its host name).

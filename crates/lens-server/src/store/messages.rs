@@ -1,10 +1,54 @@
 //! Messages: the person's, and the answers with their steps.
 
 use lens_llm::ChatMessage;
-use lens_types::{ApiError, MessageStatus, MessageView, StepStatus, TokenUsage, ToolStep};
+use lens_types::{ApiError, MessageStatus, MessageView, Role, StepStatus, TokenUsage, ToolStep};
 use serde::{Deserialize, Serialize};
 
 use super::StoreError;
+
+/// A `messages` row as every engine reads it (`SELECT *`), before its JSON is opened.
+#[derive(Debug, sqlx::FromRow)]
+pub(super) struct MessageRow {
+    id: String,
+    chat_id: String,
+    role: String,
+    text: String,
+    steps: String,
+    status: String,
+    error: Option<String>,
+    created_at: i64,
+    attachments: String,
+    model: Option<String>,
+    usage: Option<String>,
+    turns: Option<String>,
+}
+
+impl MessageRow {
+    /// The message as the API shows it. JSON Lens cannot read any more shows as none
+    /// (no steps, no error) rather than failing the chat.
+    pub(super) fn view(self) -> MessageView {
+        MessageView {
+            id: self.id,
+            chat_id: self.chat_id,
+            role: if self.role == "user" { Role::User } else { Role::Assistant },
+            text: self.text,
+            steps: serde_json::from_str(&self.steps).unwrap_or_default(),
+            status: parse_status(&self.status),
+            error: self.error.and_then(|e| serde_json::from_str(&e).ok()),
+            created_at: self.created_at,
+            attachments: serde_json::from_str(&self.attachments).unwrap_or_default(),
+            model: self.model,
+            usage: self.usage.and_then(|u| serde_json::from_str(&u).ok()),
+        }
+    }
+
+    /// The message with the turns the model saw (empty for the person's, for answers
+    /// saved before turns were kept, and for turns Lens cannot read any more).
+    pub(super) fn with_turns(mut self) -> (MessageView, Vec<ChatMessage>) {
+        let turns = self.turns.take().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+        (self.view(), turns)
+    }
+}
 
 /// What the store keeps of the running step, beside the answer's steps.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -2,8 +2,8 @@
 
 use super::StoreError;
 
-/// An account row, with its password hash.
-#[derive(Debug, Clone)]
+/// An account row, with its password hash (every engine reads it by these names).
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct UserRow {
     pub id: i64,
     pub username: String,

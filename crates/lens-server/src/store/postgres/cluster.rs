@@ -8,14 +8,9 @@ use crate::now_ms;
 use crate::store::messages::interrupted_steps;
 use crate::store::{ClusterTable, ReplicaRow, StoreError};
 
-fn row_to_replica(r: &PgRow) -> ReplicaRow {
-    ReplicaRow {
-        id: r.get("id"),
-        host: r.get("host"),
-        addr: r.get("addr"),
-        started_at: r.get("started_at"),
-        seen_at: r.get("seen_at"),
-    }
+pub(super) fn row_to_replica(r: &PgRow) -> ReplicaRow {
+    // Columns beyond the row's (a join's) are left; a missing one is a bug in the query.
+    sqlx::FromRow::from_row(r).expect("the row's columns")
 }
 
 #[async_trait::async_trait]

@@ -1,66 +1,39 @@
 //! Messages: the person's, and the answers with their steps.
 
 use lens_llm::ChatMessage;
-use lens_types::{ApiError, MessageStatus, MessageView, Role, SharedFileRef, ToolStep};
-use sqlx::{Row, postgres::PgRow};
+use lens_types::{ApiError, MessageStatus, MessageView, SharedFileRef, ToolStep};
 
 use super::Postgres;
 use super::uploads::to_ref;
 use crate::now_ms;
-use crate::store::messages::parse_status;
+use crate::store::messages::MessageRow;
 use crate::store::{AnswerProgress, Asked, DEFAULT_TITLE, LiveRun, MessageTable, NewAnswer, StoreError};
-
-fn row_to_message(r: &PgRow) -> MessageView {
-    let steps: String = r.get("steps");
-    let error: Option<String> = r.get("error");
-    MessageView {
-        id: r.get("id"),
-        chat_id: r.get("chat_id"),
-        role: if r.get::<String, _>("role") == "user" { Role::User } else { Role::Assistant },
-        text: r.get("text"),
-        // A step list Lens cannot read any more shows as no steps rather than failing the chat.
-        steps: serde_json::from_str(&steps).unwrap_or_default(),
-        status: parse_status(r.get("status")),
-        error: error.and_then(|e| serde_json::from_str(&e).ok()),
-        created_at: r.get("created_at"),
-        attachments: serde_json::from_str(&r.get::<String, _>("attachments")).unwrap_or_default(),
-        model: r.get("model"),
-        usage: r.get::<Option<String>, _>("usage").and_then(|u| serde_json::from_str(&u).ok()),
-    }
-}
 
 #[async_trait::async_trait]
 impl MessageTable for Postgres {
     async fn messages(&self, chat_id: &str) -> Result<Vec<MessageView>, StoreError> {
-        let rows = sqlx::query("SELECT * FROM messages WHERE chat_id = $1 ORDER BY seq")
+        let rows: Vec<MessageRow> = sqlx::query_as("SELECT * FROM messages WHERE chat_id = $1 ORDER BY seq")
             .bind(chat_id)
             .fetch_all(&self.pool)
             .await?;
-        Ok(rows.iter().map(row_to_message).collect())
+        Ok(rows.into_iter().map(MessageRow::view).collect())
     }
 
     async fn messages_with_turns(&self, chat_id: &str) -> Result<Vec<(MessageView, Vec<ChatMessage>)>, StoreError> {
-        let rows = sqlx::query("SELECT * FROM messages WHERE chat_id = $1 ORDER BY seq")
+        let rows: Vec<MessageRow> = sqlx::query_as("SELECT * FROM messages WHERE chat_id = $1 ORDER BY seq")
             .bind(chat_id)
             .fetch_all(&self.pool)
             .await?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let turns: Option<String> = r.get("turns");
-                let turns = turns.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
-                (row_to_message(r), turns)
-            })
-            .collect())
+        Ok(rows.into_iter().map(MessageRow::with_turns).collect())
     }
 
     async fn message(&self, chat_id: &str, id: &str) -> Result<Option<MessageView>, StoreError> {
-        let row = sqlx::query("SELECT * FROM messages WHERE chat_id = $1 AND id = $2")
+        let row: Option<MessageRow> = sqlx::query_as("SELECT * FROM messages WHERE chat_id = $1 AND id = $2")
             .bind(chat_id)
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
-        Ok(row.as_ref().map(row_to_message))
+        Ok(row.map(MessageRow::view))
     }
 
     async fn mark_made_file_shared(

@@ -1,19 +1,14 @@
 //! Accounts; a username matches whatever its case.
 
-use sqlx::{Row, postgres::PgRow};
+use sqlx::postgres::PgRow;
 
 use super::Postgres;
 use crate::now_ms;
 use crate::store::{StoreError, UserRow, UserTable};
 
 pub(super) fn row_to_user(r: &PgRow) -> UserRow {
-    UserRow {
-        id: r.get("id"),
-        username: r.get("username"),
-        password_hash: r.get("password_hash"),
-        is_admin: r.get("is_admin"),
-        created_at: r.get("created_at"),
-    }
+    // Columns beyond the row's (a join's) are left; a missing one is a bug in the query.
+    sqlx::FromRow::from_row(r).expect("the row's columns")
 }
 
 #[async_trait::async_trait]

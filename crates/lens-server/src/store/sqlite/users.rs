@@ -1,19 +1,12 @@
 //! Accounts.
 
-use sqlx::Row;
-
 use super::Sqlite;
 use crate::now_ms;
 use crate::store::{StoreError, UserRow, UserTable};
 
 pub(super) fn row_to_user(r: &sqlx::sqlite::SqliteRow) -> UserRow {
-    UserRow {
-        id: r.get("id"),
-        username: r.get("username"),
-        password_hash: r.get("password_hash"),
-        is_admin: r.get::<i64, _>("is_admin") != 0,
-        created_at: r.get("created_at"),
-    }
+    // Columns beyond the row's (a join's) are left; a missing one is a bug in the query.
+    sqlx::FromRow::from_row(r).expect("the row's columns")
 }
 
 #[async_trait::async_trait]
