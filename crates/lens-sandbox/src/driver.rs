@@ -161,6 +161,11 @@ pub trait SandboxDriver: crate::agent_core::AgentCalls + Send + Sync {
     /// Ends every process; keeps the workspace.
     async fn stop(&self, chat_id: &str) -> Result<(), SandboxError>;
 
+    /// Lets go of the conversation's sandbox for another server (a replica) that drives
+    /// it now: this server's agent in it ends, and with it the Python names it held; the
+    /// sandbox and its files stay for the other. Nothing when this server has none.
+    async fn let_go(&self, chat_id: &str) -> Result<(), SandboxError>;
+
     /// Ends every process and deletes the workspace.
     async fn delete(&self, chat_id: &str) -> Result<(), SandboxError>;
 

@@ -349,6 +349,17 @@ impl SandboxDriver for GatewayDriver {
         self.status(chat_id).await
     }
 
+    async fn let_go(&self, chat_id: &str) -> Result<(), SandboxError> {
+        let name = sandbox_name(chat_id)?;
+        let slot = self.running.lock().await.get(&name).cloned();
+        let Some(slot) = slot else { return Ok(()) };
+        // Only this server's agent and connection end: the sandbox runs on for the other.
+        if let Some(remote) = slot.lock().await.take() {
+            remote.release().await;
+        }
+        Ok(())
+    }
+
     async fn stop(&self, chat_id: &str) -> Result<(), SandboxError> {
         let name = sandbox_name(chat_id)?;
         let slot = self.slot(&name).await;

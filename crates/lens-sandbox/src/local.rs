@@ -473,6 +473,11 @@ impl SandboxDriver for LocalDriver {
         Ok(())
     }
 
+    async fn let_go(&self, chat_id: &str) -> Result<(), SandboxError> {
+        // A local sandbox's processes are this server's own: they end; the folder stays.
+        self.stop(chat_id).await
+    }
+
     async fn delete(&self, chat_id: &str) -> Result<(), SandboxError> {
         self.stop(chat_id).await?;
         let workspace = self.workspace(&sandbox_name(chat_id)?);

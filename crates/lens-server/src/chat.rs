@@ -10,8 +10,10 @@ pub mod history;
 pub mod hub;
 pub mod live_run;
 pub mod machine;
+pub mod placement;
 pub mod relay;
 pub mod runner;
+pub mod sandbox_lease;
 
 pub use chats::{AnswerLimits, Chats};
 pub use hub::{AnswerHub, AnswerLog};

@@ -33,6 +33,9 @@ async fn main() -> anyhow::Result<()> {
             }
             state.cluster.clone().spawn();
             lens_server::chat::relay::listen(state.chats.clone());
+            if state.chats.shared {
+                lens_server::chat::placement::spawn_adopter(state.chats.clone());
+            }
             lens_server::sandbox::start(&state.sandbox).await?;
             lens_server::routines::spawn(state.clone(), ROUTINES_EVERY);
             let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("listening on {addr}"))?;

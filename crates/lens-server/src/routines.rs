@@ -47,12 +47,20 @@ pub fn spawn(state: AppState, every: Duration) {
             // replica's own (one host's replicas), so each tidies its own.
             let lead = state.cluster.lead("routines", every * 3).await;
             let local = state.sandbox.settings().await.is_ok_and(|s| s.backend == SandboxBackend::Local);
+            // Agents of this replica in sandboxes another took lately end (idle kernels).
+            let lately = crate::now_ms() - (every * 3 + crate::cluster::LAPSE).as_millis() as i64;
+            crate::chat::sandbox_lease::let_go_of_taken(&state.chats, lately).await;
             if lead || local {
                 crate::sandbox::tidy(&state.sandbox).await;
             }
             if lead {
                 forget_unsent_uploads(&state.files, crate::now_ms() - UNSENT_UPLOAD_KEEP.as_millis() as i64).await;
                 let _ = state.store.forget_events(crate::now_ms() - EVENTS_KEEP.as_millis() as i64).await;
+                let _ = state.store.forget_stale_leases().await;
+                let _ = state
+                    .store
+                    .forget_open_streams(crate::now_ms() - 6 * crate::cluster::LAPSE.as_millis() as i64)
+                    .await;
                 state.accounts.login_limiter.tidy().await;
             }
             state.files.disk.check();

@@ -455,7 +455,22 @@ pub async fn tidy(hub: &SandboxHub) -> (usize, usize) {
     let Some(driver) = hub.driver() else { return (0, 0) };
     let Ok(settings) = hub.settings().await else { return (0, 0) };
     let (mut stopped, mut deleted) = (0, 0);
-    for sandbox in driver.list().await.unwrap_or_default() {
+    // Which replica drove each sandbox last, and until when (several replicas): one
+    // driven by another is not idle for this one's not having used it.
+    let leases: std::collections::HashMap<String, i64> = hub
+        .store
+        .leases("sandbox:")
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(name, lease)| (name.trim_start_matches("sandbox:").to_owned(), lease.expires_at))
+        .collect();
+    let now = crate::now_ms();
+    for mut sandbox in driver.list().await.unwrap_or_default() {
+        if let Some(&until) = leases.get(&sandbox.chat_id) {
+            sandbox.busy |= until > now;
+            sandbox.idle_secs = sandbox.idle_secs.min(u64::try_from(now - until).unwrap_or(0) / 1000);
+        }
         let orphan = matches!(hub.store.chat_exists(&sandbox.chat_id).await, Ok(false));
         let unused =
             sandbox.state == SandboxState::Stopped && sandbox.idle_secs >= settings.unused_delete_days * 86_400;

@@ -98,6 +98,10 @@ impl AppState {
             relay: Arc::default(),
         };
         let accounts = Accounts::new(&config, store.clone(), setup_code);
+        let streams = Arc::new(match config.database_url {
+            Some(_) => crate::open_streams::OpenStreams::shared(store.clone(), chats.replica.clone()),
+            None => crate::open_streams::OpenStreams::local(),
+        });
         Ok(Self {
             accounts,
             http: models.http.clone(),
@@ -106,7 +110,7 @@ impl AppState {
             models,
             files,
             sandbox,
-            streams: Arc::default(),
+            streams,
             config,
             store,
             secret,

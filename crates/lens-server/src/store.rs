@@ -16,6 +16,7 @@ mod events;
 mod library;
 mod login_counts;
 mod messages;
+mod open_streams;
 pub mod postgres;
 mod sessions;
 mod settings;
@@ -31,12 +32,13 @@ use std::{path::Path, sync::Arc};
 pub use approvals::{ApprovalTable, Decided};
 pub use chat_files::{ChatFileTable, FileKind};
 pub use chats::{ChatTable, DEFAULT_TITLE};
-pub use cluster::{ClusterTable, ReplicaRow};
+pub use cluster::{ClusterTable, LeaseRow, ReplicaRow, WrittenAnswer};
 pub use error::StoreError;
 pub use events::{EventTable, Signal};
 pub use library::LibraryTable;
 pub use login_counts::LoginCountTable;
 pub use messages::{AnswerProgress, Asked, LiveRun, MessageTable, NewAnswer};
+pub use open_streams::OpenStreamTable;
 pub use sessions::SessionTable;
 pub use settings::SettingTable;
 pub use tokens::{NewToken, TokenTable};
@@ -54,6 +56,7 @@ pub trait Database:
     + LibraryTable
     + LoginCountTable
     + MessageTable
+    + OpenStreamTable
     + SessionTable
     + SettingTable
     + TokenTable

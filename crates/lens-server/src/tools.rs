@@ -70,6 +70,11 @@ pub trait Tool: Send + Sync {
         None
     }
 
+    /// Whether a call drives the conversation's sandbox (so one replica at a time may).
+    fn drives_sandbox(&self) -> bool {
+        false
+    }
+
     /// Runs the call. Failures are outcomes, not errors: the model reads them.
     async fn run(&self, ctx: ToolContext, args: serde_json::Value, live: OutputSink) -> ToolOutcome;
 }

@@ -9,12 +9,12 @@ use lens_types::{
     StreamEvent,
 };
 
-use super::{Chats, runner::AnswerTarget, spawn_answer};
+use super::Chats;
 use crate::{
     AppError, Result,
     checks::{clean_page_url, clean_title},
     ids::{chat_id, message_id},
-    store::{Asked, DEFAULT_TITLE, NewAnswer},
+    store::{Asked, DEFAULT_TITLE, NewAnswer, WrittenAnswer},
 };
 
 /// The longest message accepted, in characters.
@@ -63,7 +63,9 @@ pub async fn ask(chats: &Chats, user_id: i64, cid: &str, req: CreateMessageReque
     // An answer that ended while the disk was full is saved first, so it does not hold
     // the conversation busy; while the disk is still full this is the 507.
     chats.endings.save_chat(&chats.store, cid).await?;
-    let ids = NewAnswer { message_id: message_id(), answer_id: message_id(), replica: chats.replica.to_string() };
+    // On the replica whose agent holds the conversation's Python names, if another.
+    let writer = super::placement::writer(chats, cid).await;
+    let ids = NewAnswer { message_id: message_id(), answer_id: message_id(), replica: writer.to_string() };
     let max_answers = chats.limits.answers_per_person;
     match chats.store.add_question(cid, user_id, &ids, text, &req.attachments, max_answers).await? {
         Asked::Added => {
@@ -87,12 +89,12 @@ pub async fn ask(chats: &Chats, user_id: i64, cid: &str, req: CreateMessageReque
             return Err(AppError::BadRequest(format!("`{id}` is not one of your uploads for this conversation")));
         }
     }
-    let log = chats.answers.open(&ids.answer_id, cid);
-    if chats.shared {
-        super::relay::publish(chats.store.clone(), ids.answer_id.clone(), log.clone());
+    if writer == chats.replica {
+        let answer = WrittenAnswer { answer_id: ids.answer_id.clone(), chat_id: cid.to_owned(), user_id };
+        super::placement::start(chats, answer);
+    } else {
+        super::relay::hand_over(chats, &writer).await;
     }
-    let target = AnswerTarget { user_id, chat_id: cid.to_owned(), answer_id: ids.answer_id.clone() };
-    spawn_answer(chats.clone(), target, log);
     Ok(CreateMessageResponse { message_id: ids.message_id, answer_id: ids.answer_id })
 }
 
@@ -101,7 +103,18 @@ pub async fn ask(chats: &Chats, user_id: i64, cid: &str, req: CreateMessageReque
 /// the answer's event log; the store is read only when there is something to return.
 pub async fn follow(chats: &Chats, chat_id: &str, answer_id: &str, wait: Duration) -> Result<MessageView> {
     let deadline = tokio::time::Instant::now() + wait;
-    if let Some(log) = chats.answers.get(answer_id) {
+    let log = match chats.answers.get(answer_id) {
+        // Written by another replica: followed through the store.
+        None if chats.shared => {
+            let message = saved(chats, chat_id, answer_id).await?;
+            if message.status != MessageStatus::Streaming {
+                return Ok(message);
+            }
+            Some(chats.relay.mirror(chats, chat_id, answer_id))
+        }
+        log => log,
+    };
+    if let Some(log) = log {
         let mut changed = log.watch();
         let mut seen = 0;
         'follow: loop {

@@ -12,6 +12,14 @@ pub async fn delete_chat(chats: &Chats, user_id: i64, cid: &str) -> Result<bool,
         return Ok(false);
     }
     chats.answers.stop_chat(cid);
+    if chats.shared {
+        // Answers other replicas write stop too, before their rows go.
+        for message in chats.store.messages(cid).await? {
+            if message.status == lens_types::MessageStatus::Streaming {
+                super::relay::stop(chats, &message.id).await;
+            }
+        }
+    }
     // Its uploads' rows go with the chat; their bytes are removed below.
     let uploads = chats.store.chat_upload_ids(cid).await?;
     if !chats.store.delete_chat(user_id, cid).await? {

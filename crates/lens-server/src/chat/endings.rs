@@ -102,6 +102,11 @@ impl UnsavedEndings {
         }
     }
 
+    /// Whether `answer_id` ended and waits to be saved.
+    pub fn holds(&self, answer_id: &str) -> bool {
+        self.pending.lock().is_ok_and(|p| p.contains_key(answer_id))
+    }
+
     pub fn len(&self) -> usize {
         self.pending.lock().map(|p| p.len()).unwrap_or(0)
     }

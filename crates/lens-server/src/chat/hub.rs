@@ -88,13 +88,17 @@ pub struct AnswerHub {
 }
 
 impl AnswerHub {
-    /// Opens a log for a new answer.
-    pub fn open(&self, answer_id: &str, chat_id: &str) -> Arc<AnswerLog> {
-        let log = Arc::new(AnswerLog::new(chat_id, false));
-        if let Ok(mut live) = self.live.lock() {
-            live.insert(answer_id.to_owned(), log.clone());
+    /// Opens a log for an answer this replica is to write; `None` when it writes it
+    /// already (it was handed the answer twice). A mirror of it gives way: its followers
+    /// keep reading the store, where this log's events go.
+    pub fn open(&self, answer_id: &str, chat_id: &str) -> Option<Arc<AnswerLog>> {
+        let mut live = self.live.lock().ok()?;
+        if live.get(answer_id).is_some_and(|l| !l.remote) {
+            return None;
         }
-        log
+        let log = Arc::new(AnswerLog::new(chat_id, false));
+        live.insert(answer_id.to_owned(), log.clone());
+        Some(log)
     }
 
     /// The log of an answer another replica writes: the one this replica has, or a new
@@ -146,7 +150,8 @@ mod tests {
     #[test]
     fn followers_read_from_any_point_and_see_the_close() {
         let hub = AnswerHub::default();
-        let log = hub.open("a1", "c1");
+        let log = hub.open("a1", "c1").unwrap();
+        assert!(hub.open("a1", "c1").is_none(), "an answer is written once");
         log.push(StreamEvent::Token { text: "a".into() });
         log.push(StreamEvent::Token { text: "b".into() });
         assert_eq!(log.since(1), vec![(2, StreamEvent::Token { text: "b".into() })]);

@@ -3,7 +3,8 @@
 //! replica reads them into a mirror log in its own hub ([`Relay::mirror`]), woken by the
 //! writer's signal and looking at the table every second besides (a signal can be lost
 //! while the listening connection is re-made). Stop and a decision made on another
-//! replica reach the writer as signals ([`listen`]). One server (SQLite) uses none of it.
+//! replica reach the writer as signals ([`listen`]), as does an answer given to another
+//! replica to write (`placement`). One server (SQLite) uses none of it.
 
 use std::{
     collections::HashMap,
@@ -30,8 +31,17 @@ const LOOK_EVERY: Duration = Duration::from_secs(1);
 /// What a replica sends the writer of an answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Control {
-    Stop { answer_id: String },
-    Decide { approval_id: String, approved: bool },
+    Stop {
+        answer_id: String,
+    },
+    Decide {
+        approval_id: String,
+        approved: bool,
+    },
+    /// Answers were given to `replica` to write (`placement`).
+    Run {
+        replica: String,
+    },
 }
 
 impl Control {
@@ -39,6 +49,7 @@ impl Control {
         match self {
             Self::Stop { answer_id } => format!("stop {answer_id}"),
             Self::Decide { approval_id, approved } => format!("decide {approval_id} {approved}"),
+            Self::Run { replica } => format!("run {replica}"),
         }
     }
 
@@ -48,6 +59,7 @@ impl Control {
             ["decide", approval_id, approved] => {
                 Some(Self::Decide { approval_id: (*approval_id).to_owned(), approved: approved.parse().ok()? })
             }
+            ["run", replica] => Some(Self::Run { replica: (*replica).to_owned() }),
             _ => None,
         }
     }
@@ -57,6 +69,8 @@ impl Control {
 #[derive(Debug, Default)]
 pub struct Relay {
     waiting: Mutex<HashMap<String, Arc<Notify>>>,
+    /// Woken when another replica gave this one an answer to write (`placement`).
+    pub given: Notify,
 }
 
 impl Relay {
@@ -180,6 +194,11 @@ pub async fn decided(chats: &Chats, approval_id: &str, approved: bool) {
     }
 }
 
+/// Tells `replica` that an answer was given to it to write.
+pub async fn hand_over(chats: &Chats, replica: &str) {
+    send(&chats.store, Control::Run { replica: replica.to_owned() }).await;
+}
+
 async fn send(store: &Store, control: Control) {
     if let Err(e) = store.signal(CONTROL, &control.payload()).await {
         tracing::warn!(error = %e, "signalling the other replicas failed");
@@ -214,6 +233,8 @@ pub fn listen(chats: Chats) {
                     Some(Control::Decide { approval_id, approved }) => {
                         chats.approvals.decide(&approval_id, approved);
                     }
+                    Some(Control::Run { replica }) if *replica == *chats.replica => chats.relay.given.notify_one(),
+                    Some(Control::Run { .. }) => {}
                     None => tracing::warn!(payload, "an unknown signal from another replica"),
                 }
             }
@@ -231,6 +252,7 @@ mod tests {
             Control::Stop { answer_id: "a1".into() },
             Control::Decide { approval_id: "p1".into(), approved: true },
             Control::Decide { approval_id: "p2".into(), approved: false },
+            Control::Run { replica: "r1".into() },
         ] {
             assert_eq!(Control::parse(&control.payload()), Some(control));
         }

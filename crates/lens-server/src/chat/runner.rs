@@ -18,6 +18,7 @@ use super::{
     history::{SYSTEM_PROMPT, model_history},
     live_run::LiveCapture,
     machine::{Action, AnswerMachine, Input},
+    sandbox_lease::{self, NotHeld, SandboxHold},
 };
 use crate::{
     store::{AnswerProgress, LiveRun},
@@ -134,6 +135,8 @@ async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>) {
     let mut pending: VecDeque<Action> = machine.start().into();
     let mut waiting = Waiting::Nothing;
     let mut last_save = Instant::now();
+    // The conversation's sandbox, once a sandbox tool runs: this replica's until the end.
+    let mut sandbox: Option<Option<SandboxHold>> = None;
 
     let final_error = loop {
         if let Some(action) = pending.pop_front() {
@@ -172,6 +175,24 @@ async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>) {
                         Asking::Stopped => {
                             pending.extend(machine.on(Input::Stop));
                             continue;
+                        }
+                    }
+                    if sandbox.is_none() && tools.get(&call.name).is_some_and(|t| t.drives_sandbox()) {
+                        match sandbox_lease::hold(&chats, &target.chat_id, &log, &mut stop).await {
+                            Ok(hold) => sandbox = Some(hold),
+                            Err(NotHeld::Stopped) => {
+                                pending.extend(machine.on(Input::Stop));
+                                continue;
+                            }
+                            Err(NotHeld::Busy) => {
+                                let outcome = Box::new(ToolOutcome::failed(format!(
+                                    "Another Lens server kept this conversation's sandbox busy for {} minutes, so \
+                                     this did not run; ask again in a while.",
+                                    sandbox_lease::WAIT_MAX.as_secs() / 60
+                                )));
+                                pending.extend(machine.on(Input::ToolDone { step_id, outcome }));
+                                continue;
+                            }
                         }
                     }
                     let running = Running { chats: &chats, target: &target, log: &log, machine: &machine };

@@ -98,7 +98,7 @@ pub async fn get_answer_events(
         // Responses end after a while; the client comes back with Last-Event-ID.
         Some(log) => {
             let max = state.config.streams_per_person;
-            let slot = state.streams.take(user.id(), max).ok_or_else(|| {
+            let slot = state.streams.take(user.id(), max).await.ok_or_else(|| {
                 AppError::LimitReached(format!(
                     "you have {max} answers' event streams open, the most one person may; close a tab or two"
                 ))

@@ -14,6 +14,7 @@ mod events;
 mod library;
 mod login_counts;
 mod messages;
+mod open_streams;
 mod sessions;
 mod settings;
 mod tokens;

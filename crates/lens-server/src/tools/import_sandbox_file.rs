@@ -32,6 +32,10 @@ fn target(args: &serde_json::Value) -> (String, String, String) {
 
 #[async_trait::async_trait]
 impl Tool for ImportSandboxFile {
+    fn drives_sandbox(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec::new(
             "import_sandbox_file",

@@ -10,6 +10,10 @@ pub struct RunBash(pub run::RunTool);
 
 #[async_trait::async_trait]
 impl Tool for RunBash {
+    fn drives_sandbox(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec::new(
             "run_bash",

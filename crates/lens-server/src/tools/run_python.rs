@@ -9,6 +9,10 @@ pub struct RunPython(pub run::RunTool);
 
 #[async_trait::async_trait]
 impl Tool for RunPython {
+    fn drives_sandbox(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec::new(
             "run_python",

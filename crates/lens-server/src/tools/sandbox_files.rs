@@ -14,6 +14,10 @@ pub struct SandboxFiles {
 
 #[async_trait::async_trait]
 impl Tool for SandboxFiles {
+    fn drives_sandbox(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec::new(
             "sandbox_files",

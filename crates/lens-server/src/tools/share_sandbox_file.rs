@@ -18,6 +18,10 @@ pub struct ShareSandboxFile {
 
 #[async_trait::async_trait]
 impl Tool for ShareSandboxFile {
+    fn drives_sandbox(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> ToolSpec {
         let c = &self.files.limits;
         ToolSpec::new(

@@ -244,10 +244,23 @@ async fn an_answer_written_on_one_replica_is_followed_and_stopped_from_another()
     assert_eq!(on_a.done_after(&cid, &aid, &last).await.status, MessageStatus::Stopped);
     assert_eq!(chat(&on_b, &cid).await.messages[1].status, MessageStatus::Stopped);
 
-    // The next message may go to either: B writes it, A follows.
-    let aid = on_b.ask(&cid, "```bash\necho again\n```").await;
-    let done = on_a.done_after(&cid, &aid, "0").await;
-    assert_eq!(done.steps[0].output.as_ref().unwrap().stdout, "again\n", "{done:?}");
+    // The next messages reach B, but A, whose agent holds the conversation's Python, writes
+    // them: a name made in one is there in the next, and each is followed on either.
+    let aid = on_b.ask(&cid, "```python\nkept = 'on the replica with the kernel'\n```").await;
+    let done = on_b.done_after(&cid, &aid, "0").await;
+    assert_eq!(done.status, MessageStatus::Complete, "{done:?}");
+    let next = on_b.ask(&cid, "```python\nprint(kept)\n```").await;
+    let done = on_a.done_after(&cid, &next, "0").await;
+    assert_eq!(done.steps[0].output.as_ref().unwrap().stdout, "on the replica with the kernel\n", "{done:?}");
+    let mut db = sqlx::PgConnection::connect(&shared.database).await.unwrap();
+    let writers: Vec<Option<String>> =
+        sqlx::query_scalar("SELECT replica FROM messages WHERE role = 'assistant' AND chat_id = $1 ORDER BY seq")
+            .bind(&cid)
+            .fetch_all(&mut db)
+            .await
+            .unwrap();
+    assert_eq!(writers.len(), 3);
+    assert!(writers.iter().all(|w| w.is_some() && *w == writers[0]), "one replica wrote them all: {writers:?}");
 }
 
 #[tokio::test]
@@ -264,4 +277,46 @@ async fn login_limits_count_the_attempts_made_at_every_replica() {
     // The sixth guess from this address at this name, at the other replica: refused.
     let (status, body) = b.anonymous().post("/api/v1/auth/login", wrong).await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+}
+
+#[tokio::test]
+async fn the_open_streams_of_a_person_are_counted_at_every_replica() {
+    let Some(database) = crate::postgres::fresh_database().await else { return };
+    let words = (0..400).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ");
+    let on = |url: String| {
+        TestApp::builder()
+            .turns(vec![lens_llm::ScriptedTurn::text(&words).paced(Duration::from_millis(50))])
+            .config(move |c| {
+                c.database_url = Some(url.as_str().into());
+                c.streams_per_person = 2;
+            })
+            .build()
+    };
+    let (a, b) = (on(database.clone()).await, on(database).await);
+    let on_a = a.admin().await;
+    let on_b = b.login("admin", "admin-password").await;
+    let cid = on_a.new_chat().await;
+    let aid = on_a.ask(&cid, "write").await;
+
+    // One stream on each replica: the person's two.
+    let url = format!("/api/v1/chats/{cid}/answers/{aid}/events");
+    let one = on_a.request(reqwest::Method::GET, &url).send().await.unwrap();
+    let two = on_b.request(reqwest::Method::GET, &url).send().await.unwrap();
+    assert_eq!((one.status(), two.status()), (StatusCode::OK, StatusCode::OK));
+    for client in [&on_a, &on_b] {
+        let third = client.request(reqwest::Method::GET, &url).send().await.unwrap();
+        assert_eq!(third.status(), StatusCode::TOO_MANY_REQUESTS, "a third, on either replica, is refused");
+    }
+    // Closed on A, the place is free on B.
+    drop(one);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let again = on_b.request(reqwest::Method::GET, &url).send().await.unwrap();
+        if again.status() == StatusCode::OK {
+            break;
+        }
+        assert!(Instant::now() < deadline, "a stream closed on A never gave its place back");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(two);
 }

@@ -4,7 +4,7 @@
 //! sees, caps that hold, one answer at a time, decisions taken once.
 
 use lens_server::store::{
-    AnswerProgress, Asked, Decided, FileKind, NewAnswer, NewToken, ReplicaRow, Store, StoreError,
+    AnswerProgress, Asked, Decided, FileKind, NewAnswer, NewToken, ReplicaRow, Store, StoreError, WrittenAnswer,
 };
 use lens_types::{DocumentView, MessageStatus, SharedFileRef, TokenScope};
 
@@ -78,6 +78,21 @@ pub async fn story(store: Store) {
     assert!(store.take_lease("routines", "r2", now + 60_000).await.unwrap(), "a replica leaving frees its leases");
     assert_eq!(store.live_replicas(0).await.unwrap().len(), 1);
 
+    // Open event streams: one cap per person across replicas; a replica not heard from
+    // no longer counts (its own count always does).
+    store.heartbeat(&replica("r4", now)).await.unwrap();
+    let since = now - 10_000;
+    assert!(store.open_stream("r2", ada.id, 2, since).await.unwrap());
+    assert!(store.open_stream("r4", ada.id, 2, since).await.unwrap(), "a second, on another replica");
+    assert!(!store.open_stream("r2", ada.id, 2, since).await.unwrap(), "the cap holds across replicas");
+    assert!(store.open_stream("r4", bob.id, 2, since).await.unwrap(), "another person is apart");
+    store.close_stream("r4", ada.id).await.unwrap();
+    assert!(store.open_stream("r2", ada.id, 2, since).await.unwrap(), "a closed one frees its place");
+    assert!(!store.open_stream("r4", ada.id, 2, since).await.unwrap());
+    let later = lens_server::now_ms() + 1;
+    assert!(store.open_stream("r4", ada.id, 2, later).await.unwrap(), "r2, not seen since, no longer counts");
+    assert!(store.forget_open_streams(later).await.unwrap() >= 2, "the counts of replicas gone are forgotten");
+
     // Approvals: decided once, by their conversation's owner only.
     store.insert_approval("p1", "c1", "a5", "s1", "Run it?").await.unwrap();
     assert_eq!(store.decide_approval(bob.id, "p1", true).await.unwrap(), Decided::NotFound);
@@ -134,9 +149,35 @@ pub async fn story(store: Store) {
     assert_eq!(store.setting("a").await.unwrap().as_deref(), Some("1"));
     assert_eq!(store.setting("b").await.unwrap(), None);
 
+    // An answer given to another replica to write is found by that replica alone.
+    let given = NewAnswer { message_id: "q6".into(), answer_id: "a6".into(), replica: "r3".into() };
+    assert_eq!(store.add_question("c2", ada.id, &given, "over there", &[], 5).await.unwrap(), Asked::Added);
+    let written = WrittenAnswer { answer_id: "a6".into(), chat_id: "c2".into(), user_id: ada.id };
+    assert_eq!(store.answers_written_by("r3").await.unwrap(), vec![written]);
+    assert!(store.answers_written_by("r2").await.unwrap().is_empty());
+
+    // A conversation's sandbox lease: let go, it is free at once and still names its last
+    // holder; a holder lets go of its own lease only.
+    let later = lens_server::now_ms() + 60_000;
+    assert!(store.take_lease("sandbox:c1", "r2", later).await.unwrap());
+    assert!(!store.take_lease("sandbox:c1", "r3", later).await.unwrap(), "held by r2");
+    store.release_lease("sandbox:c1", "r3").await.unwrap();
+    assert!(!store.take_lease("sandbox:c1", "r3", later).await.unwrap(), "r3 cannot let go of r2's");
+    store.release_lease("sandbox:c1", "r2").await.unwrap();
+    let last = store.lease("sandbox:c1").await.unwrap().expect("kept after it is let go");
+    assert_eq!(last.holder, "r2");
+    assert!(last.expires_at < lens_server::now_ms() + 1, "{last:?}");
+    assert!(store.take_lease("sandbox:c1", "r3", later).await.unwrap(), "free once let go");
+    assert!(store.take_lease("sandbox:gone", "r3", later).await.unwrap());
+    let names: Vec<String> = store.leases("sandbox:").await.unwrap().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["sandbox:c1", "sandbox:gone"]);
+    assert_eq!(store.lease("nobody").await.unwrap(), None);
+
     // Deleting a conversation takes its rows; deleting a person takes theirs.
     assert!(!store.delete_chat(bob.id, "c1").await.unwrap(), "not another person's");
     assert!(store.delete_chat(ada.id, "c1").await.unwrap());
+    assert_eq!(store.forget_stale_leases().await.unwrap(), 2, "the leases of conversations that are gone");
+    assert!(store.leases("sandbox:").await.unwrap().is_empty());
     assert!(store.message("c1", "a1").await.unwrap().is_none());
     assert!(!store.chat_exists("c1").await.unwrap());
     store.delete_user(bob.id).await.unwrap();
