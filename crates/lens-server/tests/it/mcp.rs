@@ -16,7 +16,7 @@ use crate::test_app::{Client, TestApp};
 
 type Mcp = RunningService<RoleClient, ()>;
 
-async fn token(client: &Client) -> String {
+pub async fn token(client: &Client) -> String {
     token_with(client, &["chat"]).await
 }
 
@@ -27,12 +27,17 @@ async fn token_with(client: &Client, scopes: &[&str]) -> String {
 }
 
 async fn connect(app: &TestApp, token: &str) -> Mcp {
-    let config = StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", app.base)).auth_header(token);
+    connect_to(&app.base, token).await
+}
+
+/// An MCP session with the server at `base` (a replica of several, say).
+pub async fn connect_to(base: &str, token: &str) -> Mcp {
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("{base}/mcp")).auth_header(token);
     ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("the MCP session starts")
 }
 
 /// Calls a tool: its structured result, or the error's message.
-async fn call(mcp: &Mcp, tool: &'static str, args: Value) -> Result<Value, String> {
+pub async fn call(mcp: &Mcp, tool: &'static str, args: Value) -> Result<Value, String> {
     let params = CallToolRequestParams::new(tool).with_arguments(args.as_object().cloned().unwrap_or_default());
     match mcp.call_tool(params).await {
         Ok(result) if result.is_error != Some(true) => Ok(result.structured_content.expect("structured output")),

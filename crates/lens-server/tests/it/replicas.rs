@@ -252,6 +252,12 @@ async fn an_answer_written_on_one_replica_is_followed_and_stopped_from_another()
     let next = on_b.ask(&cid, "```python\nprint(kept)\n```").await;
     let done = on_a.done_after(&cid, &next, "0").await;
     assert_eq!(done.steps[0].output.as_ref().unwrap().stdout, "on the replica with the kernel\n", "{done:?}");
+    // An agent asks on B through MCP: A writes it, and B's tool waits for its end.
+    let mcp = crate::mcp::connect_to(&b.base, &crate::mcp::token(&on_b).await).await;
+    let asked = json!({"chat_id": cid, "text": "```python\nprint(kept * 2)\n```"});
+    let answer = crate::mcp::call(&mcp, "ask", asked).await.unwrap();
+    assert_eq!(answer["status"], "complete", "{answer}");
+    assert_eq!(answer["steps"][0]["stdout"], "on the replica with the kernelon the replica with the kernel\n");
     let mut db = sqlx::PgConnection::connect(&shared.database).await.unwrap();
     let writers: Vec<Option<String>> =
         sqlx::query_scalar("SELECT replica FROM messages WHERE role = 'assistant' AND chat_id = $1 ORDER BY seq")
@@ -259,7 +265,7 @@ async fn an_answer_written_on_one_replica_is_followed_and_stopped_from_another()
             .fetch_all(&mut db)
             .await
             .unwrap();
-    assert_eq!(writers.len(), 3);
+    assert_eq!(writers.len(), 4);
     assert!(writers.iter().all(|w| w.is_some() && *w == writers[0]), "one replica wrote them all: {writers:?}");
 }
 
