@@ -17,9 +17,32 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     hash
 }
 
+/// A check's sandbox id: Lens's conversation ids are 9 random characters, a check's 8
+/// ("chk" and 5 more of this process and instant), so none is a conversation's, and
+/// servers checking at once (replicas starting together) do not share (and delete) one.
+pub(crate) fn check_id() -> String {
+    let seed = format!("{} {:?}", std::process::id(), std::time::SystemTime::now());
+    let mut n = fnv1a(seed.as_bytes());
+    let mut id = String::from("chk");
+    for _ in 0..5 {
+        id.push(char::from_digit((n % 36) as u32, 36).unwrap_or('0'));
+        n /= 36;
+    }
+    id
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_check_sandbox_is_never_a_conversation_s_and_two_checks_differ() {
+        let one = check_id();
+        assert_eq!(one.len(), 8, "{one}");
+        assert!(sandbox_name(&one).is_ok(), "{one}");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert_ne!(one, check_id());
+    }
 
     #[test]
     fn names_are_short_dns_labels() {

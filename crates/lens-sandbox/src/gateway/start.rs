@@ -243,8 +243,8 @@ pub(super) async fn check(options: &GatewayOptions) -> Result<GatewayCheck, Sand
         network: None,
     };
     let driver = GatewayDriver::new(options.clone(), &settings)?;
-    // Lens's conversation ids are 9 random characters, so none is this 5-letter one.
-    let chat = "check";
+    let chat = crate::name::check_id();
+    let chat = chat.as_str();
     let ran = async {
         let request =
             ExecRequest { argv: vec!["true".into()], env: Default::default(), timeout: Duration::from_secs(30) };
