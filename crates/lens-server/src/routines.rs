@@ -47,6 +47,8 @@ pub fn spawn(state: AppState, every: Duration) {
             // replica's own (one host's replicas), so each tidies its own.
             let lead = state.cluster.lead("routines", every * 3).await;
             let local = state.sandbox.settings().await.is_ok_and(|s| s.backend == SandboxBackend::Local);
+            // Sandbox settings an admin changed through another replica (a lost signal).
+            state.sandbox.follow_settings().await;
             // Agents of this replica in sandboxes another took lately end (idle kernels).
             let lately = crate::now_ms() - (every * 3 + crate::cluster::LAPSE).as_millis() as i64;
             crate::chat::sandbox_lease::let_go_of_taken(&state.chats, lately).await;

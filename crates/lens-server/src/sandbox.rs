@@ -37,6 +37,9 @@ pub struct SandboxHub {
     /// Whom the read-only registry proxy trusts on its way out; `Err` says why none.
     upstream_trust: std::sync::OnceLock<Result<UpstreamTrust, SandboxError>>,
     active: RwLock<Option<Active>>,
+    /// The settings last put into force here (or tried): another replica may have changed
+    /// them since.
+    applied: RwLock<Option<SandboxSettings>>,
     check: RwLock<Option<SandboxCheck>>,
     gateway_check: RwLock<Option<GatewayCheckView>>,
     /// Sandboxes that exist, as last counted.
@@ -97,6 +100,7 @@ impl SandboxHub {
             registry_ca: config.sandbox_registry_ca.clone(),
             upstream_trust: std::sync::OnceLock::new(),
             active: RwLock::default(),
+            applied: RwLock::default(),
             check: RwLock::default(),
             gateway_check: RwLock::default(),
             count: Default::default(),
@@ -294,6 +298,30 @@ impl SandboxHub {
     /// (deleting every sandbox), and applies limits, network and run settings.
     pub async fn apply(&self, settings: &SandboxSettings) -> Result<(), AppError> {
         let _one_at_a_time = self.switching.lock().await;
+        let applied = self.apply_now(settings).await;
+        // Tried, in force or refused: followed again only once the stored settings change.
+        if let Ok(mut last) = self.applied.write() {
+            *last = Some(settings.clone());
+        }
+        applied
+    }
+
+    /// Puts the settings stored now into force if they are not what this server last
+    /// applied: an admin changed them through another replica.
+    pub async fn follow_settings(&self) {
+        let Ok(settings) = self.settings().await else { return };
+        if self.applied.read().is_ok_and(|a| a.as_ref() == Some(&settings)) {
+            return;
+        }
+        match self.apply(&settings).await {
+            Ok(()) => tracing::info!("the sandbox settings changed elsewhere are in force here too"),
+            Err(e) => {
+                tracing::warn!(error = %e, "the sandbox settings changed elsewhere cannot be put into force here")
+            }
+        }
+    }
+
+    async fn apply_now(&self, settings: &SandboxSettings) -> Result<(), AppError> {
         let run = RunSettings {
             timeout: Duration::from_secs(settings.timeout_secs),
             shown: settings.shown as usize,

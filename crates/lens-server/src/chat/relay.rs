@@ -28,7 +28,7 @@ const BATCH: Duration = Duration::from_millis(40);
 /// How often a follower looks at the table without being woken.
 const LOOK_EVERY: Duration = Duration::from_secs(1);
 
-/// What a replica sends the writer of an answer.
+/// What a replica sends the writer of an answer, or every replica.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Control {
     Stop {
@@ -42,6 +42,8 @@ pub enum Control {
     Run {
         replica: String,
     },
+    /// An admin changed the sandbox settings: every replica puts them into force.
+    Settings,
 }
 
 impl Control {
@@ -50,6 +52,7 @@ impl Control {
             Self::Stop { answer_id } => format!("stop {answer_id}"),
             Self::Decide { approval_id, approved } => format!("decide {approval_id} {approved}"),
             Self::Run { replica } => format!("run {replica}"),
+            Self::Settings => "settings".into(),
         }
     }
 
@@ -60,6 +63,7 @@ impl Control {
                 Some(Self::Decide { approval_id: (*approval_id).to_owned(), approved: approved.parse().ok()? })
             }
             ["run", replica] => Some(Self::Run { replica: (*replica).to_owned() }),
+            ["settings"] => Some(Self::Settings),
             _ => None,
         }
     }
@@ -194,6 +198,13 @@ pub async fn decided(chats: &Chats, approval_id: &str, approved: bool) {
     }
 }
 
+/// Tells the other replicas that an admin changed the sandbox settings here.
+pub async fn settings_changed(chats: &Chats) {
+    if chats.shared {
+        send(&chats.store, Control::Settings).await;
+    }
+}
+
 /// Tells `replica` that an answer was given to it to write.
 pub async fn hand_over(chats: &Chats, replica: &str) {
     send(&chats.store, Control::Run { replica: replica.to_owned() }).await;
@@ -235,6 +246,10 @@ pub fn listen(chats: Chats) {
                     }
                     Some(Control::Run { replica }) if *replica == *chats.replica => chats.relay.given.notify_one(),
                     Some(Control::Run { .. }) => {}
+                    Some(Control::Settings) => {
+                        let sandbox = chats.sandbox.clone();
+                        tokio::spawn(async move { sandbox.follow_settings().await });
+                    }
                     None => tracing::warn!(payload, "an unknown signal from another replica"),
                 }
             }
@@ -253,6 +268,7 @@ mod tests {
             Control::Decide { approval_id: "p1".into(), approved: true },
             Control::Decide { approval_id: "p2".into(), approved: false },
             Control::Run { replica: "r1".into() },
+            Control::Settings,
         ] {
             assert_eq!(Control::parse(&control.payload()), Some(control));
         }

@@ -321,6 +321,7 @@ impl LensMcp {
             }
         }
         let settings = self.state.sandbox.update_settings(update).await.map_err(refused)?;
+        crate::chat::relay::settings_changed(&self.state.chats).await;
         self.state.sandbox.recount().await;
         Ok(Json(self.state_of(&settings, true)))
     }

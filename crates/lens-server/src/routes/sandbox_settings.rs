@@ -49,6 +49,7 @@ pub async fn update_sandbox_settings(
 ) -> Result<Json<SandboxSettingsView>> {
     state.sandbox.find_registries().await;
     let settings = state.sandbox.update_settings(req).await?;
+    crate::chat::relay::settings_changed(&state.chats).await;
     state.sandbox.recount().await;
     Ok(Json(state.sandbox.view(&settings)))
 }

@@ -267,6 +267,16 @@ async fn an_answer_written_on_one_replica_is_followed_and_stopped_from_another()
             .unwrap();
     assert_eq!(writers.len(), 4);
     assert!(writers.iter().all(|w| w.is_some() && *w == writers[0]), "one replica wrote them all: {writers:?}");
+
+    // The admin shortens the time limit per run on A; B's next run, in a conversation B
+    // writes, ends at it.
+    let (status, body) = on_a.put("/api/v1/admin/sandbox", json!({"timeout_secs": 2})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let fresh = on_b.new_chat().await;
+    let aid = on_b.ask(&fresh, "```bash\nsleep 20; echo late\n```").await;
+    let done = on_b.done_after(&fresh, &aid, "0").await;
+    let ending = done.steps[0].output.as_ref().expect("the run's output").ending.describe();
+    assert_eq!(ending, "timed out after 2 s", "{done:?}");
 }
 
 #[tokio::test]
