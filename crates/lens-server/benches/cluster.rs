@@ -284,7 +284,8 @@ async fn download(http: &reqwest::Client, base: &str, csrf: &str) -> f64 {
     let make = format!("```bash\nhead -c {FILE} /dev/urandom > big.bin\n```");
     let asked = post_json(http, format!("{base}/api/v1/chats/{cid}/messages"), csrf, json!({"text": make})).await;
     let aid = asked["answer_id"].as_str().expect("the message is taken").to_owned();
-    common::saved_message(http, base, &cid, &aid).await;
+    let made = common::saved_message(http, base, &cid, &aid).await;
+    assert_eq!(made["steps"][0]["status"], "succeeded", "the file is made: {made}");
     let file = post_json(http, format!("{base}/api/v1/chats/{cid}/files"), csrf, json!({"path": "big.bin"})).await;
     let id = file["id"].as_str().unwrap_or_else(|| panic!("shared: {file}")).to_owned();
     let url = format!("{base}/api/v1/chats/{cid}/files/{id}");

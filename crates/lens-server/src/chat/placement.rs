@@ -33,7 +33,7 @@ pub async fn writer(chats: &Chats, chat_id: &str) -> Arc<str> {
 pub fn start(chats: &Chats, answer: WrittenAnswer) -> bool {
     let Some(log) = chats.answers.open(&answer.answer_id, &answer.chat_id) else { return false };
     if chats.shared {
-        relay::publish(chats.store.clone(), answer.answer_id.clone(), log.clone());
+        relay::publish(chats, answer.answer_id.clone(), log.clone());
     }
     let target = AnswerTarget { user_id: answer.user_id, chat_id: answer.chat_id, answer_id: answer.answer_id };
     spawn_answer(chats.clone(), target, log);

@@ -1,10 +1,12 @@
-//! An answer's events across replicas (on PostgreSQL). The replica writing an answer
+//! Answers and controls across replicas (on PostgreSQL). The replica writing an answer
 //! copies its events to the store as they come ([`publish`]); a follower on another
-//! replica reads them into a mirror log in its own hub ([`Relay::mirror`]), woken by the
-//! writer's signal and looking at the table every second besides (a signal can be lost
-//! while the listening connection is re-made). Stop and a decision made on another
-//! replica reach the writer as signals ([`listen`]), as does an answer given to another
-//! replica to write (`placement`). One server (SQLite) uses none of it.
+//! replica mirrors them into a log in its own hub ([`Relay::mirror`]). Stop and a
+//! decision made on another replica reach the writer as signals ([`listen`]), as do an
+//! answer given to another replica to write (`placement`) and a change of the sandbox
+//! settings. One server (SQLite) uses none of it.
+
+mod mirror;
+mod publish;
 
 use std::{
     collections::HashMap,
@@ -13,20 +15,29 @@ use std::{
 };
 
 use futures_util::StreamExt;
-use lens_types::{MessageStatus, StreamEvent};
-use tokio::sync::Notify;
+use serde::{Deserialize, Serialize};
+use tokio::sync::{Notify, mpsc};
 
 use super::{AnswerLog, Chats};
 use crate::store::Store;
 
-/// The topic of "an answer's events were written" (payload: the answer's id).
+/// The topic of answers' events written (payload: [`Arrived`]s, as JSON).
 pub const EVENTS: &str = "lens_events";
-/// The topic of Stop and decisions for the replica writing the answer.
+/// The topic of Stop and decisions for the replica writing the answer, and of news for
+/// every replica.
 pub const CONTROL: &str = "lens_control";
-/// Tokens arriving this close together go to the store as one batch.
-const BATCH: Duration = Duration::from_millis(40);
-/// How often a follower looks at the table without being woken.
-const LOOK_EVERY: Duration = Duration::from_secs(1);
+
+/// An answer's new events, as a signal carries them: positions `first`, `first + 1`, …;
+/// `None` when they did not fit (the table has them).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Arrived {
+    #[serde(rename = "a")]
+    answer_id: String,
+    #[serde(rename = "f")]
+    first: i64,
+    #[serde(rename = "e", default, skip_serializing_if = "Option::is_none")]
+    events: Option<Vec<String>>,
+}
 
 /// What a replica sends the writer of an answer, or every replica.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,117 +80,20 @@ impl Control {
     }
 }
 
-/// The followers of answers other replicas write, waiting to be woken.
-#[derive(Debug, Default)]
+/// This replica's side of the relay: the followers of answers others write, and the
+/// answers it copies for them.
+#[derive(Default)]
 pub struct Relay {
-    waiting: Mutex<HashMap<String, Arc<Notify>>>,
+    waiting: Mutex<HashMap<String, mpsc::UnboundedSender<Arrived>>>,
+    publishing: Arc<publish::Publishing>,
     /// Woken when another replica gave this one an answer to write (`placement`).
     pub given: Notify,
 }
 
-impl Relay {
-    fn wake(&self, answer_id: &str) {
-        if let Some(notify) = self.waiting.lock().ok().and_then(|w| w.get(answer_id).cloned()) {
-            notify.notify_one();
-        }
-    }
-
-    /// The log of `answer_id`, which another replica writes: this replica's mirror of it,
-    /// fed from the store until the answer's `Done` (or its end, said by the saved message).
-    pub fn mirror(self: &Arc<Self>, chats: &Chats, chat_id: &str, answer_id: &str) -> Arc<AnswerLog> {
-        let (log, made) = chats.answers.mirror(answer_id, chat_id);
-        if made {
-            let notify = Arc::new(Notify::new());
-            if let Ok(mut waiting) = self.waiting.lock() {
-                waiting.insert(answer_id.to_owned(), notify.clone());
-            }
-            let (relay, chats, chat_id, answer_id) =
-                (self.clone(), chats.clone(), chat_id.to_owned(), answer_id.to_owned());
-            let feed_log = log.clone();
-            tokio::spawn(async move {
-                feed(&chats.store, &chat_id, &answer_id, &feed_log, &notify).await;
-                feed_log.close();
-                if let Ok(mut waiting) = relay.waiting.lock() {
-                    waiting.remove(&answer_id);
-                }
-                chats.answers.retire(answer_id);
-            });
-        }
-        log
-    }
-}
-
-/// Copies the store's events of `answer_id` into `log` until its `Done`; when the answer
-/// ended without one reaching the store (its replica died), the saved message ends it.
-async fn feed(store: &Store, chat_id: &str, answer_id: &str, log: &AnswerLog, woken: &Notify) {
-    let mut seen = 0i64;
-    loop {
-        let fresh = store.events_after(answer_id, seen).await.unwrap_or_default();
-        for (seq, json) in fresh {
-            if seq != seen + 1 {
-                break;
-            }
-            seen = seq;
-            // An event this build cannot read keeps its place, so positions stay the writer's.
-            let event = serde_json::from_str(&json)
-                .unwrap_or_else(|_| StreamEvent::Notice { text: "(an event this server cannot show)".into() });
-            let last = event.is_last();
-            log.push(event);
-            if last {
-                return;
-            }
-        }
-        let woke = tokio::time::timeout(LOOK_EVERY, woken.notified()).await.is_ok();
-        if woke {
-            continue;
-        }
-        // A second without news: is the answer still being written?
-        match store.message(chat_id, answer_id).await {
-            Ok(Some(message)) if message.status != MessageStatus::Streaming => {
-                // Its last events may have landed meanwhile: read them first.
-                if !store.events_after(answer_id, seen).await.unwrap_or_default().is_empty() {
-                    continue;
-                }
-                log.push(StreamEvent::Done { message });
-                return;
-            }
-            Ok(None) => {
-                return;
-            }
-            _ => {}
-        }
-    }
-}
-
-/// Copies an answer's events to the store as they come, in batches, until its log
-/// closes: for followers on other replicas.
-pub fn publish(store: Store, answer_id: String, log: Arc<AnswerLog>) {
-    tokio::spawn(async move {
-        let mut changed = log.watch();
-        let mut written = 0usize;
-        loop {
-            let fresh = log.since(written);
-            if let Some(&(first, _)) = fresh.first() {
-                let events: Vec<String> =
-                    fresh.iter().map(|(_, e)| serde_json::to_string(e).unwrap_or_else(|_| "{}".into())).collect();
-                match store.append_events(EVENTS, &answer_id, first as i64, &events).await {
-                    Ok(()) => written += events.len(),
-                    Err(e) => {
-                        tracing::warn!(answer = %answer_id, error = %e, "keeping an answer's events for other replicas failed");
-                        tokio::time::sleep(Duration::from_millis(500)).await;
-                        continue;
-                    }
-                }
-            }
-            if log.is_closed() && log.since(written).is_empty() {
-                return;
-            }
-            if changed.changed().await.is_err() && log.since(written).is_empty() {
-                return;
-            }
-            tokio::time::sleep(BATCH).await;
-        }
-    });
+/// Copies an answer's events to the store as they come, until its log closes: for
+/// followers on other replicas.
+pub fn publish(chats: &Chats, answer_id: String, log: Arc<AnswerLog>) {
+    chats.relay.publishing.add(&chats.store, answer_id, log);
 }
 
 /// Asks the replica writing `answer_id` (this one or another) to stop it.

@@ -10,14 +10,13 @@ pub type Signal = (String, String);
 /// The `answer_events` table and the signals, as every store implements them.
 #[async_trait::async_trait]
 pub trait EventTable: Send + Sync {
-    /// Keeps `events` (JSON) of an answer at positions `first`, `first + 1`, …, and
-    /// signals `topic` with the answer's id.
+    /// Keeps answers' events (`(answer_id, position, event JSON)`, any number of answers
+    /// at once) and, in the same transaction, sends each of `payloads` on `topic`.
     async fn append_events(
         &self,
         topic: &str,
-        answer_id: &str,
-        first: i64,
-        events: &[String],
+        rows: &[(String, i64, String)],
+        payloads: &[String],
     ) -> Result<(), StoreError>;
 
     /// An answer's events after position `seen`, in order.

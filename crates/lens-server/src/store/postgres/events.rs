@@ -1,6 +1,6 @@
 //! Answers' events for followers on other replicas, and signals by `LISTEN`/`NOTIFY`:
-//! a batch of events and its signal are one transaction, so a signal never arrives
-//! before the rows it announces.
+//! a batch of events (of every answer a replica writes) and its signals are one
+//! transaction, so a signal never arrives before the rows it announces.
 
 use futures_util::{StreamExt, stream::BoxStream};
 use sqlx::postgres::PgListener;
@@ -13,24 +13,28 @@ impl EventTable for Postgres {
     async fn append_events(
         &self,
         topic: &str,
-        answer_id: &str,
-        first: i64,
-        events: &[String],
+        rows: &[(String, i64, String)],
+        payloads: &[String],
     ) -> Result<(), StoreError> {
+        let ids: Vec<&str> = rows.iter().map(|(id, ..)| id.as_str()).collect();
+        let seqs: Vec<i64> = rows.iter().map(|&(_, seq, _)| seq).collect();
+        let events: Vec<&str> = rows.iter().map(|(.., event)| event.as_str()).collect();
         let mut tx = self.pool.begin().await?;
-        // One statement for the batch: an answer's tokens come many to a batch.
+        // One statement for every answer's events of the batch, whatever their number.
         sqlx::query(
             "INSERT INTO answer_events (answer_id, seq, event, created_at) \
-             SELECT $1, $2 + n - 1, e, $4 FROM unnest($3::text[]) WITH ORDINALITY AS batch(e, n) \
+             SELECT a, s, e, $4 FROM unnest($1::text[], $2::bigint[], $3::text[]) AS batch(a, s, e) \
              ON CONFLICT DO NOTHING",
         )
-        .bind(answer_id)
-        .bind(first)
-        .bind(events)
+        .bind(&ids)
+        .bind(&seqs)
+        .bind(&events)
         .bind(crate::now_ms())
         .execute(&mut *tx)
         .await?;
-        sqlx::query("SELECT pg_notify($1, $2)").bind(topic).bind(answer_id).execute(&mut *tx).await?;
+        for payload in payloads {
+            sqlx::query("SELECT pg_notify($1, $2)").bind(topic).bind(payload).execute(&mut *tx).await?;
+        }
         Ok(tx.commit().await?)
     }
 

@@ -7,9 +7,9 @@ use crate::store::{EventTable, Signal, StoreError};
 
 #[async_trait::async_trait]
 impl EventTable for Sqlite {
-    async fn append_events(&self, _: &str, answer_id: &str, first: i64, events: &[String]) -> Result<(), StoreError> {
+    async fn append_events(&self, _: &str, rows: &[(String, i64, String)], _: &[String]) -> Result<(), StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        for (seq, event) in (first..).zip(events) {
+        for (answer_id, seq, event) in rows {
             sqlx::query(
                 "INSERT INTO answer_events (answer_id, seq, event, created_at) VALUES (?1, ?2, ?3, ?4) \
                  ON CONFLICT DO NOTHING",
