@@ -40,9 +40,12 @@ impl ChatTable for Sqlite {
         .bind(now)
         .bind(page_url)
         .bind(super::cap(max))
-        .fetch_optional(&self.pool)
+        // All rows, not the first: SQLite hands a RETURNING row out before the statement
+        // ends, and an error at its end (a full disk) would otherwise leave a row that
+        // was never kept.
+        .fetch_all(&self.pool)
         .await?;
-        Ok(row.as_ref().map(row_to_chat))
+        Ok(row.first().map(row_to_chat))
     }
 
     /// The user's chats, most recently active first: the chat page's (`page` none), or

@@ -36,9 +36,10 @@ impl TokenTable for Sqlite {
         .bind(words_of(token.scopes))
         .bind(token.expires_at)
         .bind(super::cap(max))
-        .fetch_optional(&self.pool)
+        // All rows: a RETURNING row comes before the statement ends (see `create_chat`).
+        .fetch_all(&self.pool)
         .await?;
-        Ok(row.as_ref().map(row_to_token))
+        Ok(row.first().map(row_to_token))
     }
 
     async fn list_tokens(&self, user_id: i64) -> Result<Vec<TokenView>, StoreError> {
