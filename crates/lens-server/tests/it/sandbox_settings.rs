@@ -127,10 +127,13 @@ async fn routines_stop_idle_sandboxes_and_delete_unused_and_orphaned_ones() {
     assert_eq!(status.state, SandboxState::Stopped);
     assert_eq!(driver.get_file(&kept, "note.txt", 100).await.unwrap(), b"keep\n", "files are kept");
     driver.stop(&kept).await.unwrap();
-    // Unused for 15 days (the default limit is 14).
+    // Unused for 15 days (the default limit is 14): its workspace says so, and so does
+    // the lease of the last replica that drove it (several replicas keep one).
     let image = app.dir.path().join(format!("sandboxes/lens-chat-{old}.img"));
     let long_ago = SystemTime::now() - Duration::from_secs(15 * 86_400);
     std::fs::File::options().write(true).open(&image).unwrap().set_modified(long_ago).unwrap();
+    let long_ago_ms = lens_server::now_ms() - 15 * 86_400_000;
+    assert!(app.state.store.take_lease(&format!("sandbox:{old}"), "earlier", long_ago_ms).await.unwrap());
     assert_eq!(lens_server::sandbox::tidy(&app.state.sandbox).await, (0, 1));
     assert!(!image.exists());
     assert_eq!(driver.status(&kept).await.unwrap().state, SandboxState::Stopped);
