@@ -3,8 +3,8 @@
 //! baseline measured in the same run:
 //!
 //! - 300 answers streaming at once through nginx to three replicas, against one replica
-//!   behind the same nginx: event latency p50/p99 (a scripted model stamps each token
-//!   with its send time, as in the `figures` bench) and the replicas' memory;
+//!   behind the same nginx: event latency p50/p99 (the scripted model of
+//!   `common::stamped` stamps each token with its send time) and the replicas' memory;
 //! - a 200 MB shared file downloaded from Garage (a replica with `LENS_FILE_STORE=s3`)
 //!   against the same file from a single server's local folder (target >= 0.7x);
 //! - the first run in a new conversation through nginx and a replica, against a single
@@ -20,69 +20,23 @@
 
 mod common;
 
+use common::p50;
+
 use std::{
-    convert::Infallible,
     io::BufRead,
     os::unix::process::CommandExt,
     path::PathBuf,
     process::{Child, Command, Stdio},
-    sync::OnceLock,
     time::{Duration, Instant},
 };
 
-use axum::{Router, body::Body, response::Response, routing::post};
+use common::stamped::{TOKEN_GAP, TOKENS, epoch, latency_of, percentile, read_sse, start_model};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 const ANSWERS: usize = 300;
-const TOKENS: usize = 60;
-const TOKEN_GAP: Duration = Duration::from_millis(25);
 const FILE: usize = 200_000_000;
 const ROUNDS: usize = 3;
-
-fn epoch() -> Instant {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    *EPOCH.get_or_init(Instant::now)
-}
-
-fn stamp() -> u64 {
-    epoch().elapsed().as_micros() as u64
-}
-
-/// The scripted model: TOKENS chunks, each carrying its send time in microseconds.
-async fn completions() -> Response {
-    let chunks = futures_util::stream::iter(0..=TOKENS).then(|i| async move {
-        tokio::time::sleep(TOKEN_GAP).await;
-        let data = if i == TOKENS {
-            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n".to_owned()
-        } else {
-            format!("data: {}\n\n", json!({"choices": [{"delta": {"content": format!("{} ", stamp())}}]}))
-        };
-        Ok::<_, Infallible>(data)
-    });
-    Response::builder().header("content-type", "text/event-stream").body(Body::from_stream(chunks)).unwrap()
-}
-
-async fn start_model() -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = Router::new().route("/v1/chat/completions", post(completions));
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}/v1")
-}
-
-fn percentile(sorted: &[u64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i] as f64 / 1000.0
-}
-
-fn p50(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 /// scripts/cluster running in its own process group; stopped (every piece, and its
 /// files removed) when dropped.
@@ -157,22 +111,6 @@ async fn person(base: &str) -> (reqwest::Client, String) {
     (http, csrf)
 }
 
-/// Reads an SSE body, calling `on_data` with each frame's data, until it ends.
-async fn read_sse(resp: reqwest::Response, mut on_data: impl FnMut(&str) -> bool) {
-    let mut body = resp.bytes_stream();
-    let mut buf = String::new();
-    while let Some(Ok(chunk)) = body.next().await {
-        buf.push_str(&String::from_utf8_lossy(&chunk));
-        while let Some(end) = buf.find("\n\n") {
-            let frame: String = buf.drain(..end + 2).collect();
-            let data: String = frame.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
-            if !data.is_empty() && !on_data(&data) {
-                return;
-            }
-        }
-    }
-}
-
 /// What ANSWERS answers at once through `cluster`'s nginx showed.
 struct Flood {
     latencies: Vec<u64>,
@@ -229,9 +167,7 @@ async fn flood(cluster: &Cluster, model: &str) -> Flood {
                         seen += 1;
                         let v: Value = serde_json::from_str(data).unwrap_or(Value::Null);
                         if let Some(text) = v.pointer("/token/text").and_then(Value::as_str) {
-                            if let Ok(sent) = text.trim().parse::<u64>() {
-                                latencies.push(stamp().saturating_sub(sent));
-                            }
+                            latencies.extend(latency_of(text));
                         } else if let Some(d) = v.get("done") {
                             done = d["message"]["status"] == "complete";
                             return false;

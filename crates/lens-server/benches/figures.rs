@@ -12,82 +12,17 @@
 mod common;
 
 use std::{
-    convert::Infallible,
     process::{Child, Command, Stdio},
-    sync::OnceLock,
     time::{Duration, Instant},
 };
 
-use axum::{Router, body::Body, response::Response, routing::post};
-use futures_util::StreamExt;
+use common::stamped::{TOKEN_GAP, TOKENS, epoch, latency_of, percentile, read_sse, start_model};
 use serde_json::{Value, json};
-
-const TOKENS: usize = 60;
-const TOKEN_GAP: Duration = Duration::from_millis(25);
-
-fn epoch() -> Instant {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    *EPOCH.get_or_init(Instant::now)
-}
-
-fn stamp() -> u64 {
-    epoch().elapsed().as_micros() as u64
-}
-
-/// The scripted model: TOKENS chunks, each carrying its send time in microseconds.
-async fn completions() -> Response {
-    let chunks = futures_util::stream::iter(0..=TOKENS).then(|i| async move {
-        tokio::time::sleep(TOKEN_GAP).await;
-        let data = if i == TOKENS {
-            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n".to_owned()
-        } else {
-            format!("data: {}\n\n", json!({"choices": [{"delta": {"content": format!("{} ", stamp())}}]}))
-        };
-        Ok::<_, Infallible>(data)
-    });
-    Response::builder().header("content-type", "text/event-stream").body(Body::from_stream(chunks)).unwrap()
-}
-
-async fn start_model() -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = Router::new().route("/v1/chat/completions", post(completions));
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}/v1")
-}
-
-/// Reads an SSE body, calling `on_data` with each frame's data, until it ends.
-async fn read_sse(resp: reqwest::Response, mut on_data: impl FnMut(&str) -> bool) {
-    let mut body = resp.bytes_stream();
-    let mut buf = String::new();
-    while let Some(Ok(chunk)) = body.next().await {
-        buf.push_str(&String::from_utf8_lossy(&chunk));
-        while let Some(end) = buf.find("\n\n") {
-            let frame: String = buf.drain(..end + 2).collect();
-            let data: String = frame.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
-            if !data.is_empty() && !on_data(&data) {
-                return;
-            }
-        }
-    }
-}
 
 /// POSTs `body` as the logged-in bench user and reads the JSON answer.
 async fn post_json(http: &reqwest::Client, url: String, csrf: &str, body: Value) -> Value {
     let resp = common::page_post(http, url, csrf).json(&body).send().await.expect("the server answers");
     resp.json().await.expect("the answer is JSON")
-}
-
-fn latency_of(text: &str) -> Option<u64> {
-    text.trim().parse::<u64>().ok().map(|sent| stamp().saturating_sub(sent))
-}
-
-fn percentile(sorted: &[u64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i] as f64 / 1000.0
 }
 
 struct Server {

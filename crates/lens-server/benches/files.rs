@@ -16,6 +16,8 @@
 
 mod common;
 
+use common::p50;
+
 use std::time::Instant;
 
 use serde_json::{Value, json};
@@ -26,11 +28,6 @@ const PARALLEL: usize = 20;
 /// The attachments handed over at once, and each one's size.
 const HANDED: usize = 5;
 const ATTACHMENT: usize = 200_000_000;
-
-fn p50(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 async fn post(http: &reqwest::Client, url: String, csrf: &str, body: Value) -> (u16, Value) {
     let resp = common::page_post(http, url, csrf).json(&body).send().await.expect("the server answers");

@@ -15,16 +15,13 @@
 
 mod common;
 
+use common::p50;
+
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 const ROUNDS: usize = 15;
-
-fn p50(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 async fn post(http: &reqwest::Client, url: String, csrf: &str, body: Value) -> Value {
     let resp = common::page_post(http, url, csrf).json(&body).send().await.expect("the server answers");

@@ -3,6 +3,14 @@
 // Each benchmark is its own crate and uses only part of this.
 #![allow(dead_code)]
 
+pub mod stamped;
+
+/// The median of `v`.
+pub fn p50(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 /// Resident memory of a process, KiB (`VmRSS`), or 0 if it cannot be read.
 pub fn rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
