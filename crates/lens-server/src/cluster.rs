@@ -22,6 +22,15 @@ pub const HEARTBEAT: Duration = Duration::from_secs(2);
 /// leases may be taken. Generous against a busy machine's pauses.
 pub const LAPSE: Duration = Duration::from_secs(10);
 
+/// The leases that say which replica drives a conversation's sandbox are named this and
+/// the conversation's id (the stores' `forget_stale_leases` reads the same).
+pub const SANDBOX_LEASES: &str = "sandbox:";
+
+/// The lease of conversation `chat_id`'s sandbox.
+pub fn sandbox_lease(chat_id: &str) -> String {
+    format!("{SANDBOX_LEASES}{chat_id}")
+}
+
 /// This replica and what it knows of the others.
 #[derive(Debug)]
 pub struct Cluster {

@@ -487,11 +487,11 @@ pub async fn tidy(hub: &SandboxHub) -> (usize, usize) {
     // driven by another is not idle for this one's not having used it.
     let leases: std::collections::HashMap<String, i64> = hub
         .store
-        .leases("sandbox:")
+        .leases(crate::cluster::SANDBOX_LEASES)
         .await
         .unwrap_or_default()
         .into_iter()
-        .map(|(name, lease)| (name.trim_start_matches("sandbox:").to_owned(), lease.expires_at))
+        .map(|(name, lease)| (name.trim_start_matches(crate::cluster::SANDBOX_LEASES).to_owned(), lease.expires_at))
         .collect();
     let now = crate::now_ms();
     for mut sandbox in driver.list().await.unwrap_or_default() {

@@ -6,8 +6,11 @@
 
 use std::{sync::Arc, time::Duration};
 
-use super::{Chats, relay, runner::AnswerTarget, sandbox_lease::lease_name, spawn_answer};
-use crate::{cluster::LAPSE, store::WrittenAnswer};
+use super::{Chats, relay, runner::AnswerTarget, spawn_answer};
+use crate::{
+    cluster::{LAPSE, sandbox_lease},
+    store::WrittenAnswer,
+};
 
 /// How often a replica looks for answers given to it that it does not write yet.
 pub const ADOPT_EVERY: Duration = Duration::from_secs(2);
@@ -18,7 +21,7 @@ pub async fn writer(chats: &Chats, chat_id: &str) -> Arc<str> {
     if !chats.shared {
         return me;
     }
-    let Ok(Some(lease)) = chats.store.lease(&lease_name(chat_id)).await else { return me };
+    let Ok(Some(lease)) = chats.store.lease(&sandbox_lease(chat_id)).await else { return me };
     if *lease.holder == *me {
         return me;
     }

@@ -13,14 +13,9 @@ use tokio::{sync::watch, task::JoinHandle};
 
 use super::{AnswerLog, Chats};
 use crate::{
-    cluster::{HEARTBEAT, LAPSE},
+    cluster::{HEARTBEAT, LAPSE, SANDBOX_LEASES, sandbox_lease},
     store::Store,
 };
-
-/// The lease that says which replica drives a conversation's sandbox.
-pub fn lease_name(chat_id: &str) -> String {
-    format!("sandbox:{chat_id}")
-}
 
 /// How often a waiting replica asks for the lease again.
 const ASK_EVERY: Duration = Duration::from_millis(500);
@@ -71,7 +66,7 @@ pub async fn hold(
     if !chats.shared {
         return Ok(None);
     }
-    let name = lease_name(chat_id);
+    let name = sandbox_lease(chat_id);
     let me = chats.replica.clone();
     let give_up = tokio::time::Instant::now() + WAIT_MAX;
     let mut told = false;
@@ -133,11 +128,11 @@ fn keep(store: Store, name: String, holder: Arc<str>) -> JoinHandle<()> {
 /// (ms): called by the routines, so an idle stale kernel does not hold a sandbox's memory.
 pub async fn let_go_of_taken(chats: &Chats, since: i64) {
     let (Some(driver), true) = (chats.sandbox.driver(), chats.shared) else { return };
-    for (name, lease) in chats.store.leases("sandbox:").await.unwrap_or_default() {
+    for (name, lease) in chats.store.leases(SANDBOX_LEASES).await.unwrap_or_default() {
         if *lease.holder == *chats.replica || lease.expires_at < since {
             continue;
         }
-        if let Some(chat_id) = name.strip_prefix("sandbox:")
+        if let Some(chat_id) = name.strip_prefix(SANDBOX_LEASES)
             && let Err(e) = driver.let_go(chat_id).await
         {
             tracing::warn!(chat = %chat_id, error = %e, "ending this replica's old agent in a sandbox failed");
