@@ -6,16 +6,21 @@
 //! that goes is the longest-waiting one of the person with the fewest sandboxes running,
 //! so one person's long queue never stands before another's first run. The driver makes
 //! room first by stopping idle sandboxes (the person's own, when the person is at their cap).
+//!
+//! Servers that share one capacity (replicas on one gateway, or on one host) count each
+//! other's sandboxes too: each says what it holds ([`Admission::held`]) and is told what
+//! the others hold ([`Admission::set_elsewhere`]), so the limits are the cluster's.
 
 use std::{
-    collections::{HashMap, VecDeque},
+    collections::{BTreeMap, VecDeque},
     future::Future,
     pin::Pin,
     sync::{Arc, Mutex},
     time::Duration,
 };
 
-use tokio::sync::Notify;
+use serde::{Deserialize, Serialize};
+use tokio::{sync::Notify, time::Instant};
 
 use crate::SandboxError;
 
@@ -74,19 +79,19 @@ pub type OwnerOf = Arc<dyn Fn(String) -> Pin<Box<dyn Future<Output = Option<Stri
 /// The owner of the pool's pre-started sandboxes, which are nobody's until claimed.
 const POOL: &str = "";
 
-#[derive(Debug, Default)]
-struct State {
-    running: usize,
-    memory: u64,
-    /// Sandboxes running per person.
-    by_person: HashMap<String, usize>,
-    /// Waiting starts in order of arrival: (ticket number, sandbox name, person).
-    queue: VecDeque<(u64, String, String)>,
-    next: u64,
+/// Sandboxes running and the memory they may use, in all and per person: what one server
+/// holds, or what the other servers sharing its capacity hold together.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Held {
+    pub running: usize,
+    pub memory: u64,
+    /// Sandboxes per person (pre-started ones, nobody's yet, under "").
+    pub by_person: BTreeMap<String, usize>,
 }
 
-impl State {
-    fn running_of(&self, person: &str) -> usize {
+impl Held {
+    fn of(&self, person: &str) -> usize {
         self.by_person.get(person).copied().unwrap_or(0)
     }
 
@@ -107,6 +112,55 @@ impl State {
         }
     }
 
+    /// Adds another server's holdings to these.
+    pub fn add(&mut self, other: &Held) {
+        self.running += other.running;
+        self.memory += other.memory;
+        for (person, n) in &other.by_person {
+            *self.by_person.entry(person.clone()).or_default() += n;
+        }
+    }
+}
+
+/// The other servers sharing this capacity, as a waiting start sees them.
+#[async_trait::async_trait]
+pub trait Elsewhere: Send + Sync {
+    /// What they hold, summed (as each last said).
+    async fn held(&self) -> Held;
+
+    /// Asks them to stop one idle sandbox (of person `only`, when named) for a start
+    /// here; the answer shows in what they hold a moment later.
+    async fn make_room(&self, only: Option<String>);
+}
+
+/// How often a waiting start asks again what the other servers hold.
+const LOOK_ELSEWHERE: Duration = Duration::from_secs(1);
+/// How often a waiting start asks the other servers for room.
+const ASK_ELSEWHERE: Duration = Duration::from_secs(3);
+
+#[derive(Debug, Default)]
+struct State {
+    /// This server's sandboxes.
+    own: Held,
+    /// The other servers', as last heard.
+    others: Held,
+    /// Waiting starts in order of arrival: (ticket number, sandbox name, person).
+    queue: VecDeque<(u64, String, String)>,
+    next: u64,
+}
+
+impl State {
+    /// The person's sandboxes, here and elsewhere.
+    fn running_of(&self, person: &str) -> usize {
+        self.own.of(person) + self.others.of(person)
+    }
+
+    /// Whether a sandbox of `memory` bytes fits under `limits` beside every server's.
+    fn fits(&self, limits: &AdmissionLimits, memory: u64) -> bool {
+        self.own.running + self.others.running < limits.max_running
+            && self.own.memory + self.others.memory + memory <= limits.max_memory_bytes
+    }
+
     /// The waiting start that goes next: of those whose person is under their cap, the
     /// one whose person runs the fewest sandboxes, the longest-waiting among equals.
     fn next_in_turn(&self, per_person: usize) -> Option<u64> {
@@ -124,6 +178,10 @@ pub struct Admission {
     state: Arc<Mutex<State>>,
     freed: Arc<Notify>,
     owners: Mutex<Option<OwnerOf>>,
+    elsewhere: Mutex<Option<Arc<dyn Elsewhere>>>,
+    /// When the other servers were last asked what they hold, and for room.
+    looked: Mutex<Option<Instant>>,
+    asked: Mutex<Option<Instant>>,
 }
 
 impl std::fmt::Debug for Admission {
@@ -151,7 +209,7 @@ impl Ticket {
 impl Drop for Ticket {
     fn drop(&mut self) {
         if let Ok(mut s) = self.state.lock() {
-            s.give_back(&self.person, self.memory);
+            s.own.give_back(&self.person, self.memory);
         }
         self.freed.notify_waiters();
     }
@@ -176,7 +234,15 @@ impl Drop for InQueue<'_> {
 
 impl Admission {
     pub fn new(limits: AdmissionLimits) -> Self {
-        Self { limits: Mutex::new(limits), state: Arc::default(), freed: Arc::default(), owners: Mutex::new(None) }
+        Self {
+            limits: Mutex::new(limits),
+            state: Arc::default(),
+            freed: Arc::default(),
+            owners: Mutex::new(None),
+            elsewhere: Mutex::new(None),
+            looked: Mutex::new(None),
+            asked: Mutex::new(None),
+        }
     }
 
     pub fn limits(&self) -> AdmissionLimits {
@@ -195,6 +261,51 @@ impl Admission {
     pub fn set_owners(&self, owners: OwnerOf) {
         if let Ok(mut o) = self.owners.lock() {
             *o = Some(owners);
+        }
+    }
+
+    /// How to learn what the other servers sharing this capacity hold; until then, and
+    /// for a server alone, nothing.
+    pub fn set_elsewhere(&self, elsewhere: Arc<dyn Elsewhere>) {
+        if let Ok(mut e) = self.elsewhere.lock() {
+            *e = Some(elsewhere);
+        }
+    }
+
+    /// What this server holds, for the others.
+    pub fn held(&self) -> Held {
+        self.state.lock().map(|s| s.own.clone()).unwrap_or_default()
+    }
+
+    /// The other servers, unless `last` says they were asked less than `every` ago.
+    fn elsewhere_due(&self, last: &Mutex<Option<Instant>>, every: Duration) -> Option<Arc<dyn Elsewhere>> {
+        let elsewhere = self.elsewhere.lock().ok()?.clone()?;
+        let mut last = last.lock().ok()?;
+        if last.is_some_and(|at| at.elapsed() < every) {
+            return None;
+        }
+        *last = Some(Instant::now());
+        Some(elsewhere)
+    }
+
+    /// Asks the other servers what they hold, unless that was asked a moment ago.
+    async fn look_elsewhere(&self) {
+        let Some(elsewhere) = self.elsewhere_due(&self.looked, LOOK_ELSEWHERE) else { return };
+        let others = elsewhere.held().await;
+        if let Ok(mut s) = self.state.lock() {
+            s.others = others;
+        }
+    }
+
+    /// Asks the other servers for room when what they hold stands in the way of
+    /// `person`'s start (theirs, when `at_cap`), unless that was asked a moment ago.
+    async fn room_elsewhere(&self, person: &str, at_cap: bool) {
+        let theirs = self.state.lock().map(|s| if at_cap { s.others.of(person) } else { s.others.running });
+        if theirs.unwrap_or(0) == 0 {
+            return;
+        }
+        if let Some(elsewhere) = self.elsewhere_due(&self.asked, ASK_ELSEWHERE) {
+            elsewhere.make_room(at_cap.then(|| person.to_owned())).await;
         }
     }
 
@@ -219,9 +330,9 @@ impl Admission {
         Some(1 + s.queue.iter().filter(|(n, _, p)| key(*n, p) < own).count())
     }
 
-    /// Sandboxes running and the memory they hold now.
+    /// Sandboxes running here and the memory they hold now.
     pub fn in_use(&self) -> (usize, u64) {
-        self.state.lock().map(|s| (s.running, s.memory)).unwrap_or_default()
+        self.state.lock().map(|s| (s.own.running, s.own.memory)).unwrap_or_default()
     }
 
     /// Waits for room for a sandbox of `memory` bytes for conversation `chat_id`;
@@ -263,6 +374,7 @@ impl Admission {
             let freed = self.freed.notified();
             tokio::pin!(freed);
             freed.as_mut().enable();
+            self.look_elsewhere().await;
             if let Some(ticket) = self.try_take(number, &person, memory) {
                 return Ok(ticket);
             }
@@ -270,6 +382,7 @@ impl Admission {
                 made_room = true;
                 let at_cap = self.state.lock().is_ok_and(|s| s.running_of(&person) >= self.limits().per_person);
                 make_room(at_cap.then(|| person.clone())).await;
+                self.room_elsewhere(&person, at_cap).await;
                 continue;
             }
             // Idle sandboxes may have appeared since (a pre-started one finishing its
@@ -281,8 +394,11 @@ impl Admission {
             }
             if tokio::time::Instant::now() >= deadline {
                 let l = self.limits();
-                let (running, used, own) =
-                    self.state.lock().map(|s| (s.running, s.memory, s.running_of(&person))).unwrap_or_default();
+                let (running, used, own) = self
+                    .state
+                    .lock()
+                    .map(|s| (s.own.running + s.others.running, s.own.memory + s.others.memory, s.running_of(&person)))
+                    .unwrap_or_default();
                 return Err(SandboxError::Busy(format!(
                     "no sandbox was free within {} s: {running} run now ({own} of them yours, at most {} each), \
                      using {} of {} MiB (at most {} at once); try again in a moment",
@@ -302,11 +418,10 @@ impl Admission {
     pub fn try_admit(&self, memory: u64) -> Option<Ticket> {
         let limits = self.limits();
         let mut s = self.state.lock().ok()?;
-        let fits = s.running < limits.max_running && s.memory + memory <= limits.max_memory_bytes;
-        if !s.queue.is_empty() || !fits {
+        if !s.queue.is_empty() || !s.fits(&limits, memory) {
             return None;
         }
-        s.take(POOL, memory);
+        s.own.take(POOL, memory);
         Some(Ticket { memory, person: POOL.to_owned(), state: self.state.clone(), freed: self.freed.clone() })
     }
 
@@ -314,13 +429,14 @@ impl Admission {
     /// `false` (nothing changed) when that person already runs their share.
     pub async fn hand_over(&self, ticket: &mut Ticket, chat_id: &str) -> bool {
         let person = self.person_of(chat_id).await;
+        self.look_elsewhere().await;
         let per_person = self.limits().per_person;
         let Ok(mut s) = self.state.lock() else { return false };
         if s.running_of(&person) >= per_person {
             return false;
         }
-        s.give_back(&ticket.person, ticket.memory);
-        s.take(&person, ticket.memory);
+        s.own.give_back(&ticket.person, ticket.memory);
+        s.own.take(&person, ticket.memory);
         ticket.person = person;
         true
     }
@@ -330,11 +446,10 @@ impl Admission {
         let limits = self.limits();
         let mut s = self.state.lock().ok()?;
         let turn = s.next_in_turn(limits.per_person) == Some(number);
-        let fits = s.running < limits.max_running && s.memory + memory <= limits.max_memory_bytes;
-        if !(turn && fits) {
+        if !(turn && s.fits(&limits, memory)) {
             return None;
         }
-        s.take(person, memory);
+        s.own.take(person, memory);
         Some(Ticket { memory, person: person.to_owned(), state: self.state.clone(), freed: self.freed.clone() })
     }
 }
@@ -405,6 +520,65 @@ mod tests {
             .await;
         assert!(ticket.is_ok(), "the idle one made room");
         assert!(held.lock().unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn the_sandboxes_other_servers_hold_count_against_the_limits() {
+        let a = Arc::new(Admission::new(AdmissionLimits { per_person: 1, ..limits(3, 1024, 30_000) }));
+        two_people(&a);
+        let elsewhere = Arc::new(Others::default());
+        a.set_elsewhere(elsewhere.clone());
+        // Another server runs one of A's sandboxes: A's next waits, B's goes.
+        elsewhere.held.lock().unwrap().take("A", 256 << 20);
+        let second = {
+            let a = a.clone();
+            tokio::spawn(async move { a.admit("a2", "a2", 256 << 20, |_| async {}).await.map(|_| ()) })
+        };
+        waiting(&a, "a2").await;
+        let b = a.admit("b1", "b1", 256 << 20, |_| async {}).await.unwrap();
+        assert_eq!(a.held(), Held { running: 1, memory: 256 << 20, by_person: [("B".into(), 1)].into() });
+        assert!(a.place("a2").is_some(), "A is at their cap, counted across servers");
+        // Room for A was asked of the other server, which stops A's there: A's start goes
+        // once that is heard of.
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while elsewhere.asked.lock().unwrap().is_empty() {
+            assert!(std::time::Instant::now() < deadline, "room was never asked for");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(elsewhere.asked.lock().unwrap()[0], Some("A".to_owned()));
+        *elsewhere.held.lock().unwrap() = Held::default();
+        tokio::time::timeout(Duration::from_secs(20), second).await.unwrap().unwrap().unwrap();
+        drop(b);
+
+        // The others fill the whole capacity: even a pre-started sandbox finds no room.
+        let full = Admission::new(limits(2, 1024, 100));
+        let others = Arc::new(Others::default());
+        others.held.lock().unwrap().take("C", 1);
+        others.held.lock().unwrap().take("D", 1);
+        full.set_elsewhere(others.clone());
+        let refused = full.admit("e", "e", 1, |_| async {}).await.unwrap_err();
+        assert!(refused.to_string().contains("2 run now (0 of them yours"), "{refused}");
+        assert_eq!(*others.asked.lock().unwrap(), [None], "any idle one of theirs would do");
+        assert!(full.try_admit(1).is_none());
+    }
+
+    /// Other servers as a test plays them: they hold what it says, and note each request
+    /// for room.
+    #[derive(Default)]
+    struct Others {
+        held: Mutex<Held>,
+        asked: Mutex<Vec<Option<String>>>,
+    }
+
+    #[async_trait::async_trait]
+    impl Elsewhere for Others {
+        async fn held(&self) -> Held {
+            self.held.lock().unwrap().clone()
+        }
+
+        async fn make_room(&self, only: Option<String>) {
+            self.asked.lock().unwrap().push(only);
+        }
     }
 
     /// Conversations `a…` are person A's, `b…` person B's.

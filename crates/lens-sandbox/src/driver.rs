@@ -190,6 +190,17 @@ pub trait SandboxDriver: crate::agent_core::AgentCalls + Send + Sync {
     /// between people; until then each conversation counts as its own person.
     fn set_owners(&self, owners: crate::admission::OwnerOf);
 
+    /// The sandboxes this server runs, for the other servers sharing their capacity.
+    fn held(&self) -> crate::admission::Held;
+
+    /// How to learn what the other servers sharing this capacity run, so the limits
+    /// count theirs too.
+    fn set_elsewhere(&self, elsewhere: std::sync::Arc<dyn crate::admission::Elsewhere>);
+
+    /// Stops one idle sandbox (of person `only`, when named) for a start on another
+    /// server sharing this capacity.
+    async fn make_room(&self, only: Option<String>);
+
     /// Stops every sandbox as the server goes down; the workspaces stay.
     async fn shutdown(&self);
 }

@@ -411,6 +411,18 @@ impl SandboxDriver for GatewayDriver {
         self.admission.set_owners(owners);
     }
 
+    fn held(&self) -> crate::admission::Held {
+        self.admission.held()
+    }
+
+    fn set_elsewhere(&self, elsewhere: Arc<dyn crate::admission::Elsewhere>) {
+        self.admission.set_elsewhere(elsewhere);
+    }
+
+    async fn make_room(&self, only: Option<String>) {
+        self.stop_idle("", only).await;
+    }
+
     /// Lets go of every agent and stops the sandboxes; their workspaces stay on the gateway.
     async fn shutdown(&self) {
         let names: Vec<String> = self.running.lock().await.keys().cloned().collect();

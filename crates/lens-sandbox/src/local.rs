@@ -538,6 +538,18 @@ impl SandboxDriver for LocalDriver {
         self.admission.set_owners(owners);
     }
 
+    fn held(&self) -> crate::admission::Held {
+        self.admission.held()
+    }
+
+    fn set_elsewhere(&self, elsewhere: Arc<dyn crate::admission::Elsewhere>) {
+        self.admission.set_elsewhere(elsewhere);
+    }
+
+    async fn make_room(&self, only: Option<String>) {
+        self.stop_idle("", only).await;
+    }
+
     async fn shutdown(&self) {
         LocalDriver::shutdown(self).await;
     }

@@ -31,13 +31,22 @@ pub fn sandbox_lease(chat_id: &str) -> String {
     format!("{SANDBOX_LEASES}{chat_id}")
 }
 
+/// What this replica's sandboxes hold, in JSON, said with each heartbeat.
+pub type Report = Box<dyn Fn() -> String + Send + Sync>;
+
 /// This replica and what it knows of the others.
-#[derive(Debug)]
 pub struct Cluster {
     store: Store,
     me: ReplicaRow,
     /// The database is shared (PostgreSQL): other replicas may be running.
     shared: bool,
+    report: std::sync::OnceLock<Report>,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster").field("me", &self.me).field("shared", &self.shared).finish_non_exhaustive()
+    }
 }
 
 impl Cluster {
@@ -49,8 +58,20 @@ impl Cluster {
             addr: config.addr.to_string(),
             started_at: now,
             seen_at: now,
+            sandboxes: "{}".into(),
         };
-        Self { store, me, shared: config.database_url.is_some() }
+        Self { store, me, shared: config.database_url.is_some(), report: std::sync::OnceLock::new() }
+    }
+
+    /// How to say what this replica's sandboxes hold, with every heartbeat from now on.
+    pub fn report_sandboxes(&self, report: Report) {
+        let _ = self.report.set(report);
+    }
+
+    /// This replica's row as of now.
+    fn row(&self) -> ReplicaRow {
+        let sandboxes = self.report.get().map(|r| r()).unwrap_or_else(|| self.me.sandboxes.clone());
+        ReplicaRow { sandboxes, ..self.me.clone() }
     }
 
     /// This replica's id, which its answers carry.
@@ -111,7 +132,7 @@ impl Cluster {
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tick.tick().await;
-                if let Err(e) = self.store.heartbeat(&self.me).await {
+                if let Err(e) = self.store.heartbeat(&self.row()).await {
                     tracing::warn!(error = %e, "saying this replica is alive failed");
                 }
                 if self.shared {

@@ -11,6 +11,7 @@
 //! - No global state: configuration, the store and the secret travel in [`AppState`].
 
 pub mod auth;
+pub mod capacity;
 pub mod chat;
 pub mod checks;
 pub mod cluster;

@@ -48,6 +48,9 @@ pub struct SandboxHub {
     switching: tokio::sync::Mutex<()>,
     /// Whose a conversation is, for admission's fair shares.
     owners: lens_sandbox::OwnerOf,
+    /// The other replicas, when there may be others: what their sandboxes hold counts
+    /// against the limits with this one's.
+    elsewhere: std::sync::OnceLock<Arc<dyn lens_sandbox::Elsewhere>>,
     /// Where the settings are kept, and which conversations exist.
     pub(crate) store: Store,
     /// The operator's configuration: its `LENS_SANDBOX_*` values lock settings.
@@ -106,9 +109,20 @@ impl SandboxHub {
             count: Default::default(),
             switching: tokio::sync::Mutex::default(),
             owners,
+            elsewhere: std::sync::OnceLock::new(),
             store,
             config,
         }
+    }
+
+    /// Shares the sandboxes' capacity with other replicas, before the sandbox starts.
+    pub fn share_with(&self, others: Arc<dyn lens_sandbox::Elsewhere>) {
+        let _ = self.elsewhere.set(others);
+    }
+
+    /// What this replica's sandboxes hold now.
+    pub fn held(&self) -> lens_sandbox::Held {
+        self.driver().map(|d| d.held()).unwrap_or_default()
     }
 
     /// The settings in force.
@@ -379,6 +393,9 @@ impl SandboxHub {
             }
         };
         driver.set_owners(self.owners.clone());
+        if let Some(elsewhere) = self.elsewhere.get() {
+            driver.set_elsewhere(elsewhere.clone());
+        }
         // Switching deletes every sandbox where they ran before (the admin confirmed it).
         if let Some(old) = current {
             delete_all(&*old.driver).await;

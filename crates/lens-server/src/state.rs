@@ -81,6 +81,11 @@ impl AppState {
         }
         let config = Arc::new(config);
         let sandbox = Arc::new(SandboxHub::new(config.clone(), store.clone()));
+        if config.database_url.is_some() {
+            sandbox.share_with(Arc::new(crate::capacity::OtherReplicas::new(store.clone(), cluster.id())));
+        }
+        let holds = sandbox.clone();
+        cluster.report_sandboxes(Box::new(move || serde_json::to_string(&holds.held()).unwrap_or_default()));
         let files = Files::open(&config, store.clone(), secret.clone()).context("opening the file store")?;
         let models = Models::new(models, config.clone(), store.clone(), secret.clone());
         let chats = Chats {

@@ -55,6 +55,11 @@ pub enum Control {
     },
     /// An admin changed the sandbox settings: every replica puts them into force.
     Settings,
+    /// A sandbox waits for room: each replica stops one idle sandbox (of `person`, when
+    /// named).
+    MakeRoom {
+        person: Option<String>,
+    },
 }
 
 impl Control {
@@ -64,6 +69,8 @@ impl Control {
             Self::Decide { approval_id, approved } => format!("decide {approval_id} {approved}"),
             Self::Run { replica } => format!("run {replica}"),
             Self::Settings => "settings".into(),
+            Self::MakeRoom { person: None } => "room".into(),
+            Self::MakeRoom { person: Some(person) } => format!("room {person}"),
         }
     }
 
@@ -75,6 +82,8 @@ impl Control {
             }
             ["run", replica] => Some(Self::Run { replica: (*replica).to_owned() }),
             ["settings"] => Some(Self::Settings),
+            ["room"] => Some(Self::MakeRoom { person: None }),
+            ["room", person] => Some(Self::MakeRoom { person: Some((*person).to_owned()) }),
             _ => None,
         }
     }
@@ -117,6 +126,12 @@ pub async fn settings_changed(chats: &Chats) {
     if chats.shared {
         send(&chats.store, Control::Settings).await;
     }
+}
+
+/// Asks every other replica to stop an idle sandbox (of `person`, when named) for a
+/// start here.
+pub async fn make_room(store: &Store, person: Option<String>) {
+    send(store, Control::MakeRoom { person }).await;
 }
 
 /// Tells `replica` that an answer was given to it to write.
@@ -164,6 +179,12 @@ pub fn listen(chats: Chats) {
                         let sandbox = chats.sandbox.clone();
                         tokio::spawn(async move { sandbox.follow_settings().await });
                     }
+                    Some(Control::MakeRoom { person }) => {
+                        // The asker hears it too, and has made what room it could already.
+                        if let Some(driver) = chats.sandbox.driver() {
+                            tokio::spawn(async move { driver.make_room(person).await });
+                        }
+                    }
                     None => tracing::warn!(payload, "an unknown signal from another replica"),
                 }
             }
@@ -183,10 +204,12 @@ mod tests {
             Control::Decide { approval_id: "p2".into(), approved: false },
             Control::Run { replica: "r1".into() },
             Control::Settings,
+            Control::MakeRoom { person: None },
+            Control::MakeRoom { person: Some("7".into()) },
         ] {
             assert_eq!(Control::parse(&control.payload()), Some(control));
         }
-        for junk in ["", "stop", "stop a b", "decide p1 maybe", "launch a1"] {
+        for junk in ["", "stop", "stop a b", "decide p1 maybe", "launch a1", "room a b"] {
             assert_eq!(Control::parse(junk), None, "{junk}");
         }
     }

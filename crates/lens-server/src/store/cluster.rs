@@ -13,6 +13,8 @@ pub struct ReplicaRow {
     pub started_at: i64,
     /// When it last said it was alive (ms).
     pub seen_at: i64,
+    /// What its sandboxes hold, as it last said ([`lens_sandbox::Held`] in JSON).
+    pub sandboxes: String,
 }
 
 /// A lease as the store has it: who holds it, until when (ms). Kept after it runs out

@@ -395,3 +395,123 @@ async fn a_run_waits_while_another_replica_drives_the_sandbox_and_takes_over_a_l
     assert_eq!(stopped.map(|h| h.is_some()), Err(sandbox_lease::NotHeld::Stopped));
     assert_eq!(store.lease("sandbox:c3").await.unwrap().unwrap().holder, "other");
 }
+
+#[tokio::test]
+async fn a_run_that_asks_first_is_approved_from_another_replica() {
+    let Some(database) = crate::postgres::fresh_database().await else { return };
+    // A writes the answers and drives the sandbox; B only serves the person's page.
+    let url = database.clone();
+    let a = TestApp::builder()
+        .sandbox()
+        .config(move |c| {
+            c.database_url = Some(url.as_str().into());
+            c.replicas_on_one_host = true;
+            c.sandbox_network = Some("registries".into());
+            c.sandbox_registries = Some(vec!["https://index.invalid/simple/".into()]);
+            c.approval_wait_secs = 120;
+        })
+        .settings_model()
+        .await;
+    let b = TestApp::builder().config(move |c| c.database_url = Some(database.as_str().into())).build().await;
+    let on_a = a.admin().await;
+    let on_b = b.login("admin", "admin-password").await;
+
+    // Outside text in the conversation: the run asks first, and A's answer waits.
+    let cid = on_a.new_chat().await;
+    let (_, body) = on_a.upload("notes.txt", b"from elsewhere".to_vec()).await;
+    let upload: lens_types::SharedFileRef = serde_json::from_value(body).unwrap();
+    let (_, body) = on_a.ask_with(&cid, "```bash\ncat attachments/notes.txt\n```", &[&upload.id]).await;
+    let aid = body["answer_id"].as_str().unwrap().to_owned();
+    // The question reaches the page on B, and B records the decision.
+    let (approval, seen) = on_b.approval_of(&cid, &aid).await;
+    let url = format!("/api/v1/approvals/{approval}");
+    let (status, body) = on_b.post(&url, json!({"approve": true})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // A's waiting run hears of it and runs; both replicas see the same end.
+    let done = on_b.done_after(&cid, &aid, &seen).await;
+    let step = &done.steps[0];
+    assert_eq!((step.status, step.approval.as_ref().unwrap().approved), (StepStatus::Succeeded, Some(true)));
+    assert_eq!(step.output.as_ref().unwrap().stdout, "from elsewhere");
+    assert_eq!(on_a.done_after(&cid, &aid, &seen).await, done);
+    // Decided once: A refuses a second decision too.
+    assert_eq!(on_a.post(&url, json!({"approve": false})).await.0, StatusCode::CONFLICT);
+
+    // Declined on B: A does not run it.
+    let aid = on_a.ask(&cid, "```bash\ntouch declined.txt\n```").await;
+    let (approval, seen) = on_b.approval_of(&cid, &aid).await;
+    let (status, _) = on_b.post(&format!("/api/v1/approvals/{approval}"), json!({"approve": false})).await;
+    assert_eq!(status, StatusCode::OK);
+    let done = on_b.done_after(&cid, &aid, &seen).await;
+    assert_eq!(done.steps[0].result.as_deref(), Some("The person declined: this did not run."));
+    assert!(done.steps[0].output.is_none());
+}
+
+#[tokio::test]
+async fn a_persons_sandboxes_are_counted_at_every_replica_and_an_idle_one_elsewhere_makes_room() {
+    let Some(database) = crate::postgres::fresh_database().await else { return };
+    let on = |url: String| {
+        TestApp::builder()
+            .sandbox()
+            .config(move |c| {
+                c.database_url = Some(url.as_str().into());
+                c.replicas_on_one_host = true;
+            })
+            .settings_model()
+    };
+    let (a, b) = (on(database.clone()).await, on(database).await);
+    let on_a = a.admin().await;
+    let on_b = b.login("admin", "admin-password").await;
+    // One sandbox running per person, on whichever replica; put into force on both now
+    // (rather than when B hears of the change a moment later).
+    for client in [&on_a, &on_b] {
+        let one = json!({"max_running_per_person": 1, "pool_size": 0, "queue_wait_secs": 120});
+        let (status, body) = client.put("/api/v1/admin/sandbox", one).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+
+    // The person's first conversation runs on A, whose sandbox stays up, idle.
+    let first = on_a.new_chat().await;
+    let aid = on_a.ask(&first, "```bash\necho first\n```").await;
+    assert_eq!(on_a.done_after(&first, &aid, "0").await.status, MessageStatus::Complete);
+    let driver_a = a.state.sandbox.driver().unwrap();
+    assert_eq!(driver_a.status(&first).await.unwrap().state, lens_sandbox::SandboxState::Running);
+    // A says so with its heartbeat (every 2 s: a start elsewhere sooner than that does
+    // not know yet).
+    says_what_it_runs(&a).await;
+
+    // Their second, on B: the person is at their one, counted across replicas. B asks
+    // the others for room, A stops the idle sandbox, and B's run goes on.
+    let second = on_b.new_chat().await;
+    let aid = on_b.ask(&second, "```bash\necho second\n```").await;
+    let done = on_b.done_after(&second, &aid, "0").await;
+    assert_eq!(done.status, MessageStatus::Complete, "{done:?}");
+    assert_eq!(done.steps[0].output.as_ref().unwrap().stdout, "second\n");
+    assert_eq!(driver_a.status(&first).await.unwrap().state, lens_sandbox::SandboxState::Stopped);
+    assert_eq!(b.state.sandbox.held().running, 1);
+    assert_eq!(a.state.sandbox.held().running, 0);
+
+    // And back: the first conversation's next run, on A, stops B's idle one in turn.
+    says_what_it_runs(&b).await;
+    let aid = on_a.ask(&first, "```bash\necho again\n```").await;
+    let done = on_a.done_after(&first, &aid, "0").await;
+    assert_eq!(done.steps[0].output.as_ref().unwrap().stdout, "again\n", "{done:?}");
+    assert_eq!(
+        b.state.sandbox.driver().unwrap().status(&second).await.unwrap().state,
+        lens_sandbox::SandboxState::Stopped
+    );
+}
+
+/// Waits until `replica`'s heartbeat says what its sandboxes hold now.
+async fn says_what_it_runs(replica: &TestApp) {
+    let now = replica.state.sandbox.held();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let replicas = replica.state.store.live_replicas(0).await.unwrap();
+        let said = replicas.iter().find(|r| r.id == replica.state.cluster.id()).map(|r| r.sandboxes.clone());
+        if said.and_then(|s| serde_json::from_str::<lens_sandbox::Held>(&s).ok()).as_ref() == Some(&now) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "a replica never said it holds {now:?}: {replicas:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

@@ -57,8 +57,14 @@ pub async fn story(store: Store) {
     // single server, or once its replica is not heard from (and only then).
     assert_eq!(store.add_question("c1", ada.id, &ids(5), "more", &[], 1).await.unwrap(), Asked::Added);
     let now = lens_server::now_ms();
-    let replica =
-        |id: &str, seen_at| ReplicaRow { id: id.into(), host: "h".into(), addr: "a".into(), started_at: 0, seen_at };
+    let replica = |id: &str, seen_at| ReplicaRow {
+        id: id.into(),
+        host: "h".into(),
+        addr: "a".into(),
+        started_at: 0,
+        seen_at,
+        sandboxes: "{}".into(),
+    };
     store.heartbeat(&replica("r1", now)).await.unwrap();
     assert_eq!(store.interrupt_orphans(now - 10_000).await.unwrap(), 0, "r1 is alive");
     assert_eq!(store.message("c1", "a5").await.unwrap().unwrap().status, MessageStatus::Streaming);
@@ -69,6 +75,11 @@ pub async fn story(store: Store) {
     store.heartbeat(&replica("r2", now)).await.unwrap();
     let live: Vec<String> = store.live_replicas(now - 10_000).await.unwrap().into_iter().map(|r| r.id).collect();
     assert_eq!(live.len(), 2, "{live:?}");
+    // Each heartbeat says what the replica's sandboxes hold now.
+    let holding = r#"{"running":1,"memory":1024,"by_person":{"7":1}}"#;
+    store.heartbeat(&ReplicaRow { sandboxes: holding.into(), ..replica("r2", now) }).await.unwrap();
+    let said: Vec<String> = store.live_replicas(now - 10_000).await.unwrap().into_iter().map(|r| r.sandboxes).collect();
+    assert_eq!(said, ["{}", holding]);
     assert!(store.take_lease("routines", "r1", now + 60_000).await.unwrap());
     assert!(store.take_lease("routines", "r1", now + 90_000).await.unwrap(), "kept by its holder");
     assert!(!store.take_lease("routines", "r2", now + 60_000).await.unwrap(), "held by r1");

@@ -97,6 +97,9 @@ impl TestAppBuilder {
             Config::with_data_dir(dir.path())
         };
         (self.config)(&mut config);
+        // The test gave a database of its own: a replica beside others on it, which hears
+        // them and says it is alive as `lens serve` does.
+        let replica = config.database_url.is_some();
         // `LENS_TEST_STORE=postgres`: the whole suite on PostgreSQL, a database per server;
         // `LENS_TEST_FILES=s3`: its files in the bucket, under a prefix per server.
         let postgres = std::env::var("LENS_TEST_STORE").as_deref() == Ok("postgres");
@@ -120,6 +123,11 @@ impl TestAppBuilder {
             config.sandbox = Some(true);
         }
         let state = AppState::open(config, models, self.tools).await.unwrap();
+        if replica {
+            state.cluster.clone().spawn();
+            lens_server::chat::relay::listen(state.chats.clone());
+            lens_server::chat::placement::spawn_adopter(state.chats.clone());
+        }
         lens_server::sandbox::start(&state.sandbox).await.unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());

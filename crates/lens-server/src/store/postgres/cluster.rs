@@ -17,14 +17,16 @@ pub(super) fn row_to_replica(r: &PgRow) -> ReplicaRow {
 impl ClusterTable for Postgres {
     async fn heartbeat(&self, replica: &ReplicaRow) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO replicas (id, host, addr, started_at, seen_at) VALUES ($1, $2, $3, $4, $5) \
-             ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at",
+            "INSERT INTO replicas (id, host, addr, started_at, seen_at, sandboxes) \
+             VALUES ($1, $2, $3, $4, $5, $6) \
+             ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at, sandboxes = excluded.sandboxes",
         )
         .bind(&replica.id)
         .bind(&replica.host)
         .bind(&replica.addr)
         .bind(replica.started_at)
         .bind(now_ms())
+        .bind(&replica.sandboxes)
         .execute(&self.pool)
         .await?;
         Ok(())
