@@ -42,6 +42,7 @@ fn step(status: StepStatus) -> Step {
         }),
         file: None,
         approval: None,
+        context: None,
     }
 }
 

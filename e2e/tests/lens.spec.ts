@@ -195,6 +195,8 @@ test('Direct mode runs code blocks: folded runs with output, errors in red, name
   await expect(step.getByTestId('tool-step-input')).toHaveText('answer = 6 * 7\nprint(answer)');
   await expect(step.getByTestId('run-stdout')).toHaveText('42');
   await expect(step.getByTestId('run-ending')).toHaveText('exited normally');
+  // The folded step says what its output took of the model's context.
+  await expect(step.getByTestId('step-context')).toHaveText(/^about \d+ tokens of the model's context \(under 1%\)$/);
 
   // The kernel keeps names between messages; a failing run shows red stderr and its code.
   await chat.send('```python\nprint(answer + 1)\nraise ValueError("bad input")\n```');
@@ -210,6 +212,22 @@ test('Direct mode runs code blocks: folded runs with output, errors in red, name
   await page.reload();
   await expect(page.getByTestId('tool-step')).toHaveCount(2);
   await expect(page.getByTestId('tool-step').nth(1)).toHaveAttribute('data-status', 'failed');
+});
+
+test('a run whose output was cut for the model says so, and how much of the context it took', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  await page.goto('/chat');
+  await chat.send('```python\nprint("x" * 100000)\n```');
+  const step = chat.lastAnswer().getByTestId('tool-step');
+  await expect(step).toHaveAttribute('data-status', 'succeeded');
+  const used = step.getByTestId('step-context');
+  await expect(used).toHaveText(/^about \d\.\dk tokens of the model's context \(\d+%\), cut to fit$/);
+  await expect(used).toHaveAttribute('data-cut', 'true');
+  // Folded, it is in the line a screen reader reads for the step.
+  await expect(step.locator('summary')).toContainText('cut to fit');
+  await page.reload();
+  await expect(chat.lastAnswer().getByTestId('step-context')).toContainText('cut to fit');
 });
 
 test('Copy puts a step\'s code, its output and the answer\'s text on the clipboard', async ({ page }) => {
@@ -307,6 +325,7 @@ test('the page assistant\'s panel follows its newest answer too', async ({ page 
     const answer = panel.getByTestId('assistant-message').last();
     await expect(answer).toHaveAttribute('data-status', 'complete');
     await expect(answer.getByTestId('tool-step')).toBeInViewport();
+    await expect(answer.getByTestId('step-context')).toContainText("tokens of the model's context");
     await expect.poll(() => distanceToEnd(panel.getByTestId('messages'))).toBeLessThan(48);
   }
   const messages = panel.getByTestId('messages');

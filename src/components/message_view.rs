@@ -118,6 +118,7 @@ fn placeholder(id: &str) -> lens_types::ToolStep {
         output: None,
         file: None,
         approval: None,
+        context: None,
     }
 }
 

@@ -1,6 +1,7 @@
 //! `ToolStep`: one tool call, folded: a glyph with words for screen readers, the
 //! summary, and beneath it what a person looks for without opening it: the last lines
-//! of a running step's output and the images a run made. Unfolded, [`RunDetail`]
+//! of a running step's output and the images a run made; once ended, how much of the
+//! model's context its result took (and whether it was cut to fit). Unfolded, [`RunDetail`]
 //! shows the input, the output, the files and the whole output's download.
 
 use lens_types::{StepStatus, ToolStep as Step};
@@ -45,6 +46,11 @@ pub fn ToolStep(
                     <span class="glyph" aria-hidden="true">{glyph}</span>
                     <span class="sr-only">{move || format!("Step {}: ", words())}</span>
                     <span class="summary" data-testid="tool-step-summary">{move || step.with(|s| s.summary.clone())}</span>
+                    {move || step.with(|s| s.context).map(|used| view! {
+                        <span class="step-context" data-testid="step-context" data-cut=used.cut.to_string()>
+                            {used.describe()}
+                        </span>
+                    })}
                 </summary>
                 <RunDetail step live place />
             </details>
@@ -88,8 +94,11 @@ mod tests {
             }),
             file: None,
             approval: None,
+            context: Some(lens_types::ContextUse { tokens: 3_010, window: 32_768, cut: true }),
         };
         let html = view! { <ToolStep step /> }.to_html();
+        let folded = html.split("</summary>").next().unwrap_or_default();
+        assert!(folded.contains("about 3.0k tokens of the model") && folded.contains("(9%), cut to fit"), "{html}");
         assert!(html.contains("<details>"), "folded: {html}");
         assert!(html.contains("Step succeeded: "), "{html}");
         assert!(html.contains("✓"), "{html}");
@@ -135,6 +144,7 @@ mod tests {
             }),
             file: None,
             approval: None,
+            context: None,
         };
         let place = Signal::derive(|| ("c1".to_string(), "m1".to_string()));
         let html = view! { <ToolStep step place /> }.to_html();
@@ -163,6 +173,7 @@ mod tests {
             output: None,
             file: None,
             approval: None,
+            context: None,
         });
         let lines: String = (1..=9).map(|i| format!("tick {i}\n")).collect();
         let live = Signal::derive(move || Some((lines.clone(), "warn <b>\n".to_string())));

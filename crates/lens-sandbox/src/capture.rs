@@ -12,6 +12,8 @@ pub const MODEL_TEXT_LIMIT: usize = 12_000;
 
 /// Characters kept of each stream for the model; the person sees `shown` of them.
 const KEEP: usize = MODEL_TEXT_LIMIT / 2;
+/// Characters of each stream the model reads; labels take at most 100 more each.
+const FOR_MODEL: usize = KEEP - 100;
 
 /// Incremental UTF-8 decoding: bytes of a character split across chunks wait for the rest;
 /// invalid bytes become U+FFFD.
@@ -70,6 +72,8 @@ pub struct CapturedRun {
     /// The start of stdout, the end of stderr and the ending, at most
     /// [`MODEL_TEXT_LIMIT`] characters in all.
     pub for_model: String,
+    /// Whether `for_model` left part of the output out.
+    pub cut_for_model: bool,
 }
 
 /// Gathers one run's output.
@@ -143,6 +147,7 @@ impl OutputCapture {
         let rest = self.stderr.finish();
         self.add_stderr(&rest);
         let for_model = self.model_text(&ending, duration_ms);
+        let cut_for_model = self.stdout_chars > FOR_MODEL || self.stderr_chars > FOR_MODEL;
         let stdout: String = self.head.chars().take(shown).collect();
         let stderr = last_chars(&self.tail, shown.min(KEEP)).to_owned();
         let output = RunOutput {
@@ -160,14 +165,13 @@ impl OutputCapture {
             images: Vec::new(),
             log: None,
         };
-        CapturedRun { output, for_model }
+        CapturedRun { output, for_model, cut_for_model }
     }
 
     /// Labels take at most 100 characters each side, so the total stays in the limit.
     fn model_text(&self, ending: &RunEnding, duration_ms: u64) -> String {
-        let budget = KEEP - 100;
-        let stdout: String = self.head.chars().take(budget).collect();
-        let stderr = last_chars(&self.tail, budget);
+        let stdout: String = self.head.chars().take(FOR_MODEL).collect();
+        let stderr = last_chars(&self.tail, FOR_MODEL);
         let mut text = String::new();
         if self.stdout_chars > 0 {
             let shown = stdout.chars().count();
@@ -268,6 +272,7 @@ mod tests {
         assert!(run.for_model.chars().count() <= MODEL_TEXT_LIMIT);
         assert!(run.for_model.starts_with("[stdout: the first 5900 of 10000000 characters]\n"));
         assert!(run.for_model.ends_with("[stopped before it finished after 1 ms]"));
+        assert!(run.cut_for_model);
     }
 
     #[test]
@@ -277,5 +282,6 @@ mod tests {
         c.push(OutputStream::Stderr, b"Traceback: boom\n");
         let run = c.finish("python", "x", RunEnding::Exited { code: 1 }, 12, 4000);
         assert_eq!(run.for_model, "[stdout]\n42\n\n[stderr]\nTraceback: boom\n\n[exited with code 1 after 12 ms]");
+        assert!(!run.cut_for_model);
     }
 }

@@ -31,6 +31,8 @@ use tokio::sync::mpsc;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutcome {
     pub ok: bool,
+    /// Whether `result` was cut to fit before the model reads it.
+    pub cut: bool,
     /// The text the model reads (and the UI shows when there is no `output`).
     pub result: String,
     pub output: Option<RunOutput>,
@@ -39,7 +41,7 @@ pub struct ToolOutcome {
 
 impl ToolOutcome {
     pub fn failed(message: impl Into<String>) -> Self {
-        Self { ok: false, result: message.into(), output: None, file: None }
+        Self { ok: false, cut: false, result: message.into(), output: None, file: None }
     }
 }
 

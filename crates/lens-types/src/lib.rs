@@ -15,4 +15,4 @@ pub use api::*;
 pub use error::{ApiError, ErrorBody, ErrorCode};
 pub use event::{OutputStream, StreamEvent};
 pub use sandbox_schema::{NumberSpec, OutOfRange, SandboxField, SandboxNumber};
-pub use step::{ApprovalRef, MadeFile, RunEnding, RunOutput, SharedFileRef, StepStatus, ToolStep};
+pub use step::{ApprovalRef, ContextUse, MadeFile, RunEnding, RunOutput, SharedFileRef, StepStatus, ToolStep};

@@ -36,6 +36,41 @@ pub struct ToolStep {
     pub file: Option<SharedFileRef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<ApprovalRef>,
+    /// How much of the model's context the step's result took, once it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<ContextUse>,
+}
+
+/// How much of the model's context a step's result took: what a person reads to see why
+/// an answer lost sight of something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ContextUse {
+    /// About how many tokens the result the model read took (estimated from its length).
+    pub tokens: u64,
+    /// The model's whole context, in tokens, as the model settings say.
+    pub window: u64,
+    /// Whether the output was cut before the model read it: the model saw only the
+    /// start of stdout and the end of stderr.
+    pub cut: bool,
+}
+
+impl ContextUse {
+    /// One line, as the folded step shows it: "about 3.1k tokens of the model's context
+    /// (9%), cut to fit".
+    pub fn describe(&self) -> String {
+        // Integer maths: no float formatting in the browser.
+        let tokens = match self.tokens {
+            t if t < 1_000 => t.to_string(),
+            t => format!("{}.{}k", t / 1_000, t % 1_000 / 100),
+        };
+        let share = match self.tokens.saturating_mul(100).checked_div(self.window) {
+            Some(0) | None => "under 1%".to_string(),
+            Some(p) => format!("{p}%"),
+        };
+        let cut = if self.cut { ", cut to fit" } else { "" };
+        format!("about {tokens} tokens of the model's context ({share}){cut}")
+    }
 }
 
 /// What one sandbox run printed and how it ended.
@@ -148,6 +183,20 @@ pub struct ApprovalRef {
     /// `None` while undecided.
     #[serde(default)]
     pub approved: Option<bool>,
+}
+
+#[cfg(test)]
+mod context_tests {
+    use super::ContextUse;
+
+    #[test]
+    fn the_context_line_reads_plainly() {
+        let line = |tokens, window, cut| ContextUse { tokens, window, cut }.describe();
+        assert_eq!(line(12, 32_768, false), "about 12 tokens of the model's context (under 1%)");
+        assert_eq!(line(3_150, 32_768, true), "about 3.1k tokens of the model's context (9%), cut to fit");
+        assert_eq!(line(40_000, 32_768, false), "about 40.0k tokens of the model's context (122%)");
+        assert_eq!(line(5, 0, false), "about 5 tokens of the model's context (under 1%)");
+    }
 }
 
 #[cfg(test)]

@@ -131,7 +131,7 @@ fn with_every_result(turns: &mut Vec<ChatMessage>, steps: &[ToolStep]) {
 }
 
 /// The estimated tokens of a message.
-fn tokens(m: &ChatMessage) -> usize {
+pub fn tokens(m: &ChatMessage) -> usize {
     let chars = match m {
         ChatMessage::User { text } => text.len(),
         ChatMessage::Assistant { text, tool_calls } => {
@@ -299,6 +299,7 @@ mod tests {
             output: None,
             file: None,
             approval: None,
+            context: None,
         }
     }
 

@@ -7,7 +7,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use lens_llm::{ChatMessage, ChatRequest, LlmError, ModelEvent, ToolCall, ToolSpec};
-use lens_types::{ApiError, ApprovalRef, ErrorCode, MessageStatus, StepStatus, StreamEvent, ToolStep};
+use lens_types::{ApiError, ApprovalRef, ContextUse, ErrorCode, MessageStatus, StepStatus, StreamEvent, ToolStep};
 
 use crate::tools::ToolOutcome;
 
@@ -76,6 +76,8 @@ pub struct AnswerMachine {
     call_ids: HashMap<String, String>,
     /// Tokens the provider reported, summed over the rounds (`None` if it never said).
     usage: Option<lens_types::TokenUsage>,
+    /// The model's context, in tokens: each ended step says how much of it its result took.
+    window: u32,
     finished: bool,
 }
 
@@ -95,8 +97,15 @@ impl AnswerMachine {
             queue: VecDeque::new(),
             call_ids: HashMap::new(),
             usage: None,
+            window: super::history::DEFAULT_CONTEXT_TOKENS,
             finished: false,
         }
+    }
+
+    /// The model's context is `tokens` long (the settings' value).
+    pub fn context_window(mut self, tokens: u32) -> Self {
+        self.window = tokens;
+        self
     }
 
     pub fn text(&self) -> &str {
@@ -189,6 +198,7 @@ impl AnswerMachine {
             output: None,
             file: None,
             approval: None,
+            context: None,
         };
         self.steps.push(step.clone());
         self.call_ids.insert(step_id.clone(), call.id.clone());
@@ -236,16 +246,22 @@ impl AnswerMachine {
         let Some(step) = self.steps.iter_mut().find(|s| s.id == step_id) else {
             return Vec::new();
         };
-        step.status = if outcome.ok { StepStatus::Succeeded } else { StepStatus::Failed };
-        step.result = Some(outcome.result.clone());
-        step.output = outcome.output;
-        step.file = outcome.file;
-        let step = step.clone();
-        self.history.push(ChatMessage::ToolResult {
+        let result = ChatMessage::ToolResult {
             call_id: self.call_ids.get(step_id).cloned().unwrap_or_default(),
             name: call.name,
-            content: outcome.result,
+            content: outcome.result.clone(),
+        };
+        step.status = if outcome.ok { StepStatus::Succeeded } else { StepStatus::Failed };
+        step.result = Some(outcome.result);
+        step.output = outcome.output;
+        step.file = outcome.file;
+        step.context = Some(ContextUse {
+            tokens: super::history::tokens(&result) as u64,
+            window: u64::from(self.window),
+            cut: outcome.cut,
         });
+        let step = step.clone();
+        self.history.push(result);
         let mut out = vec![Action::Emit(StreamEvent::Step { step }), Action::Save];
         out.extend(self.next_tool());
         out
@@ -307,7 +323,7 @@ mod tests {
     }
 
     fn ok(text: &str) -> ToolOutcome {
-        ToolOutcome { ok: true, result: text.into(), output: None, file: None }
+        ToolOutcome { ok: true, cut: false, result: text.into(), output: None, file: None }
     }
 
     fn machine(rounds: usize) -> AnswerMachine {
@@ -356,6 +372,10 @@ mod tests {
             ChatMessage::ToolResult { call_id: "c2".into(), name: "echo".into(), content: "two failed".into() }
         );
         assert_eq!(m.steps()[1].status, StepStatus::Failed);
+        // Each ended step says what its result took of the model's context.
+        let used = m.steps()[1].context.unwrap();
+        assert_eq!((used.tokens, used.window, used.cut), (12, 32_768, false), "(10 + 4 + 16) / 4 rounded up, and 4");
+        assert!(m.steps()[0].context.is_some());
         // The second round's text is a new paragraph.
         let a = m.on(Input::Model(ModelEvent::TextDelta("Done.".into()), None));
         assert_eq!(a[0], Action::Emit(StreamEvent::Token { text: "\n\n".into() }));

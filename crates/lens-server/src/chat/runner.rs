@@ -118,7 +118,7 @@ enum Waiting {
 
 async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>) {
     let mut stop = log.stop_signal();
-    let (model, history) = match prepare(&chats, &target).await {
+    let (model, history, window) = match prepare(&chats, &target).await {
         Ok(v) => v,
         Err(error) => {
             log.push(StreamEvent::Error { error: error.clone() });
@@ -131,7 +131,8 @@ async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>) {
     // The tools on offer when the answer starts stay the same until it ends.
     let tools = chats.tools_now();
     let model_name = model.name();
-    let mut machine = AnswerMachine::new(chats.limits.max_steps, Some(SYSTEM_PROMPT.into()), tools.specs(), history);
+    let mut machine = AnswerMachine::new(chats.limits.max_steps, Some(SYSTEM_PROMPT.into()), tools.specs(), history)
+        .context_window(window);
     let mut pending: VecDeque<Action> = machine.start().into();
     let mut waiting = Waiting::Nothing;
     let mut last_save = Instant::now();
@@ -249,16 +250,16 @@ async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>) {
     finish_log(&chats, &target, &log, final_error).await;
 }
 
-/// The model for this answer and the conversation so far.
+/// The model for this answer, the conversation so far, and the model's context in tokens.
 async fn prepare(
     chats: &Chats,
     target: &AnswerTarget,
-) -> Result<(Arc<dyn ChatModel>, Vec<lens_llm::ChatMessage>), ApiError> {
+) -> Result<(Arc<dyn ChatModel>, Vec<lens_llm::ChatMessage>, u32), ApiError> {
     let (model, context_tokens) = chats.models.current().await.map_err(|e| e.to_api())?;
     let failed = |e: crate::store::StoreError| crate::AppError::from(e).to_api();
     let messages = chats.store.messages_with_turns(&target.chat_id).await.map_err(failed)?;
     let page = chats.store.page_context(&target.chat_id).await.map_err(failed)?;
-    Ok((model, model_history(&messages, &target.answer_id, page.as_ref(), context_tokens)))
+    Ok((model, model_history(&messages, &target.answer_id, page.as_ref(), context_tokens), context_tokens))
 }
 
 /// Where an approval left the step.

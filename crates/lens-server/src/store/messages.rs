@@ -194,6 +194,7 @@ mod tests {
             output: None,
             file: None,
             approval: None,
+            context: None,
         };
         let mut steps = vec![step("s1", StepStatus::Succeeded), step("s2", StepStatus::Running)];
         let bash = lens_llm::RunsCode::BASH;

@@ -79,6 +79,7 @@ impl Tool for ImportSandboxFile {
         match self.import(&ctx, &path, &namespace, &name).await {
             Ok(doc) => ToolOutcome {
                 ok: true,
+                cut: false,
                 result: json!({"document_id": doc.id, "namespace": namespace, "name": doc.name, "size": doc.size})
                     .to_string(),
                 output: None,

@@ -210,7 +210,7 @@ async fn follow(
     output.images = keep_images(place, &files).await;
     let cut = output.stdout_cut || output.stderr_cut;
     output.log = keep_log(place, log, cut, &output).await;
-    ToolOutcome { ok, result: run.for_model, output: Some(output), file: None }
+    ToolOutcome { ok, cut: run.cut_for_model, result: run.for_model, output: Some(output), file: None }
 }
 
 /// Whether a run must ask first: the sandbox reaches the network and text the person did

@@ -40,14 +40,14 @@ impl Tool for SandboxFiles {
         let path = args["path"].as_str().unwrap_or("");
         match self.driver.list_files(&ctx.chat_id, path).await {
             Ok(entries) if entries.is_empty() => {
-                ToolOutcome { ok: true, result: "(empty)".into(), output: None, file: None }
+                ToolOutcome { ok: true, cut: false, result: "(empty)".into(), output: None, file: None }
             }
             Ok(entries) => {
                 let lines: Vec<String> = entries
                     .iter()
                     .map(|e| if e.is_dir { format!("{}/", e.path) } else { format!("{}  ({} bytes)", e.path, e.size) })
                     .collect();
-                ToolOutcome { ok: true, result: lines.join("\n"), output: None, file: None }
+                ToolOutcome { ok: true, cut: false, result: lines.join("\n"), output: None, file: None }
             }
             Err(e) => ToolOutcome::failed(e.to_string()),
         }

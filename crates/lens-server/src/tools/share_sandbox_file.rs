@@ -55,6 +55,7 @@ impl Tool for ShareSandboxFile {
         match self.files.share(&*self.driver, &ctx.chat_id, path, name, FileKind::Shared).await {
             Ok(file) => ToolOutcome {
                 ok: true,
+                cut: false,
                 result: json!({"id": file.id, "name": file.name, "size": file.size}).to_string(),
                 output: None,
                 file: Some(file),

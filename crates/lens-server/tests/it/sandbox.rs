@@ -170,6 +170,23 @@ async fn a_flood_streams_a_bounded_head_and_the_step_keeps_its_size() {
     assert_eq!((output.stdout_bytes, output.stderr_bytes), (50_000_000, 4_999_998));
     assert!(output.stdout.starts_with("y\ny\n") && output.stderr.ends_with("no\n"));
     assert!(output.log.is_some(), "the whole output is kept as the run's log");
+    // The step says what the model read of it: the heads, cut to fit, about 3k tokens
+    // of the default 32k context.
+    let used = message.steps[0].context.expect("the step's share of the context");
+    assert!(used.cut && (2_500..=3_200).contains(&used.tokens) && used.window == 32_768, "{used:?}");
+    assert!(used.describe().ends_with("of the model's context (9%), cut to fit"), "{}", used.describe());
+
+    // A small run's whole output went to the model.
+    let (_, message) = answer(
+        &admin,
+        &cid,
+        "```bash
+echo small
+```",
+    )
+    .await;
+    let used = message.steps[0].context.unwrap();
+    assert!(!used.cut && used.tokens < 40, "{used:?}");
 }
 
 #[tokio::test]
