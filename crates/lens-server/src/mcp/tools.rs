@@ -154,6 +154,10 @@ pub struct Step {
     pub result: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<File>,
+    /// How much of the model's context the step's result took, as a sentence ("about
+    /// 3.0k tokens of the model's context (9%), cut to fit").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -250,6 +254,7 @@ fn answer_of(chat_id: &str, message: MessageView) -> Answer {
                 ending: run.map(|r| r.ending.describe()),
                 result: if run.is_none() { s.result.clone() } else { None },
                 file: s.file.map(|f| File { id: f.id, name: f.name, size: f.size, mime: f.mime }),
+                context: s.context.map(|c| c.describe()),
             }
         })
         .collect();

@@ -137,6 +137,8 @@ async fn an_agent_asks_reads_the_runs_and_the_shared_files_of_its_own_chats_only
     let step = &answer["steps"][0];
     assert_eq!((step["language"].as_str(), step["stdout"].as_str()), (Some("python"), Some("42\n")), "{answer}");
     assert_eq!(step["ending"], "exited normally");
+    let context = step["context"].as_str().unwrap_or_default();
+    assert!(context.starts_with("about ") && context.ends_with("of the model's context (under 1%)"), "{answer}");
     let chat_id = answer["chat_id"].as_str().unwrap().to_owned();
     // The same chat again: the kernel kept nothing but files matter here.
     let again =
