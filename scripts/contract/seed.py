@@ -109,6 +109,9 @@ ops = [
     operation("POST", "/api/v1/chats/{cid}/files", cid=cid),
     operation("GET", "/api/v1/chats/{cid}/files/{fid}", cid=cid, fid=shared),
     operation("GET", "/api/v1/chats/{cid}/answers/{aid}/events", cid=cid, aid=aid),
+    operation("GET", "/api/v1/chats/{cid}/sandbox", cid=cid),
+    # Its answer waits on an approval: the delete is refused (409), the sandbox kept.
+    operation("DELETE", "/api/v1/chats/{cid}/sandbox", cid=waiting_cid),
     operation("POST", "/api/v1/chats/{cid}/answers/{aid}/stop", cid=cid, aid=aid),
     operation("POST", "/api/v1/approvals/{id}", id=waiting),
     operation("GET", "/api/v1/library/namespaces/{id}", id=namespace),

@@ -58,6 +58,9 @@ pub enum AppError {
     /// 502: the host helper could not start what was asked; the message says why.
     #[error("{0}")]
     HostHelperFailed(String),
+    /// 502: the code sandbox (or its gateway) could not do what was asked; the message says why.
+    #[error("{0}")]
+    SandboxUnavailable(String),
     /// 507: the server's disk is full, so nothing new could be saved.
     #[error("{}", crate::files::disk::DISK_FULL)]
     DiskFull,
@@ -105,7 +108,9 @@ impl AppError {
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::RateLimited { .. } | Self::LimitReached(_) => StatusCode::TOO_MANY_REQUESTS,
-            Self::ModelUnavailable(_) | Self::HostHelperFailed(_) => StatusCode::BAD_GATEWAY,
+            Self::ModelUnavailable(_) | Self::HostHelperFailed(_) | Self::SandboxUnavailable(_) => {
+                StatusCode::BAD_GATEWAY
+            }
             Self::DiskFull => StatusCode::INSUFFICIENT_STORAGE,
             Self::Database(_) | Self::Internal(_) | Self::Damaged => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -128,6 +133,7 @@ impl AppError {
             Self::LimitReached(_) => ErrorCode::LimitReached,
             Self::ModelUnavailable(_) => ErrorCode::ModelUnavailable,
             Self::HostHelperFailed(_) => ErrorCode::HostHelperFailed,
+            Self::SandboxUnavailable(_) => ErrorCode::SandboxUnavailable,
             Self::DiskFull => ErrorCode::DiskFull,
             Self::MisdirectedHost(_) => ErrorCode::MisdirectedRequest,
             Self::CrossOrigin(_) => ErrorCode::CrossOrigin,

@@ -19,9 +19,9 @@ use crate::{
     AppError, AppState,
     openapi::ApiDoc,
     routes::{
-        answers, approvals, chat_files, chats, gateway_preflight, gateway_start, health, library_documents,
-        library_namespaces, messages, model_list, model_settings, model_test, openapi, sandbox_settings, sessions,
-        setup, storage, tokens, uploads, usage, users,
+        answers, approvals, chat_files, chat_sandbox, chats, gateway_preflight, gateway_start, health,
+        library_documents, library_namespaces, messages, model_list, model_settings, model_test, openapi,
+        sandbox_settings, sessions, setup, storage, tokens, uploads, usage, users,
     },
 };
 
@@ -68,6 +68,7 @@ pub fn documented_routes(upload_max_bytes: usize) -> DocumentedRoutes {
         .routes(routes!(messages::create_message))
         .routes(routes!(chat_files::share_chat_file))
         .routes(routes!(chat_files::get_chat_file))
+        .routes(routes!(chat_sandbox::get_chat_sandbox, chat_sandbox::delete_chat_sandbox))
         .routes(routes!(answers::get_answer_events))
         .routes(routes!(answers::stop_answer))
         .routes(routes!(model_settings::get_model_settings, model_settings::update_model_settings))

@@ -3,6 +3,7 @@
 pub mod answers;
 pub mod approvals;
 pub mod chat_files;
+pub mod chat_sandbox;
 pub mod chats;
 pub mod gateway_preflight;
 pub mod gateway_start;

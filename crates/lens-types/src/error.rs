@@ -41,6 +41,8 @@ pub enum ErrorCode {
     DiskFull,
     /// The host helper Lens was given could not do what was asked (502).
     HostHelperFailed,
+    /// The code sandbox (or its gateway) could not do what was asked (502).
+    SandboxUnavailable,
     /// The request's `Host` is not a name Lens is reached under (421).
     MisdirectedRequest,
     /// A change from a page of another site, or without a same-origin `Origin` (403).
@@ -77,6 +79,7 @@ impl ErrorCode {
             Self::StepLimit => "step_limit",
             Self::DiskFull => "disk_full",
             Self::HostHelperFailed => "host_helper_failed",
+            Self::SandboxUnavailable => "sandbox_unavailable",
             Self::MisdirectedRequest => "misdirected_request",
             Self::CrossOrigin => "cross_origin",
             Self::SetupCode => "setup_code",

@@ -353,3 +353,64 @@ async fn a_run_waiting_for_a_free_sandbox_shows_its_place_then_runs() {
     let output = message.steps[0].output.as_ref().unwrap();
     assert_eq!(output.stdout, "mine\n", "the step shows the run's own output");
 }
+
+#[tokio::test]
+async fn a_conversations_sandbox_shows_how_it_stands_and_delete_takes_its_files_not_the_conversation() {
+    let app = TestApp::builder().sandbox().settings_model().await;
+    let admin = app.admin().await;
+    let bob = app.user(&admin, "bob").await;
+    let cid = admin.new_chat().await;
+    let url = format!("/api/v1/chats/{cid}/sandbox");
+    let view = |body: serde_json::Value| serde_json::from_value::<lens_types::ChatSandboxView>(body).unwrap();
+
+    // No run yet: none.
+    let (status, body) = admin.get(&url).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(view(body).state, lens_types::ChatSandboxState::Absent);
+
+    // After a run: running, its files counted, and when it goes if unused: stopped after
+    // the idle time, deleted the unused days after that.
+    let (_, message) = answer(&admin, &cid, "```bash\nhead -c 300000 /dev/urandom > kept.bin && echo made\n```").await;
+    assert_eq!(message.steps[0].output.as_ref().unwrap().stdout, "made\n");
+    let (_, body) = admin.get(&url).await;
+    let running = view(body);
+    assert_eq!((running.state, running.busy), (lens_types::ChatSandboxState::Running, false));
+    assert!(running.disk_bytes >= 300_000, "{running:?}");
+    let (_, settings) = admin.get("/api/v1/admin/sandbox").await;
+    let (idle, days) = (settings["idle_stop_secs"].as_i64().unwrap(), settings["unused_delete_days"].as_i64().unwrap());
+    let last_used = running.last_used_at.unwrap();
+    assert!((lens_server::now_ms() - last_used).abs() < 120_000, "{running:?}");
+    assert_eq!(running.deletes_at, Some(last_used + idle * 1000 + days * 86_400_000));
+
+    // Someone else's: 404 both ways, and nothing changes.
+    assert_eq!(bob.get(&url).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(bob.delete(&url).await.0, StatusCode::NOT_FOUND);
+
+    // Not while an answer is being written in the conversation.
+    let aid = admin.ask(&cid, "```bash\nsleep 3; echo late\n```").await;
+    let (status, body) = admin.delete(&url).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("stop it first"), "{body}");
+    admin.done_after(&cid, &aid, "0").await;
+
+    // Deleted: gone with its files; the conversation stays and its next run starts afresh.
+    assert_eq!(admin.delete(&url).await.0, StatusCode::NO_CONTENT);
+    assert_eq!(view(admin.get(&url).await.1).state, lens_types::ChatSandboxState::Absent);
+    let (_, message) = answer(&admin, &cid, "```bash\nls -a; test -e kept.bin || echo gone\n```").await;
+    assert!(message.steps[0].output.as_ref().unwrap().stdout.contains("gone"), "{message:?}");
+    let (status, chat) = admin.get(&format!("/api/v1/chats/{cid}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(chat["messages"].as_array().unwrap().len(), 6, "every message kept");
+    // Deleting none is fine too.
+    assert_eq!(
+        admin.delete(&format!("/api/v1/chats/{}/sandbox", admin.new_chat().await)).await.0,
+        StatusCode::NO_CONTENT
+    );
+
+    // With the sandbox off, it says so.
+    let off = TestApp::new().await;
+    let someone = off.admin().await;
+    let cid = someone.new_chat().await;
+    let (_, body) = someone.get(&format!("/api/v1/chats/{cid}/sandbox")).await;
+    assert_eq!(view(body).state, lens_types::ChatSandboxState::Off);
+}

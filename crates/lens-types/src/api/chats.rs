@@ -213,3 +213,35 @@ mod tests {
         assert_eq!(PageContext::cut_text(&cut), cut, "cutting again changes nothing");
     }
 }
+
+/// Where a conversation's sandbox stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ChatSandboxState {
+    /// Its programs run (Python keeps its names).
+    Running,
+    /// Stopped, with its files kept: the next run starts it again, with fresh names.
+    Stopped,
+    /// None yet (no run made one), or deleted: the next run makes a fresh one.
+    Absent,
+    /// The code sandbox is turned off on this server.
+    Off,
+}
+
+/// A conversation's sandbox, as the conversation's header shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ChatSandboxView {
+    pub state: ChatSandboxState,
+    /// Bytes its workspace holds.
+    pub disk_bytes: u64,
+    /// Whether a run is in progress in it.
+    pub busy: bool,
+    /// When it was last used (a run, a file), as far as the server knows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_used_at: Option<UnixMillis>,
+    /// When the server deletes it if nothing uses it until then (files and all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletes_at: Option<UnixMillis>,
+}

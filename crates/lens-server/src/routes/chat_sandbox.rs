@@ -1,0 +1,115 @@
+//! A conversation's sandbox, for its owner (anyone else: 404): how it stands (running,
+//! stopped, none), what its workspace holds, when it goes if unused; and Delete, which
+//! takes its files and Python names, while the conversation stays.
+
+use axum::{
+    Json,
+    extract::{Path, State},
+    http::StatusCode,
+};
+use lens_sandbox::SandboxState;
+use lens_types::{ChatSandboxState, ChatSandboxView, MessageStatus};
+
+use crate::{AppError, AppState, Result, auth::CurrentUser};
+
+/// How the conversation's sandbox stands.
+#[utoipa::path(
+    get,
+    path = "/chats/{cid}/sandbox",
+    tag = "chats",
+    params(
+        ("cid" = String, Path, description = "The conversation's id"),
+    ),
+    responses(
+        (status = 200, description = "The sandbox's state, disk use and when it goes if unused", body = lens_types::ChatSandboxView),
+        (status = 502, description = "The sandboxes' gateway could not be asked", body = lens_types::ErrorBody),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
+pub async fn get_chat_sandbox(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(cid): Path<String>,
+) -> Result<Json<ChatSandboxView>> {
+    state.store.chat(user.id(), &cid).await?.ok_or(AppError::NotFound)?;
+    let off = ChatSandboxView {
+        state: ChatSandboxState::Off,
+        disk_bytes: 0,
+        busy: false,
+        last_used_at: None,
+        deletes_at: None,
+    };
+    let Some(driver) = state.sandbox.driver() else { return Ok(Json(off)) };
+    let settings = state.sandbox.settings().await?;
+    let mut info = driver.status(&cid).await.map_err(|e| AppError::SandboxUnavailable(e.to_string()))?;
+    let now = crate::now_ms();
+    // Another replica driving it now, or lately, counts as use.
+    if let Ok(Some(lease)) = state.store.lease(&crate::cluster::sandbox_lease(&cid)).await {
+        info.busy |= lease.expires_at > now;
+        info.idle_secs = info.idle_secs.min(u64::try_from(now - lease.expires_at).unwrap_or(0) / 1000);
+    }
+    let last_used = now - (info.idle_secs as i64) * 1000;
+    let days = (settings.unused_delete_days as i64) * 86_400_000;
+    // The routines stop an idle sandbox, then delete it once it stayed stopped that long.
+    let view = match info.state {
+        SandboxState::Running => ChatSandboxView {
+            state: ChatSandboxState::Running,
+            deletes_at: Some(last_used + (settings.idle_stop_secs as i64) * 1000 + days),
+            ..with_use(&info, last_used)
+        },
+        SandboxState::Stopped => ChatSandboxView {
+            state: ChatSandboxState::Stopped,
+            deletes_at: Some(last_used + days),
+            ..with_use(&info, last_used)
+        },
+        _ => ChatSandboxView { state: ChatSandboxState::Absent, ..off },
+    };
+    Ok(Json(view))
+}
+
+/// What any sandbox that exists shows: its disk use, whether it runs something, when it
+/// was last used.
+fn with_use(info: &lens_sandbox::SandboxInfo, last_used: i64) -> ChatSandboxView {
+    ChatSandboxView {
+        state: ChatSandboxState::Stopped,
+        disk_bytes: info.disk_bytes,
+        busy: info.busy,
+        last_used_at: Some(last_used),
+        deletes_at: None,
+    }
+}
+
+/// Deletes the conversation's sandbox: its files and Python names. The conversation
+/// stays; its next run makes a fresh sandbox.
+#[utoipa::path(
+    delete,
+    path = "/chats/{cid}/sandbox",
+    tag = "chats",
+    params(
+        ("cid" = String, Path, description = "The conversation's id"),
+    ),
+    responses(
+        (status = 204, description = "Deleted (or there was none)"),
+        (status = 409, description = "An answer is being written in the conversation: stop it first", body = lens_types::ErrorBody),
+        (status = 502, description = "The sandboxes' gateway could not delete it", body = lens_types::ErrorBody),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
+pub async fn delete_chat_sandbox(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(cid): Path<String>,
+) -> Result<StatusCode> {
+    state.store.chat(user.id(), &cid).await?.ok_or(AppError::NotFound)?;
+    let messages = state.store.messages(&cid).await?;
+    if messages.iter().any(|m| m.status == MessageStatus::Streaming) {
+        return Err(AppError::Conflict(
+            "an answer is being written in this conversation and may be using its sandbox; stop it first".into(),
+        ));
+    }
+    if let Some(driver) = state.sandbox.driver() {
+        driver.delete(&cid).await.map_err(|e| AppError::SandboxUnavailable(e.to_string()))?;
+        tracing::info!(chat = %cid, "the person deleted their conversation's sandbox");
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
