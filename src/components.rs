@@ -16,6 +16,7 @@ pub mod message_view;
 pub mod page_assistant;
 pub mod run_detail;
 pub mod run_images;
+pub mod sandbox_status;
 pub mod shared_files;
 pub mod step_input;
 pub mod tool_step;

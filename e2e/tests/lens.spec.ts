@@ -230,6 +230,40 @@ test('a run whose output was cut for the model says so, and how much of the cont
   await expect(chat.lastAnswer().getByTestId('step-context')).toContainText('cut to fit');
 });
 
+test('the chat header shows how the sandbox stands; Delete, after saying what is lost, takes its files', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  await page.goto('/chat');
+  await chat.send('```bash\nhead -c 200000 /dev/urandom > kept.bin && echo made\n```');
+  await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
+  const status = page.getByTestId('sandbox-status');
+  await expect(status).toHaveAttribute('data-state', 'running');
+  await expect(status).toContainText('Sandbox: running');
+  await expect(page.getByTestId('sandbox-details')).toHaveText(/^\d+(\.\d)? (KB|MB) of files · deleted on \d{4}-\d\d-\d\d if unused$/);
+
+  // Dismissed: nothing goes.
+  let asked = '';
+  page.once('dialog', (d) => { asked = d.message(); void d.dismiss(); });
+  await page.getByTestId('delete-sandbox').click();
+  await expect.poll(() => asked).toContain('Every file in it and every name Python holds are lost');
+  await expect(status).toHaveAttribute('data-state', 'running');
+  // Confirmed, by keyboard: it goes, and the conversation stays.
+  page.once('dialog', (d) => void d.accept());
+  await page.getByTestId('delete-sandbox').focus();
+  await page.keyboard.press('Enter');
+  await expect(status).toHaveAttribute('data-state', 'absent');
+  await expect(status).toContainText('none yet');
+  await expect(page.getByTestId('delete-sandbox')).toHaveCount(0);
+  await chat.send('```bash\ntest -e kept.bin || echo gone\n```');
+  await expect(chat.lastAnswer().getByTestId('tool-step')).toHaveAttribute('data-status', 'succeeded');
+  await expect(status).toHaveAttribute('data-state', 'running');
+  await page.reload();
+  await expect(page.getByTestId('assistant-message')).toHaveCount(2);
+  await expect(chat.lastAnswer().getByTestId('tool-step').locator('summary')).toBeVisible();
+  await chat.lastAnswer().getByTestId('tool-step').locator('summary').click();
+  await expect(chat.lastAnswer().getByTestId('run-stdout')).toHaveText('gone');
+});
+
 test('Copy puts a step\'s code, its output and the answer\'s text on the clipboard', async ({ page }) => {
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);

@@ -157,6 +157,14 @@ pub async fn delete_chat(cid: &str) -> ApiResult<()> {
     send_empty(Request::delete(&format!("/api/v1/chats/{cid}"))).await
 }
 
+pub async fn chat_sandbox(cid: &str) -> ApiResult<ChatSandboxView> {
+    get(&format!("/api/v1/chats/{cid}/sandbox")).await
+}
+
+pub async fn delete_chat_sandbox(cid: &str) -> ApiResult<()> {
+    send_empty(Request::delete(&format!("/api/v1/chats/{cid}/sandbox"))).await
+}
+
 pub async fn send_message(
     cid: &str,
     text: &str,

@@ -1,12 +1,12 @@
 //! The chat page: the conversation list, the conversation's title with Rename and
-//! Delete, and the conversation itself.
+//! Delete, how its sandbox stands, and the conversation itself.
 
 use lens_types::ChatView;
 use leptos::prelude::*;
 
 use crate::{
     api,
-    components::{chat_list::ChatList, conversation::Conversation},
+    components::{chat_list::ChatList, conversation::Conversation, sandbox_status::SandboxStatus},
     context::Nav,
     dialogs,
 };
@@ -19,6 +19,8 @@ pub fn ChatPage() -> impl IntoView {
     let chats = RwSignal::new(Vec::<ChatView>::new());
     let error = RwSignal::new(None::<String>);
     let missing = RwSignal::new(false);
+    // Bumped when an answer ends: the sandbox may have started, grown or been used.
+    let answered = RwSignal::new(0u64);
     let refresh = move || {
         leptos::task::spawn_local(async move {
             match api::list_chats().await {
@@ -77,6 +79,9 @@ pub fn ChatPage() -> impl IntoView {
                         <button type="button" class="danger" data-testid="delete-chat" on:click=on_delete>"Delete"</button>
                     </Show>
                 </header>
+                <Show when=move || !missing.get()>
+                    <SandboxStatus chat_id=Signal::derive(move || cid.get()) changed=answered />
+                </Show>
                 <Show when=move || error.get().is_some()>
                     <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
                 </Show>
@@ -84,7 +89,10 @@ pub fn ChatPage() -> impl IntoView {
                     chat_id=Signal::derive(move || cid.get())
                     missing
                     on_created=Callback::new(move |id: String| nav.go(&format!("/chat/{id}")))
-                    on_changed=Callback::new(move |()| refresh())
+                    on_changed=Callback::new(move |()| {
+                        refresh();
+                        answered.update(|n| *n += 1);
+                    })
                     hint="Ask a question, or send code in a ```python fence."
                 />
             </section>

@@ -1,0 +1,153 @@
+//! `SandboxStatus`: the conversation's sandbox in its header, as it stands: running,
+//! stopped (started on the next run) or none yet; its disk use; the day it is deleted if
+//! nothing uses it; and Delete, after a question that says what is lost.
+
+use lens_types::{ChatSandboxState, ChatSandboxView};
+use leptos::prelude::*;
+
+use crate::{api, components::file_chip::size_words, dialogs};
+
+/// What the person is asked before the sandbox goes.
+pub const DELETE_QUESTION: &str = "Delete this conversation's sandbox? Every file in it and every name Python \
+holds are lost; the conversation stays, and its next run starts a fresh sandbox.";
+
+/// The day `ms` (since the Unix epoch) falls on, in UTC, as 2026-12-21 (integer maths:
+/// days to a civil date, after Howard Hinnant's algorithm).
+pub fn day_of(ms: i64) -> String {
+    let z = ms.div_euclid(86_400_000) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// The words for how the sandbox stands: (state, details).
+pub fn describe(view: &ChatSandboxView) -> (&'static str, String) {
+    let state = match view.state {
+        ChatSandboxState::Running if view.busy => "running code",
+        ChatSandboxState::Running => "running",
+        ChatSandboxState::Stopped => "stopped (starts on the next run)",
+        ChatSandboxState::Absent => "none yet (made by the first run)",
+        ChatSandboxState::Off => "off",
+    };
+    let mut details = Vec::new();
+    if matches!(view.state, ChatSandboxState::Running | ChatSandboxState::Stopped) {
+        details.push(format!("{} of files", size_words(view.disk_bytes)));
+    }
+    if let Some(at) = view.deletes_at {
+        details.push(format!("deleted on {} if unused", day_of(at)));
+    }
+    (state, details.join(" · "))
+}
+
+#[component]
+pub fn SandboxStatus(
+    /// The conversation.
+    #[prop(into)]
+    chat_id: Signal<Option<String>>,
+    /// Changes when an answer ended (the sandbox may have started or grown).
+    #[prop(into)]
+    changed: Signal<u64>,
+) -> impl IntoView {
+    let view_of = RwSignal::new(None::<ChatSandboxView>);
+    let error = RwSignal::new(None::<String>);
+    let load = move |cid: String| {
+        leptos::task::spawn_local(async move {
+            match api::chat_sandbox(&cid).await {
+                Ok(v) => {
+                    view_of.set(Some(v));
+                    error.set(None);
+                }
+                Err(e) => error.set(Some(e.message)),
+            }
+        })
+    };
+    // Another conversation's state is never shown under this one's title, even for the
+    // moment its own loads; the same conversation's stays until the new one comes.
+    let shown_for = StoredValue::new(None::<String>);
+    Effect::new(move |_| {
+        changed.track();
+        let cid = chat_id.get();
+        if shown_for.get_value() != cid {
+            view_of.set(None);
+            shown_for.set_value(cid.clone());
+        }
+        if let Some(cid) = cid {
+            load(cid);
+        }
+    });
+    let on_delete = move |_| {
+        let Some(cid) = chat_id.get_untracked() else { return };
+        if !dialogs::confirm(DELETE_QUESTION) {
+            return;
+        }
+        leptos::task::spawn_local(async move {
+            match api::delete_chat_sandbox(&cid).await {
+                Ok(()) => load(cid),
+                Err(e) => error.set(Some(e.message)),
+            }
+        });
+    };
+    let shown = move || view_of.get().filter(|v| v.state != ChatSandboxState::Off);
+    view! {
+        {move || shown().map(|v| {
+            let (state, details) = describe(&v);
+            let can_delete = matches!(v.state, ChatSandboxState::Running | ChatSandboxState::Stopped);
+            view! {
+                <div class="sandbox-status" data-testid="sandbox-status" data-state=format!("{:?}", v.state).to_lowercase()>
+                    <span class="sandbox-state">"Sandbox: " <strong>{state}</strong></span>
+                    <span class="muted" data-testid="sandbox-details">{details}</span>
+                    <Show when=move || can_delete>
+                        <button type="button" class="danger" data-testid="delete-sandbox" on:click=on_delete>
+                            "Delete sandbox"
+                        </button>
+                    </Show>
+                </div>
+            }
+        })}
+        <Show when=move || error.get().is_some()>
+            <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
+        </Show>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_fall_on_their_calendar_dates() {
+        assert_eq!(day_of(0), "1970-01-01");
+        assert_eq!(day_of(951_782_400_000), "2000-02-29");
+        assert_eq!(day_of(1_796_515_200_000 - 1), "2026-12-05");
+        assert_eq!(day_of(1_796_515_200_000), "2026-12-06");
+    }
+
+    #[test]
+    fn a_sandbox_reads_plainly() {
+        let view = ChatSandboxView {
+            state: ChatSandboxState::Stopped,
+            disk_bytes: 3_400_000,
+            busy: false,
+            last_used_at: Some(0),
+            deletes_at: Some(1_796_515_200_000),
+        };
+        assert_eq!(
+            describe(&view),
+            ("stopped (starts on the next run)", "3.4 MB of files · deleted on 2026-12-06 if unused".into())
+        );
+        let none = ChatSandboxView {
+            state: ChatSandboxState::Absent,
+            disk_bytes: 0,
+            busy: false,
+            last_used_at: None,
+            deletes_at: None,
+        };
+        assert_eq!(describe(&none), ("none yet (made by the first run)", String::new()));
+    }
+}
