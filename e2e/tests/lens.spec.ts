@@ -362,6 +362,9 @@ test('the page assistant\'s panel follows its newest answer too', async ({ page 
     await expect(answer.getByTestId('step-context')).toContainText("tokens of the model's context");
     await expect.poll(() => distanceToEnd(panel.getByTestId('messages'))).toBeLessThan(48);
   }
+  // The panel's conversation shows its sandbox too.
+  await expect(panel.getByTestId('sandbox-status')).toHaveAttribute('data-state', 'running');
+  await expect(panel.getByTestId('sandbox-details')).toContainText('if unused');
   const messages = panel.getByTestId('messages');
   await messages.evaluate((el) => { el.scrollTop = 0; });
   await expect(panel.getByTestId('jump-newest')).toBeVisible();

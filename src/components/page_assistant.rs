@@ -5,7 +5,10 @@
 use lens_types::PageContext;
 use leptos::prelude::*;
 
-use crate::{api, components::conversation::Conversation};
+use crate::{
+    api,
+    components::{conversation::Conversation, sandbox_status::SandboxStatus},
+};
 
 #[component]
 pub fn PageAssistant(
@@ -15,6 +18,8 @@ pub fn PageAssistant(
 ) -> impl IntoView {
     let open = RwSignal::new(false);
     let chat_id = RwSignal::new(None::<String>);
+    // Bumped when an answer ends: the sandbox's state is read again.
+    let answered = RwSignal::new(0u64);
     let error = RwSignal::new(None::<String>);
     let url = Memo::new(move |_| page.with(|p| p.url.clone()));
     // The page's conversation, once the panel is open: the latest one tied to this page.
@@ -79,6 +84,7 @@ pub fn PageAssistant(
                     <Show when=move || error.get().is_some()>
                         <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
                     </Show>
+                    <SandboxStatus chat_id=Signal::derive(move || chat_id.get()) changed=answered />
                     <Conversation
                         chat_id=Signal::derive(move || chat_id.get())
                         page=Callback::new(move |()| {
@@ -87,6 +93,7 @@ pub fn PageAssistant(
                             sent
                         })
                         on_created=Callback::new(move |id: String| chat_id.set(Some(id)))
+                        on_changed=Callback::new(move |()| answered.update(|n| *n += 1))
                         hint="Ask about what this page shows."
                     />
                 </section>
