@@ -110,7 +110,8 @@ ops = [
     operation("GET", "/api/v1/chats/{cid}/files/{fid}", cid=cid, fid=shared),
     operation("GET", "/api/v1/chats/{cid}/answers/{aid}/events", cid=cid, aid=aid),
     operation("GET", "/api/v1/chats/{cid}/sandbox", cid=cid),
-    # Its answer waits on an approval: the delete is refused (409), the sandbox kept.
+    # Its answer waits on an approval (409) until the approval's operation decides it;
+    # after that the delete goes (204). The seeded conversation keeps its sandbox.
     operation("DELETE", "/api/v1/chats/{cid}/sandbox", cid=waiting_cid),
     operation("POST", "/api/v1/chats/{cid}/answers/{aid}/stop", cid=cid, aid=aid),
     operation("POST", "/api/v1/approvals/{id}", id=waiting),
