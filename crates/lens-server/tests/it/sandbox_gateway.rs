@@ -231,3 +231,29 @@ async fn a_host_helper_starts_the_gateway_instead_of_the_command_and_its_failure
     assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
     assert!(body["error"]["message"].as_str().unwrap().contains("could not be reached"), "{body}");
 }
+
+#[tokio::test]
+async fn on_a_gateway_a_conversations_sandbox_shows_how_it_stands_and_is_deleted_from_the_gateway() {
+    let fake = FakeGateway::start().await.unwrap();
+    let app = on_gateway(&fake, None).await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    let url = format!("/api/v1/chats/{cid}/sandbox");
+    let state = |body: serde_json::Value| body["state"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(state(admin.get(&url).await.1), "absent");
+    let aid = admin.ask(&cid, "```bash\necho keep > note.txt\n```").await;
+    admin.done_after(&cid, &aid, "0").await;
+    let (status, body) = admin.get(&url).await;
+    assert_eq!((status, state(body.clone())), (StatusCode::OK, "running".to_owned()), "{body}");
+    assert!(body["deletes_at"].as_i64().is_some(), "{body}");
+    let name = format!("lens-chat-{cid}");
+    assert!(fake.sandboxes().iter().any(|(n, _)| *n == name));
+
+    // Deleted on the gateway; the conversation's next run makes a fresh one there.
+    assert_eq!(admin.delete(&url).await.0, StatusCode::NO_CONTENT);
+    assert!(!fake.sandboxes().iter().any(|(n, _)| *n == name), "{:?}", fake.sandboxes());
+    assert_eq!(state(admin.get(&url).await.1), "absent");
+    let aid = admin.ask(&cid, "```bash\ntest -e note.txt || echo fresh\n```").await;
+    let done = admin.done_after(&cid, &aid, "0").await;
+    assert_eq!(done.steps[0].output.as_ref().unwrap().stdout, "fresh\n", "{done:?}");
+}
