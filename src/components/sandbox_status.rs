@@ -58,7 +58,12 @@ pub fn SandboxStatus(
     let error = RwSignal::new(None::<String>);
     let load = move |cid: String| {
         leptos::task::spawn_local(async move {
-            match api::chat_sandbox(&cid).await {
+            let got = api::chat_sandbox(&cid).await;
+            // The person may have moved to another conversation meanwhile.
+            if chat_id.get_untracked().as_deref() != Some(cid.as_str()) {
+                return;
+            }
+            match got {
                 Ok(v) => {
                     view_of.set(Some(v));
                     error.set(None);
@@ -102,11 +107,11 @@ pub fn SandboxStatus(
                 <div class="sandbox-status" data-testid="sandbox-status" data-state=format!("{:?}", v.state).to_lowercase()>
                     <span class="sandbox-state">"Sandbox: " <strong>{state}</strong></span>
                     <span class="muted" data-testid="sandbox-details">{details}</span>
-                    <Show when=move || can_delete>
+                    {can_delete.then(|| view! {
                         <button type="button" class="danger" data-testid="delete-sandbox" on:click=on_delete>
                             "Delete sandbox"
                         </button>
-                    </Show>
+                    })}
                 </div>
             }
         })}

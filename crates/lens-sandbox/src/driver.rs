@@ -186,16 +186,25 @@ pub trait SandboxDriver: crate::agent_core::AgentCalls + Send + Sync {
     /// The egress proxy's latest decisions, newest last.
     fn egress_log(&self) -> Vec<EgressDecision>;
 
+    /// What decides which of this driver's sandboxes may start.
+    fn admission(&self) -> &crate::admission::Admission;
+
     /// How to find a conversation's person, so admission shares the sandboxes fairly
     /// between people; until then each conversation counts as its own person.
-    fn set_owners(&self, owners: crate::admission::OwnerOf);
+    fn set_owners(&self, owners: crate::admission::OwnerOf) {
+        self.admission().set_owners(owners);
+    }
 
     /// The sandboxes this server runs, for the other servers sharing their capacity.
-    fn held(&self) -> crate::admission::Held;
+    fn held(&self) -> crate::admission::Held {
+        self.admission().held()
+    }
 
     /// How to learn what the other servers sharing this capacity run, so the limits
     /// count theirs too.
-    fn set_elsewhere(&self, elsewhere: std::sync::Arc<dyn crate::admission::Elsewhere>);
+    fn set_elsewhere(&self, elsewhere: std::sync::Arc<dyn crate::admission::Elsewhere>) {
+        self.admission().set_elsewhere(elsewhere);
+    }
 
     /// Stops one idle sandbox (of person `only`, when named) for a start on another
     /// server sharing this capacity.

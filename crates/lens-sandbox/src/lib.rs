@@ -40,7 +40,7 @@ mod run_stream;
 pub mod testing;
 mod transfer;
 
-pub use admission::{AdmissionLimits, Elsewhere, Held, OwnerOf, host_memory};
+pub use admission::{Admission, AdmissionLimits, Elsewhere, Held, OwnerOf, host_memory};
 pub use capture::{CapturedRun, MODEL_TEXT_LIMIT, OutputCapture};
 pub use check::check;
 pub use driver::{

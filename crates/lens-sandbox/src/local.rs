@@ -534,16 +534,8 @@ impl SandboxDriver for LocalDriver {
         LocalDriver::egress_log(self)
     }
 
-    fn set_owners(&self, owners: crate::admission::OwnerOf) {
-        self.admission.set_owners(owners);
-    }
-
-    fn held(&self) -> crate::admission::Held {
-        self.admission.held()
-    }
-
-    fn set_elsewhere(&self, elsewhere: Arc<dyn crate::admission::Elsewhere>) {
-        self.admission.set_elsewhere(elsewhere);
+    fn admission(&self) -> &Admission {
+        &self.admission
     }
 
     async fn make_room(&self, only: Option<String>) {

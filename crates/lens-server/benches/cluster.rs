@@ -20,8 +20,6 @@
 
 mod common;
 
-use common::p50;
-
 use std::{
     io::BufRead,
     os::unix::process::CommandExt,
@@ -30,7 +28,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::stamped::{TOKEN_GAP, TOKENS, epoch, latency_of, percentile, read_sse, start_model};
+use common::{
+    p50,
+    stamped::{TOKEN_GAP, TOKENS, epoch, latency_of, percentile, read_sse, start_model},
+};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 

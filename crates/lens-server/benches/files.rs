@@ -16,10 +16,9 @@
 
 mod common;
 
-use common::p50;
-
 use std::time::Instant;
 
+use common::p50;
 use serde_json::{Value, json};
 
 const SIZE: usize = 25_000_000;

@@ -15,10 +15,9 @@
 
 mod common;
 
-use common::p50;
-
 use std::time::{Duration, Instant};
 
+use common::p50;
 use serde_json::{Value, json};
 
 const ROUNDS: usize = 15;

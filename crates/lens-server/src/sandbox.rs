@@ -9,7 +9,8 @@ use std::{
 };
 
 use lens_sandbox::{
-    DriverSettings, GatewayAddress, GatewayOptions, LocalOptions, Network, SandboxDriver, SandboxError, SandboxState,
+    DriverSettings, GatewayAddress, GatewayOptions, LocalOptions, Network, SandboxDriver, SandboxError, SandboxInfo,
+    SandboxState,
     egress::{Cidr, EgressDecision, EgressPolicy},
     read_only::UpstreamTrust,
     registries::{Registries, sandbox_env},
@@ -494,6 +495,25 @@ pub async fn shutdown(hub: &SandboxHub) {
     }
 }
 
+/// `sandbox` as the cluster sees it: a replica's lease on it, held until `until` (ms),
+/// counts as use, now or until then.
+pub fn count_lease(sandbox: &mut SandboxInfo, until: i64, now: i64) {
+    sandbox.busy |= until > now;
+    sandbox.idle_secs = sandbox.idle_secs.min(u64::try_from(now - until).unwrap_or(0) / 1000);
+}
+
+/// When [`tidy`] deletes `sandbox` if nothing uses it until then (ms): a running one is
+/// stopped after the idle time first, and a stopped one goes the unused days after.
+pub fn deleted_if_unused(sandbox: &SandboxInfo, settings: &SandboxSettings, now: i64) -> Option<i64> {
+    let last_used = now - sandbox.idle_secs as i64 * 1000;
+    let days = settings.unused_delete_days as i64 * 86_400_000;
+    match sandbox.state {
+        SandboxState::Running => Some(last_used + settings.idle_stop_secs as i64 * 1000 + days),
+        SandboxState::Stopped => Some(last_used + days),
+        _ => None,
+    }
+}
+
 /// One pass of the routines: stop idle sandboxes, delete unused ones and those whose
 /// conversation is gone. Returns (stopped, deleted).
 pub async fn tidy(hub: &SandboxHub) -> (usize, usize) {
@@ -513,8 +533,7 @@ pub async fn tidy(hub: &SandboxHub) -> (usize, usize) {
     let now = crate::now_ms();
     for mut sandbox in driver.list().await.unwrap_or_default() {
         if let Some(&until) = leases.get(&sandbox.chat_id) {
-            sandbox.busy |= until > now;
-            sandbox.idle_secs = sandbox.idle_secs.min(u64::try_from(now - until).unwrap_or(0) / 1000);
+            count_lease(&mut sandbox, until, now);
         }
         let orphan = matches!(hub.store.chat_exists(&sandbox.chat_id).await, Ok(false));
         let unused =

@@ -186,20 +186,6 @@ pub struct ApprovalRef {
 }
 
 #[cfg(test)]
-mod context_tests {
-    use super::ContextUse;
-
-    #[test]
-    fn the_context_line_reads_plainly() {
-        let line = |tokens, window, cut| ContextUse { tokens, window, cut }.describe();
-        assert_eq!(line(12, 32_768, false), "about 12 tokens of the model's context (under 1%)");
-        assert_eq!(line(3_150, 32_768, true), "about 3.1k tokens of the model's context (9%), cut to fit");
-        assert_eq!(line(40_000, 32_768, false), "about 40.0k tokens of the model's context (122%)");
-        assert_eq!(line(5, 0, false), "about 5 tokens of the model's context (under 1%)");
-    }
-}
-
-#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -216,5 +202,14 @@ mod tests {
         assert_eq!(RunEnding::TimedOut { after_ms: 1500 }.describe(), "timed out after 1.5 s");
         assert_eq!(RunEnding::TimedOut { after_ms: 60_000 }.describe(), "timed out after 60 s");
         assert!(!RunEnding::OutOfMemory.is_success());
+    }
+
+    #[test]
+    fn the_context_line_reads_plainly() {
+        let line = |tokens, window, cut| ContextUse { tokens, window, cut }.describe();
+        assert_eq!(line(12, 32_768, false), "about 12 tokens of the model's context (under 1%)");
+        assert_eq!(line(3_150, 32_768, true), "about 3.1k tokens of the model's context (9%), cut to fit");
+        assert_eq!(line(40_000, 32_768, false), "about 40.0k tokens of the model's context (122%)");
+        assert_eq!(line(5, 0, false), "about 5 tokens of the model's context (under 1%)");
     }
 }

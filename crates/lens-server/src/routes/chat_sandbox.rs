@@ -32,51 +32,27 @@ pub async fn get_chat_sandbox(
     Path(cid): Path<String>,
 ) -> Result<Json<ChatSandboxView>> {
     state.store.chat(user.id(), &cid).await?.ok_or(AppError::NotFound)?;
-    let off = ChatSandboxView {
-        state: ChatSandboxState::Off,
-        disk_bytes: 0,
-        busy: false,
-        last_used_at: None,
-        deletes_at: None,
-    };
-    let Some(driver) = state.sandbox.driver() else { return Ok(Json(off)) };
+    let none = |state| ChatSandboxView { state, disk_bytes: 0, busy: false, last_used_at: None, deletes_at: None };
+    let Some(driver) = state.sandbox.driver() else { return Ok(Json(none(ChatSandboxState::Off))) };
     let settings = state.sandbox.settings().await?;
     let mut info = driver.status(&cid).await.map_err(|e| AppError::SandboxUnavailable(e.to_string()))?;
     let now = crate::now_ms();
     // Another replica driving it now, or lately, counts as use.
     if let Ok(Some(lease)) = state.store.lease(&crate::cluster::sandbox_lease(&cid)).await {
-        info.busy |= lease.expires_at > now;
-        info.idle_secs = info.idle_secs.min(u64::try_from(now - lease.expires_at).unwrap_or(0) / 1000);
+        crate::sandbox::count_lease(&mut info, lease.expires_at, now);
     }
-    let last_used = now - (info.idle_secs as i64) * 1000;
-    let days = (settings.unused_delete_days as i64) * 86_400_000;
-    // The routines stop an idle sandbox, then delete it once it stayed stopped that long.
-    let view = match info.state {
-        SandboxState::Running => ChatSandboxView {
-            state: ChatSandboxState::Running,
-            deletes_at: Some(last_used + (settings.idle_stop_secs as i64) * 1000 + days),
-            ..with_use(&info, last_used)
-        },
-        SandboxState::Stopped => ChatSandboxView {
-            state: ChatSandboxState::Stopped,
-            deletes_at: Some(last_used + days),
-            ..with_use(&info, last_used)
-        },
-        _ => ChatSandboxView { state: ChatSandboxState::Absent, ..off },
+    let shown = match info.state {
+        SandboxState::Running => ChatSandboxState::Running,
+        SandboxState::Stopped => ChatSandboxState::Stopped,
+        _ => return Ok(Json(none(ChatSandboxState::Absent))),
     };
-    Ok(Json(view))
-}
-
-/// What any sandbox that exists shows: its disk use, whether it runs something, when it
-/// was last used.
-fn with_use(info: &lens_sandbox::SandboxInfo, last_used: i64) -> ChatSandboxView {
-    ChatSandboxView {
-        state: ChatSandboxState::Stopped,
+    Ok(Json(ChatSandboxView {
+        state: shown,
         disk_bytes: info.disk_bytes,
         busy: info.busy,
-        last_used_at: Some(last_used),
-        deletes_at: None,
-    }
+        last_used_at: Some(now - info.idle_secs as i64 * 1000),
+        deletes_at: crate::sandbox::deleted_if_unused(&info, &settings, now),
+    }))
 }
 
 /// Deletes the conversation's sandbox: its files and Python names. The conversation
