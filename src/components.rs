@@ -20,3 +20,4 @@ pub mod sandbox_status;
 pub mod shared_files;
 pub mod step_input;
 pub mod tool_step;
+pub mod workspace_files;

@@ -1,6 +1,7 @@
 // Lens in real Chromium against the real release server: setup, login, chat, a Direct
 // answer, reload, Stop, the settings, and another person's chat staying private.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { test, expect } from '@playwright/test';
 import { AuthPage, ChatPage, LibraryPage, distanceToEnd, settledText, tallCode } from './pages';
 
@@ -264,6 +265,50 @@ test('the chat header shows how the sandbox stands; Delete, after saying what is
   await expect(chat.lastAnswer().getByTestId('run-stdout')).toHaveText('gone');
 });
 
+test('the workspace browser shows folders, sizes, dates and the run that made each file; Share gives the download', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  await page.goto('/chat');
+  await chat.send('```bash\nmkdir -p out && printf "a,b\\n1,2\\n" > data.csv && head -c 3000 /dev/zero > out/z.bin && echo made\n```');
+  await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
+  const open = page.getByTestId('open-workspace');
+  await expect(open).toHaveAttribute('aria-expanded', 'false');
+  await open.focus();
+  await page.keyboard.press('Enter');
+  await expect(open).toHaveAttribute('aria-expanded', 'true');
+  const files = page.getByTestId('workspace-files');
+  const rows = files.getByTestId('workspace-entry');
+  // The folder first, then the file, each a row a screen reader reads by its name.
+  await expect(rows).toHaveCount(2);
+  await expect(rows.nth(0)).toHaveAttribute('data-kind', 'folder');
+  const csv = files.getByRole('row', { name: /data\.csv/ });
+  await expect(csv).toContainText('8 B');
+  await expect(csv).toContainText(/\d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+  await expect(csv.getByTestId('made-by')).toHaveText('run 1');
+  // "run 1" leads to the step that made it.
+  const anchor = await csv.getByTestId('made-by').getAttribute('href');
+  await expect(page.locator(anchor!)).toHaveAttribute('data-testid', 'tool-step');
+
+  // Into the folder by keyboard, and back by the trail.
+  await files.getByRole('button', { name: 'Open folder out' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(rows).toHaveCount(1);
+  const bin = files.getByRole('row', { name: /z\.bin/ });
+  await expect(bin).toContainText('3 KB');
+  await bin.getByRole('button', { name: 'Share z.bin' }).click();
+  const download = page.waitForEvent('download');
+  await bin.getByTestId('file-chip').click();
+  const saved = await (await download).path();
+  expect(readFileSync(saved).length).toBe(3000);
+  await files.getByTestId('workspace-crumb').first().click();
+  await expect(rows).toHaveCount(2);
+
+  // A new run's file shows up when its answer ends.
+  await chat.send('```bash\necho hi > later.txt\n```');
+  await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
+  await expect(files.getByRole('row', { name: /later\.txt/ }).getByTestId('made-by')).toHaveText('run 2');
+});
+
 test('Copy puts a step\'s code, its output and the answer\'s text on the clipboard', async ({ page }) => {
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
@@ -373,6 +418,13 @@ test('the page assistant\'s panel follows its newest answer too', async ({ page 
   await expect.poll(() => distanceToEnd(messages)).toBeLessThan(48);
   await expect(panel.getByTestId('jump-newest')).toBeHidden();
   await expect(panel.getByTestId('composer-input')).toBeFocused();
+  // Its workspace can be browsed from the panel: a run's file is listed with its run.
+  panel = await library.askAssistant('```bash\necho panel > from-panel.txt\n```');
+  await expect(panel.getByTestId('assistant-message').last()).toHaveAttribute('data-status', 'complete');
+  await panel.getByTestId('open-workspace').click();
+  const row = panel.getByTestId('workspace-files').getByRole('row', { name: /from-panel\.txt/ });
+  await expect(row).toContainText('6 B');
+  await expect(row.getByTestId('made-by')).toHaveText('run 4');
 });
 
 test('Settings > Code sandbox shows the check; a shorter time limit ends a long run', async ({ page }) => {

@@ -165,6 +165,12 @@ pub async fn delete_chat_sandbox(cid: &str) -> ApiResult<()> {
     send_empty(Request::delete(&format!("/api/v1/chats/{cid}/sandbox"))).await
 }
 
+/// One folder of the conversation's workspace (`""`: the workspace itself).
+pub async fn workspace_files(cid: &str, folder: &str) -> ApiResult<WorkspaceListing> {
+    let folder = js_sys::encode_uri_component(folder);
+    get(&format!("/api/v1/chats/{cid}/sandbox/files?path={folder}")).await
+}
+
 pub async fn send_message(
     cid: &str,
     text: &str,

@@ -5,7 +5,11 @@
 use lens_types::{ChatSandboxState, ChatSandboxView};
 use leptos::prelude::*;
 
-use crate::{api, components::file_chip::size_words, dialogs};
+use crate::{
+    api,
+    components::{file_chip::size_words, workspace_files::WorkspaceFiles},
+    dialogs,
+};
 
 /// What the person is asked before the sandbox goes.
 pub const DELETE_QUESTION: &str = "Delete this conversation's sandbox? Every file in it and every name Python \
@@ -86,6 +90,12 @@ pub fn SandboxStatus(
             load(cid);
         }
     });
+    // The workspace browser, open under the line; closed again in another conversation.
+    let files_open = RwSignal::new(false);
+    Effect::new(move |_| {
+        chat_id.track();
+        files_open.set(false);
+    });
     let on_delete = move |_| {
         let Some(cid) = chat_id.get_untracked() else { return };
         if !dialogs::confirm(DELETE_QUESTION) {
@@ -93,12 +103,19 @@ pub fn SandboxStatus(
         }
         leptos::task::spawn_local(async move {
             match api::delete_chat_sandbox(&cid).await {
-                Ok(()) => load(cid),
+                Ok(()) => {
+                    files_open.set(false);
+                    load(cid);
+                }
                 Err(e) => error.set(Some(e.message)),
             }
         });
     };
     let shown = move || view_of.get().filter(|v| v.state != ChatSandboxState::Off);
+    let browser = move || {
+        let cid = chat_id.get().filter(|_| files_open.get())?;
+        Some(view! { <div id="workspace-browser"><WorkspaceFiles chat_id=cid changed /></div> })
+    };
     view! {
         {move || shown().map(|v| {
             let (state, details) = describe(&v);
@@ -108,6 +125,12 @@ pub fn SandboxStatus(
                     <span class="sandbox-state">"Sandbox: " <strong>{state}</strong></span>
                     <span class="muted" data-testid="sandbox-details">{details}</span>
                     {can_delete.then(|| view! {
+                        <button type="button" data-testid="open-workspace" aria-controls="workspace-browser"
+                            aria-expanded=move || files_open.get().to_string() on:click=move |_| files_open.update(|o| *o = !*o)>
+                            {move || if files_open.get() { "Hide files" } else { "Files" }}
+                        </button>
+                    })}
+                    {can_delete.then(|| view! {
                         <button type="button" class="danger" data-testid="delete-sandbox" on:click=on_delete>
                             "Delete sandbox"
                         </button>
@@ -115,6 +138,7 @@ pub fn SandboxStatus(
                 </div>
             }
         })}
+        {browser}
         <Show when=move || error.get().is_some()>
             <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
         </Show>

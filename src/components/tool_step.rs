@@ -40,7 +40,8 @@ pub fn ToolStep(
     let made = Memo::new(move |_| step.with(|s| s.output.as_ref().map(|o| o.images.clone()).unwrap_or_default()));
     let images = move || view! { <RunImages chat_id=place.with_untracked(|p| p.0.clone()) images=made.get() /> };
     view! {
-        <div class=class data-testid="tool-step" data-status=words>
+        <div class=class data-testid="tool-step" data-status=words
+            id=move || format!("step-{}-{}", place.with(|p| p.1.clone()), step.with(|s| s.id.clone()))>
             <details>
                 <summary>
                     <span class="glyph" aria-hidden="true">{glyph}</span>

@@ -106,13 +106,19 @@ pub fn list_files(root: &Path, path: &str) -> Result<Vec<Entry>, Fail> {
     let mut entries = Vec::new();
     let listing = std::fs::read_dir(&dir).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Fail::new(FailKind::NotFound, format!("`{path}` does not exist")),
-        _ => Fail::new(FailKind::Other, format!("`{path}` is not a folder")),
+        std::io::ErrorKind::NotADirectory => Fail::new(FailKind::BadPath, format!("`{path}` is a file, not a folder")),
+        _ => Fail::new(FailKind::Other, format!("`{path}` could not be listed: {e}")),
     })?;
     for item in listing {
         let Ok(item) = item else { continue };
         let Ok(meta) = item.metadata() else { continue };
         let rel = item.path().strip_prefix(&real_root).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
-        entries.push(Entry { path: rel, size: meta.len(), is_dir: meta.is_dir() });
+        let modified_ms = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_millis() as i64);
+        entries.push(Entry { path: rel, size: meta.len(), is_dir: meta.is_dir(), modified_ms });
     }
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(entries)

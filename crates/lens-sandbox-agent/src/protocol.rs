@@ -82,6 +82,9 @@ pub struct Entry {
     pub path: String,
     pub size: u64,
     pub is_dir: bool,
+    /// When it last changed, Unix milliseconds; absent from an older agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modified_ms: Option<i64>,
 }
 
 /// What the agent answers.

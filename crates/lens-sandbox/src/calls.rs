@@ -65,9 +65,10 @@ pub(crate) fn file_part(reply: Reply) -> Result<(Vec<u8>, u64), SandboxError> {
 /// The entries of a `list_files` reply.
 pub(crate) fn listing(reply: Reply) -> Result<Vec<FileEntry>, SandboxError> {
     match reply {
-        Reply::Files { entries, .. } => {
-            Ok(entries.into_iter().map(|e| FileEntry { path: e.path, size: e.size, is_dir: e.is_dir }).collect())
-        }
+        Reply::Files { entries, .. } => Ok(entries
+            .into_iter()
+            .map(|e| FileEntry { path: e.path, size: e.size, is_dir: e.is_dir, modified_ms: e.modified_ms })
+            .collect()),
         other => Err(backend(format!("unexpected reply {other:?}"))),
     }
 }

@@ -70,6 +70,8 @@ pub struct FileEntry {
     pub path: String,
     pub size: u64,
     pub is_dir: bool,
+    /// When it last changed, Unix milliseconds, where the listing says.
+    pub modified_ms: Option<i64>,
 }
 
 /// What an admin sets that a driver puts into force while it runs.

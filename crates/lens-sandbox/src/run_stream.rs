@@ -154,7 +154,10 @@ pub(crate) fn run_stream<H: RunHost>(
                     }
                     guard.queued.push_back(RunEvent::Ended(ending));
                     break RunEvent::Files(
-                        files.into_iter().map(|e| FileEntry { path: e.path, size: e.size, is_dir: false }).collect(),
+                        files
+                            .into_iter()
+                            .map(|e| FileEntry { path: e.path, size: e.size, is_dir: false, modified_ms: None })
+                            .collect(),
                     );
                 }
                 Some(Reply::Failed { message, .. }) => {

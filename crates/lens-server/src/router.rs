@@ -21,7 +21,7 @@ use crate::{
     routes::{
         answers, approvals, chat_files, chat_sandbox, chats, gateway_preflight, gateway_start, health,
         library_documents, library_namespaces, messages, model_list, model_settings, model_test, openapi,
-        sandbox_settings, sessions, setup, storage, tokens, uploads, usage, users,
+        sandbox_settings, sessions, setup, storage, tokens, uploads, usage, users, workspace_files,
     },
 };
 
@@ -69,6 +69,7 @@ pub fn documented_routes(upload_max_bytes: usize) -> DocumentedRoutes {
         .routes(routes!(chat_files::share_chat_file))
         .routes(routes!(chat_files::get_chat_file))
         .routes(routes!(chat_sandbox::get_chat_sandbox, chat_sandbox::delete_chat_sandbox))
+        .routes(routes!(workspace_files::list_workspace_files))
         .routes(routes!(answers::get_answer_events))
         .routes(routes!(answers::stop_answer))
         .routes(routes!(model_settings::get_model_settings, model_settings::update_model_settings))

@@ -23,3 +23,4 @@ pub mod tokens;
 pub mod uploads;
 pub mod usage;
 pub mod users;
+pub mod workspace_files;

@@ -20,6 +20,16 @@ pub fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU time a process has used, user and system, in seconds; 0 if it cannot be read.
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return 0.0 };
+    // The name in brackets may hold spaces: count the fields after its closing bracket.
+    let fields: Vec<&str> = stat.rsplit_once(')').map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+    let ticks: f64 = [11, 12].iter().filter_map(|&i| fields.get(i)?.parse::<f64>().ok()).sum();
+    // The kernel's USER_HZ, 100 on every Linux Lens runs on.
+    ticks / 100.0
+}
+
 /// A POST as Lens's page sends it when logged in: the CSRF proof, and the browser's word
 /// (`Sec-Fetch-Site`) that Lens's own page sent it.
 pub fn page_post(http: &reqwest::Client, url: String, csrf: &str) -> reqwest::RequestBuilder {

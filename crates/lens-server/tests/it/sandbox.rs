@@ -414,3 +414,64 @@ async fn a_conversations_sandbox_shows_how_it_stands_and_delete_takes_its_files_
     let (_, body) = someone.get(&format!("/api/v1/chats/{cid}/sandbox")).await;
     assert_eq!(view(body).state, lens_types::ChatSandboxState::Off);
 }
+
+#[tokio::test]
+async fn the_workspace_browser_lists_folders_sizes_dates_and_the_run_that_made_each_file() {
+    let app = TestApp::builder().sandbox().settings_model().await;
+    let admin = app.admin().await;
+    let bob = app.user(&admin, "bob").await;
+    let cid = admin.new_chat().await;
+    let url = |folder: &str| format!("/api/v1/chats/{cid}/sandbox/files?path={folder}");
+    let listing = |body: serde_json::Value| serde_json::from_value::<lens_types::WorkspaceListing>(body).unwrap();
+
+    // No sandbox yet: nothing, and looking does not make one.
+    let (status, body) = admin.get(&url("")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(listing(body).entries.is_empty());
+    let (_, state) = admin.get(&format!("/api/v1/chats/{cid}/sandbox")).await;
+    assert_eq!(state["state"], "absent");
+
+    let started = lens_server::now_ms();
+    answer(&admin, &cid, "```bash\nmkdir -p out/charts && printf 'a,b\\n1,2\\n' > data.csv && head -c 2500 /dev/zero > out/charts/c.bin\n```").await;
+    let (_, second) = answer(&admin, &cid, "```python\nopen('data.csv', 'a').write('3,4\\n')\n```").await;
+
+    // The workspace: the folder first, then the file; the file's size, date and maker.
+    let (_, body) = admin.get(&url("")).await;
+    let top = listing(body);
+    let names: Vec<(&str, bool)> = top.entries.iter().map(|e| (e.name.as_str(), e.is_dir)).collect();
+    assert_eq!(names, [("out", true), ("data.csv", false)], "{top:?}");
+    let csv = &top.entries[1];
+    assert_eq!((csv.path.as_str(), csv.size), ("data.csv", 12));
+    let changed = csv.modified_at.expect("a date");
+    assert!(changed >= started - 5_000 && changed <= lens_server::now_ms() + 5_000, "{csv:?}");
+    let by = csv.made_by.as_ref().expect("a run made it");
+    assert_eq!((by.message_id.as_str(), by.step_id.as_str(), by.run), (second.id.as_str(), "s1", 2), "the latest run");
+
+    // Down a folder, with its path as asked, slashes or not.
+    let (_, body) = admin.get(&url("out/charts/")).await;
+    let deep = listing(body);
+    assert_eq!(deep.path, "out/charts");
+    assert_eq!(deep.entries.len(), 1);
+    assert_eq!((deep.entries[0].path.as_str(), deep.entries[0].size), ("out/charts/c.bin", 2500));
+    assert_eq!(deep.entries[0].made_by.as_ref().map(|b| b.run), Some(1));
+
+    // A file shared from the browser downloads byte for byte.
+    let (status, shared) = admin.post(&format!("/api/v1/chats/{cid}/files"), json!({"path": "out/charts/c.bin"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{shared}");
+    let download = format!("/api/v1/chats/{cid}/files/{}", shared["id"].as_str().unwrap());
+    let resp = admin.request(reqwest::Method::GET, &download).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(resp.bytes().await.unwrap().as_ref(), [0u8; 2500]);
+
+    // Bad paths get a sentence and nothing else; another person gets 404.
+    for bad in ["nope", "../..", "/etc", "data.csv"] {
+        let (status, body) = admin.get(&url(bad)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+        assert!(!body["error"]["message"].as_str().unwrap().is_empty());
+    }
+    assert_eq!(bob.get(&url("")).await.0, StatusCode::NOT_FOUND);
+
+    // The next run in the conversation still works.
+    let (_, message) = answer(&admin, &cid, "```bash\nwc -l < data.csv\n```").await;
+    assert_eq!(message.steps[0].output.as_ref().unwrap().stdout, "3\n");
+}
