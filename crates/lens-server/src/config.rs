@@ -234,6 +234,15 @@ pub struct Config {
     /// name are refused (421), and an https URL makes the session cookie Secure.
     #[arg(long, env = "LENS_PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// Where the preview origin listens: HTML and PDF files open in the page from there,
+    /// never from Lens's own origin [default: Lens's address, port plus one].
+    #[arg(long, env = "LENS_PREVIEW_ADDR")]
+    pub preview_addr: Option<SocketAddr>,
+    /// Where people reach the preview origin (e.g. https://preview.lens.example.org, a host
+    /// name of its own behind your proxy) [default: the host name Lens was reached under,
+    /// on the preview port].
+    #[arg(long, env = "LENS_PREVIEW_URL")]
+    pub preview_url: Option<String>,
     /// More host names Lens answers to (comma-separated), besides LENS_PUBLIC_URL's; loopback
     /// names are allowed while Lens listens on loopback only.
     #[arg(long, env = "LENS_ALLOWED_HOSTS", value_delimiter = ',')]

@@ -12,6 +12,7 @@ pub mod disk;
 pub mod download;
 mod error;
 pub mod names;
+pub mod preview;
 mod share;
 pub mod vault;
 mod vault_stream;

@@ -39,6 +39,9 @@ async fn main() -> anyhow::Result<()> {
             lens_server::sandbox::start(&state.sandbox).await?;
             lens_server::routines::spawn(state.clone(), ROUTINES_EVERY);
             let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("listening on {addr}"))?;
+            if let Some(previews) = lens_server::serve::bind_preview(&state.config, listener.local_addr()?).await? {
+                lens_server::serve::spawn_preview(previews, state.clone(), shutdown_signal());
+            }
             tracing::info!("Lens is serving on http://{addr}");
             serve(listener, state.clone(), shutdown_signal()).await.context("serving")?;
             lens_server::sandbox::shutdown(&state.sandbox).await;

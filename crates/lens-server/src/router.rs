@@ -19,8 +19,8 @@ use crate::{
     AppError, AppState,
     openapi::ApiDoc,
     routes::{
-        answers, approvals, chat_files, chat_sandbox, chats, gateway_preflight, gateway_start, health,
-        library_documents, library_namespaces, messages, model_list, model_settings, model_test, openapi,
+        answers, approvals, chat_files, chat_sandbox, chats, file_preview, file_rows, gateway_preflight, gateway_start,
+        health, library_documents, library_namespaces, messages, model_list, model_settings, model_test, openapi,
         sandbox_settings, sessions, setup, storage, tokens, uploads, usage, users, workspace_files,
     },
 };
@@ -68,6 +68,8 @@ pub fn documented_routes(upload_max_bytes: usize) -> DocumentedRoutes {
         .routes(routes!(messages::create_message))
         .routes(routes!(chat_files::share_chat_file))
         .routes(routes!(chat_files::get_chat_file))
+        .routes(routes!(file_preview::get_file_preview))
+        .routes(routes!(file_rows::count_file_rows))
         .routes(routes!(chat_sandbox::get_chat_sandbox, chat_sandbox::delete_chat_sandbox))
         .routes(routes!(workspace_files::list_workspace_files))
         .routes(routes!(answers::get_answer_events))
@@ -111,7 +113,7 @@ pub fn router(state: AppState) -> Router {
         ));
 
     let dist = state.config.web_dist.clone();
-    let csp = crate::web_shell::content_security_policy(&dist);
+    let csp = crate::web_shell::content_security_policy(&dist, state.preview.frame_source().as_deref());
     let csp = HeaderValue::from_str(&csp).unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'"));
     // The app's files go out gzipped to browsers that take it (the `.wasm` is a third of
     // its size): the `.gz` the build put beside a file as it is, else compressed here. The

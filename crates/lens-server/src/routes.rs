@@ -5,6 +5,8 @@ pub mod approvals;
 pub mod chat_files;
 pub mod chat_sandbox;
 pub mod chats;
+pub mod file_preview;
+pub mod file_rows;
 pub mod gateway_preflight;
 pub mod gateway_start;
 pub mod health;

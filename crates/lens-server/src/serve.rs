@@ -25,6 +25,40 @@ pub async fn serve(
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await
 }
 
+/// Binds the preview origin's listener: `LENS_PREVIEW_ADDR`, else the port after Lens's
+/// own. A configured address that cannot be bound stops the start; the default one only
+/// leaves HTML and PDF previews out (said in the log).
+pub async fn bind_preview(config: &crate::Config, bound: SocketAddr) -> anyhow::Result<Option<TcpListener>> {
+    let (addr, configured) = match config.preview_addr {
+        Some(addr) => (addr, true),
+        None if bound.port() == u16::MAX => return Ok(None),
+        None => (SocketAddr::new(bound.ip(), bound.port() + 1), false),
+    };
+    match TcpListener::bind(addr).await {
+        Ok(listener) => Ok(Some(listener)),
+        Err(e) if configured => Err(anyhow::anyhow!("listening for previews on {addr} (LENS_PREVIEW_ADDR): {e}")),
+        Err(e) => {
+            tracing::warn!(%addr, error = %e, "HTML and PDF previews are off: their listener could not start; set LENS_PREVIEW_ADDR");
+            Ok(None)
+        }
+    }
+}
+
+/// Serves the preview origin on `listener` until `shutdown` completes; records its port
+/// first, so that the pages' policy and the previews' addresses name it.
+pub fn spawn_preview(listener: TcpListener, state: AppState, shutdown: impl Future<Output = ()> + Send + 'static) {
+    if let Ok(addr) = listener.local_addr() {
+        state.preview.listening_on(addr.port());
+        tracing::info!("previews are served on http://{addr}");
+    }
+    let app = crate::preview_origin::router(state);
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).with_graceful_shutdown(shutdown).await {
+            tracing::error!(error = %e, "the preview listener stopped");
+        }
+    });
+}
+
 /// Completes on Ctrl-C or SIGTERM.
 pub async fn shutdown_signal() {
     let ctrl_c = async {

@@ -150,7 +150,7 @@ impl Site {
 }
 
 /// The host name of a `Host` value: the port and IPv6 brackets taken off.
-fn host_name(host: &str) -> &str {
+pub fn host_name(host: &str) -> &str {
     let host = host.trim();
     if let Some(rest) = host.strip_prefix('[') {
         return rest.split(']').next().unwrap_or_default();

@@ -43,6 +43,8 @@ pub struct AppState {
     pub cluster: Arc<Cluster>,
     /// Answers' event streams open per person.
     pub streams: Arc<crate::open_streams::OpenStreams>,
+    /// Where HTML and PDF previews are served from.
+    pub preview: Arc<crate::preview_origin::PreviewOrigin>,
 }
 
 impl AppState {
@@ -107,8 +109,10 @@ impl AppState {
             Some(_) => crate::open_streams::OpenStreams::shared(store.clone(), chats.replica.clone()),
             None => crate::open_streams::OpenStreams::local(),
         });
+        let preview = crate::preview_origin::PreviewOrigin::from_config(&config)?;
         Ok(Self {
             accounts,
+            preview,
             http: models.http.clone(),
             chats,
             cluster,

@@ -10,13 +10,17 @@ use base64::{Engine, engine::general_purpose::STANDARD as B64};
 use sha2::{Digest, Sha256};
 
 /// The policy for the app in `dist`.
-pub fn content_security_policy(dist: &Path) -> String {
+/// `frames`: the preview origin, the only one the page frames (HTML and PDF previews).
+/// Images may be `data:` too: a notebook's outputs carry theirs within.
+pub fn content_security_policy(dist: &Path, frames: Option<&str>) -> String {
     let index = std::fs::read_to_string(dist.join("index.html")).unwrap_or_default();
     let hashes: String =
         inline_scripts(&index).map(|s| format!(" 'sha256-{}'", B64.encode(Sha256::digest(s)))).collect();
+    let frames = frames.unwrap_or("'none'");
     format!(
-        "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'{hashes}; style-src 'self'; img-src 'self'; \
-         connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+        "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'{hashes}; style-src 'self'; img-src 'self' data:; \
+         connect-src 'self'; frame-src {frames}; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; \
+         form-action 'self'"
     )
 }
 
@@ -39,11 +43,12 @@ mod tests {
         let body = "\nimport init from '/app.js';\nawait init();\n";
         let html = format!("<head><script type=\"module\">{body}</script><script src=\"/x.js\"></script></head>");
         std::fs::write(dir.path().join("index.html"), html).unwrap();
-        let csp = content_security_policy(dir.path());
+        let csp = content_security_policy(dir.path(), Some("*:8081"));
         let hash = B64.encode(Sha256::digest(body));
         assert!(csp.contains(&format!("script-src 'self' 'wasm-unsafe-eval' 'sha256-{hash}';")), "{csp}");
         assert!(!csp.contains("unsafe-inline") && csp.contains("style-src 'self';"), "{csp}");
-        let none = content_security_policy(&dir.path().join("missing"));
-        assert!(none.contains("script-src 'self' 'wasm-unsafe-eval';"), "{none}");
+        assert!(csp.contains("frame-src *:8081;"), "{csp}");
+        let none = content_security_policy(&dir.path().join("missing"), None);
+        assert!(none.contains("script-src 'self' 'wasm-unsafe-eval';") && none.contains("frame-src 'none';"), "{none}");
     }
 }

@@ -35,6 +35,24 @@ fn disposition(kind: &str, name: &str) -> String {
 /// type and size in the page; anything else is an attachment.
 pub async fn from_vault(vault: &Vault, owner: &str, file: &SharedFileRef, inline: bool) -> Result<Response> {
     let inline = inline && is_inline_image(&file.mime) && file.size <= INLINE_IMAGE_MAX;
+    let mut resp = (StatusCode::OK, vault_body(vault, owner, file).await?).into_response();
+    let headers = resp.headers_mut();
+    let content_type = if inline { file.mime.as_str() } else { "application/octet-stream" };
+    let mut set = |name: header::HeaderName, value: &str| {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            headers.insert(name, v);
+        }
+    };
+    set(header::CONTENT_TYPE, content_type);
+    set(header::CONTENT_LENGTH, &file.size.to_string());
+    set(header::CONTENT_DISPOSITION, &disposition(if inline { "inline" } else { "attachment" }, &file.name));
+    set(header::X_CONTENT_TYPE_OPTIONS, "nosniff");
+    set(header::CONTENT_SECURITY_POLICY, "sandbox");
+    Ok(resp)
+}
+
+/// `file`'s bytes (stored under `owner`) as a response body, opened chunk by chunk.
+pub async fn vault_body(vault: &Vault, owner: &str, file: &SharedFileRef) -> Result<Body> {
     let reader = vault.open(owner, &file.id).await.map_err(AppError::from)?;
     // Each chunk is read (64 KiB, from the page cache or from the bucket as it arrives)
     // and opened as the body is polled: no thread or queue per download, so memory stays
@@ -65,20 +83,7 @@ pub async fn from_vault(vault: &Vault, owner: &str, file: &SharedFileRef, inline
             }
         }
     });
-    let mut resp = (StatusCode::OK, Body::from_stream(stream)).into_response();
-    let headers = resp.headers_mut();
-    let content_type = if inline { file.mime.as_str() } else { "application/octet-stream" };
-    let mut set = |name: header::HeaderName, value: &str| {
-        if let Ok(v) = HeaderValue::from_str(value) {
-            headers.insert(name, v);
-        }
-    };
-    set(header::CONTENT_TYPE, content_type);
-    set(header::CONTENT_LENGTH, &file.size.to_string());
-    set(header::CONTENT_DISPOSITION, &disposition(if inline { "inline" } else { "attachment" }, &file.name));
-    set(header::X_CONTENT_TYPE_OPTIONS, "nosniff");
-    set(header::CONTENT_SECURITY_POLICY, "sandbox");
-    Ok(resp)
+    Ok(Body::from_stream(stream))
 }
 
 #[cfg(test)]

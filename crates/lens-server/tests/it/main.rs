@@ -20,6 +20,7 @@ mod openapi;
 mod page_assistant;
 mod person_limits;
 mod postgres;
+mod previews;
 mod replicas;
 mod sandbox;
 mod sandbox_gateway;

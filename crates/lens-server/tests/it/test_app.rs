@@ -132,6 +132,9 @@ impl TestAppBuilder {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let previews = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        // It ends with the test's runtime.
+        lens_server::serve::spawn_preview(previews, state.clone(), std::future::pending());
         let serve_state = state.clone();
         tokio::spawn(async move {
             lens_server::serve::serve(listener, serve_state, async {

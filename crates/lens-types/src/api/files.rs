@@ -56,3 +56,75 @@ pub struct MadeBy {
     /// Which run of the conversation it was, counting from 1: what the page says.
     pub run: u32,
 }
+
+/// What a file looks like opened in the page: a table, text, notebook cells, or a frame
+/// from the preview origin (HTML, PDF), or why it cannot be opened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FilePreview {
+    /// CSV or TSV: its first rows (the first is the header), cells as text.
+    Table {
+        rows: Vec<Vec<String>>,
+        /// Whether these are all its rows; if not, `GET …/rows` counts them.
+        complete: bool,
+    },
+    /// Text: its beginning, as text, with the syntax the page highlights it by.
+    Text {
+        syntax: TextSyntax,
+        text: String,
+        /// Whether more of the file was left out.
+        cut: bool,
+    },
+    /// A Jupyter notebook's cells with their saved outputs.
+    Notebook { cells: Vec<NotebookCell> },
+    /// HTML or PDF, shown in a frame from Lens's preview origin, never from Lens's own.
+    Frame {
+        /// The frame's address, valid for a few minutes.
+        url: String,
+        /// Whether the frame runs sandboxed (HTML: scripts run, with no origin of their own).
+        sandboxed: bool,
+    },
+    /// Not shown in the page (the sentence says why); it still downloads.
+    Unavailable { reason: String },
+}
+
+/// How the page colours a text preview.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum TextSyntax {
+    Plain,
+    Json,
+    /// Rendered under Lens's Markdown rules.
+    Markdown,
+}
+
+/// One notebook cell.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct NotebookCell {
+    /// `code`, `markdown` or `raw`.
+    pub cell_type: String,
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outputs: Vec<NotebookOutput>,
+}
+
+/// One saved output of a code cell.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum NotebookOutput {
+    /// Text: `stdout`, `stderr`, `result` or `error` (a traceback, its colours removed).
+    Text { stream: String, text: String },
+    /// A PNG or JPEG image, base64.
+    Image { mime: String, base64: String },
+}
+
+/// How many rows a table file has (its header among them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RowCount {
+    pub rows: u64,
+}
