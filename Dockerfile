@@ -28,7 +28,7 @@ COPY --from=build /src/target/release/lens-sandbox-agent /usr/local/bin/lens-san
 COPY --from=build /src/dist /usr/share/lens/dist
 USER lens
 ENV LENS_ADDR=0.0.0.0:8080 LENS_DATA=/var/lib/lens/data LENS_WEB_DIST=/usr/share/lens/dist
-EXPOSE 8080
+EXPOSE 8080 8081
 VOLUME ["/var/lib/lens/data"]
 ENTRYPOINT ["lens"]
 CMD ["serve"]

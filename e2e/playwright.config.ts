@@ -4,6 +4,8 @@ import { defineConfig } from '@playwright/test';
 // model endpoint (fake-model.mjs) for the tests that need a slow, steady answer.
 const PORT = process.env.LENS_E2E_PORT ?? '8181';
 const MODEL_PORT = process.env.LENS_E2E_MODEL_PORT ?? '8182';
+// Lens's own default, the port after its own, is the model's here.
+const PREVIEW_PORT = process.env.LENS_E2E_PREVIEW_PORT ?? '8183';
 const DATA = '../tmp/e2e-data';
 
 export default defineConfig({
@@ -53,6 +55,7 @@ export default defineConfig({
         LENS_SSE_MAX_SECS: '1',
         LENS_COMPOSE: '1',
         LENS_HOST_HELPER: `http://127.0.0.1:${MODEL_PORT}/helper`,
+        LENS_PREVIEW_ADDR: `127.0.0.1:${PREVIEW_PORT}`,
       },
     },
   ],

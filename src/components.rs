@@ -7,6 +7,7 @@ pub mod conversation;
 pub mod copy_button;
 pub mod credentials_form;
 pub mod file_chip;
+pub mod file_preview;
 pub mod follow;
 pub mod library_layout;
 pub mod live_tail;

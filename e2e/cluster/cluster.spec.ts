@@ -71,6 +71,7 @@ test('three replicas behind nginx: follow on one, written by another, stopped fr
     'plt.plot([1, 2, 3], [3, 1, 2])',
     'plt.savefig("chart.png")',
     `open(${JSON.stringify(odd)}, "wb").write(bytes(range(256)) * 64 + os.urandom(4096))`,
+    'open("page.html", "w").write("<p id=x>waiting</p><script>document.getElementById(\'x\').textContent = \'ran\'</script>")',
     `for name in ["chart.png", ${JSON.stringify(odd)}]:`,
     '    print(name, hashlib.sha256(open(name, "rb").read()).hexdigest())',
     '```',
@@ -104,6 +105,16 @@ test('three replicas behind nginx: follow on one, written by another, stopped fr
     expect(got.status()).toBe(200);
     expect(sha256(await got.body()), `downloaded from ${base}`).toBe(digest(odd));
   }
+
+  // An HTML file opens from the preview origin, itself behind nginx: its script runs there.
+  const pageRow = charted.getByTestId('made-file').filter({ hasText: 'page.html' });
+  await pageRow.getByTestId('share-file').click();
+  await pageRow.getByRole('button', { name: 'Open page.html here' }).click();
+  const frame = pageRow.getByTestId('preview-frame');
+  const framed = new URL((await frame.getAttribute('src'))!);
+  expect(framed.origin).not.toBe(new URL(one).origin);
+  expect(framed.origin).not.toBe(new URL(FRONT).origin);
+  await expect(pageRow.frameLocator('[data-testid=preview-frame]').locator('#x')).toHaveText('ran');
 
   // The conversation's sandbox is driven by the replica that ran it first (two): a long
   // run there, then two is killed (SIGKILL) mid-run.

@@ -309,6 +309,69 @@ test('the workspace browser shows folders, sizes, dates and the run that made ea
   await expect(files.getByRole('row', { name: /later\.txt/ }).getByTestId('made-by')).toHaveText('run 2');
 });
 
+test('a shared file opens beside its download: a sortable table with its count, and HTML whose script cannot reach Lens', async ({ page, baseURL }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  await page.goto('/chat');
+  // The page's script tries what a hostile file would, and writes down what happened.
+  const probe = [
+    '<html><body><pre id="out">waiting</pre><script>',
+    'const out = [];',
+    'try { out.push("cookie: " + (document.cookie === "" ? "empty" : "READ " + document.cookie)); } catch (e) { out.push("cookie: blocked"); }',
+    'const tries = [["relative", "/api/v1/me"], ["lens", "LENS/api/v1/me"]];',
+    'Promise.all(tries.map(([n, u]) => fetch(u, { credentials: "include" })',
+    '  .then((r) => r.ok ? r.text().then((t) => n + ": READ " + t.slice(0, 40)) : n + ": refused " + r.status)',
+    '  .catch(() => n + ": failed")))',
+    '  .then((rs) => { document.getElementById("out").textContent = out.concat(rs).join("; "); });',
+    '</script></body></html>',
+  ].join('\n').replace('LENS', baseURL!);
+  const code = [
+    '```python',
+    'with open("big.csv", "w") as f:',
+    '    f.write("n,label\\n")',
+    '    for i in range(1500):',
+    '        f.write(f"{i},item {i}\\n")',
+    `open("probe.html", "w").write(${JSON.stringify(probe)})`,
+    '```',
+  ].join('\n');
+  await chat.send(code);
+  await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
+  await page.getByTestId('open-workspace').click();
+  const files = page.getByTestId('workspace-files');
+  for (const name of ['big.csv', 'probe.html']) {
+    await files.getByRole('button', { name: `Share ${name}` }).click();
+  }
+
+  // The table: the first thousand rows, then the count of all; sorted by a column.
+  const csvRow = files.getByRole('row', { name: /big\.csv/ });
+  await csvRow.getByRole('button', { name: 'Open big.csv here' }).click();
+  const preview = csvRow.getByRole('region', { name: 'Preview of big.csv' });
+  const table = preview.getByTestId('preview-table');
+  await expect(table.locator('tbody tr')).toHaveCount(1000);
+  await expect(preview.getByTestId('row-count')).toHaveText('1,500 rows; the first 1,000 are shown');
+  const n = table.getByRole('columnheader', { name: 'n' });
+  await n.getByRole('button').click();
+  await expect(n).toHaveAttribute('aria-sort', 'ascending');
+  await n.getByRole('button').click();
+  await expect(n).toHaveAttribute('aria-sort', 'descending');
+  await expect(table.locator('tbody tr').first()).toHaveText('999item 999');
+  await csvRow.getByRole('button', { name: 'Open big.csv here' }).click();
+  await expect(preview).toHaveCount(0);
+
+  // HTML: its script runs, in a frame from the other origin, and can reach nothing of Lens.
+  const htmlRow = files.getByRole('row', { name: /probe\.html/ });
+  await htmlRow.getByRole('button', { name: 'Open probe.html here' }).click();
+  const frame = htmlRow.getByTestId('preview-frame');
+  await expect(frame).toHaveAttribute('sandbox', 'allow-scripts');
+  const src = await frame.getAttribute('src');
+  expect(new URL(src!).origin).not.toBe(new URL(baseURL!).origin);
+  const out = htmlRow.frameLocator('[data-testid=preview-frame]').locator('#out');
+  await expect(out).toHaveText(/^cookie: blocked; relative: (failed|refused 404); lens: failed$/);
+  // Lens's own page still works after it.
+  await chat.send('```bash\necho after\n```');
+  await expect(chat.lastAnswer().getByTestId('tool-step')).toHaveAttribute('data-status', 'succeeded');
+});
+
 test('Copy puts a step\'s code, its output and the answer\'s text on the clipboard', async ({ page }) => {
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);

@@ -165,6 +165,16 @@ pub async fn delete_chat_sandbox(cid: &str) -> ApiResult<()> {
     send_empty(Request::delete(&format!("/api/v1/chats/{cid}/sandbox"))).await
 }
 
+/// A shared file as the page opens it.
+pub async fn file_preview(cid: &str, fid: &str) -> ApiResult<FilePreview> {
+    get(&format!("/api/v1/chats/{cid}/files/{fid}/preview")).await
+}
+
+/// How many rows a shared CSV or TSV file has.
+pub async fn file_rows(cid: &str, fid: &str) -> ApiResult<RowCount> {
+    get(&format!("/api/v1/chats/{cid}/files/{fid}/rows")).await
+}
+
 /// One folder of the conversation's workspace (`""`: the workspace itself).
 pub async fn workspace_files(cid: &str, folder: &str) -> ApiResult<WorkspaceListing> {
     let folder = js_sys::encode_uri_component(folder);

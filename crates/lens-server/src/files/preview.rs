@@ -2,7 +2,7 @@
 //! the preview needs: a table's first rows, a text's beginning, a notebook's cells. HTML
 //! and PDF are not read here: they open in a frame from the preview origin.
 
-use lens_types::{FilePreview, NotebookCell, NotebookOutput, TextSyntax};
+use lens_types::{FilePreview, NotebookCell, NotebookOutput, PreviewAs, TextSyntax};
 
 use super::vault::{Vault, VaultError, VaultReader};
 
@@ -18,43 +18,13 @@ pub const TEXT_BYTES: usize = 512 * 1024;
 /// The largest notebook opened in the page (its images are in it).
 pub const NOTEBOOK_BYTES: usize = 20 * 1024 * 1024;
 
-/// How a file is opened, by its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PreviewKind {
-    Table { delimiter: u8 },
-    Text(TextSyntax),
-    Notebook,
-    Html,
-    Pdf,
-    None,
-}
-
-impl PreviewKind {
-    pub fn of(name: &str) -> Self {
-        let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
-        match ext.as_str() {
-            "csv" => Self::Table { delimiter: b',' },
-            "tsv" | "tab" => Self::Table { delimiter: b'\t' },
-            "json" | "geojson" | "jsonl" | "ndjson" => Self::Text(TextSyntax::Json),
-            "md" | "markdown" => Self::Text(TextSyntax::Markdown),
-            "txt" | "log" | "py" | "sh" | "r" | "sql" | "yaml" | "yml" | "toml" | "ini" | "cfg" | "xml" | "js"
-            | "ts" | "css" | "rs" | "c" | "h" | "cpp" | "java" | "go" | "tex" | "rst" | "out" | "err" => {
-                Self::Text(TextSyntax::Plain)
-            }
-            "ipynb" => Self::Notebook,
-            "html" | "htm" => Self::Html,
-            "pdf" => Self::Pdf,
-            _ => Self::None,
-        }
-    }
-
-    /// The `Content-Type` the preview origin serves a framed file with.
-    pub fn frame_type(self) -> Option<&'static str> {
-        match self {
-            Self::Html => Some("text/html; charset=utf-8"),
-            Self::Pdf => Some("application/pdf"),
-            _ => None,
-        }
+/// The `Content-Type` the preview origin serves a framed file with (by how it opens:
+/// `PreviewAs::of`, the page's rule too).
+pub fn frame_type(kind: Option<PreviewAs>) -> Option<&'static str> {
+    match kind {
+        Some(PreviewAs::Html) => Some("text/html; charset=utf-8"),
+        Some(PreviewAs::Pdf) => Some("application/pdf"),
+        _ => None,
     }
 }
 
@@ -278,17 +248,6 @@ impl RowCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn files_open_by_their_names() {
-        assert_eq!(PreviewKind::of("Data.CSV"), PreviewKind::Table { delimiter: b',' });
-        assert_eq!(PreviewKind::of("x.tsv"), PreviewKind::Table { delimiter: b'\t' });
-        assert_eq!(PreviewKind::of("notes.md"), PreviewKind::Text(TextSyntax::Markdown));
-        assert_eq!(PreviewKind::of("chart.html"), PreviewKind::Html);
-        assert_eq!(PreviewKind::of("a.ipynb"), PreviewKind::Notebook);
-        assert_eq!(PreviewKind::of("blob.bin"), PreviewKind::None);
-        assert_eq!(PreviewKind::of("Makefile"), PreviewKind::None);
-    }
 
     #[test]
     fn a_table_shows_its_first_thousand_rows_quoted_fields_whole() {

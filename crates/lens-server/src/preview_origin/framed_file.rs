@@ -7,7 +7,9 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use crate::{AppState, files::preview::PreviewKind};
+use lens_types::PreviewAs;
+
+use crate::{AppState, files::preview::frame_type};
 
 /// What an HTML preview may do: run its own scripts (charts are interactive) and load
 /// libraries from the web (Plotly, Bokeh and Altair files may name a CDN), in a sandbox
@@ -23,11 +25,11 @@ pub async fn get_framed_file(State(state): State<AppState>, Path(address): Path<
         return not_found();
     };
     let Ok(Some(file)) = state.store.chat_file(&chat_id, &file_id).await else { return not_found() };
-    let kind = PreviewKind::of(&file.name);
-    let Some(content_type) = kind.frame_type() else { return not_found() };
+    let kind = PreviewAs::of(&file.name);
+    let Some(content_type) = frame_type(kind) else { return not_found() };
     let vault = &state.files.shared;
     // A PDF is one only if it starts as one: nothing else is handed to the viewer.
-    if kind == PreviewKind::Pdf {
+    if kind == Some(PreviewAs::Pdf) {
         match crate::files::preview::head(vault, &chat_id, &file_id, 5).await {
             Ok((head, _)) if head.starts_with(b"%PDF-") => {}
             _ => return (StatusCode::UNSUPPORTED_MEDIA_TYPE, "this file is not a PDF").into_response(),
@@ -40,7 +42,7 @@ pub async fn get_framed_file(State(state): State<AppState>, Path(address): Path<
     let mut resp = (StatusCode::OK, body).into_response();
     let ancestors = format!("frame-ancestors {}", state.preview.frame_ancestors());
     let policy = match kind {
-        PreviewKind::Html => format!("{HTML_POLICY}; {ancestors}"),
+        Some(PreviewAs::Html) => format!("{HTML_POLICY}; {ancestors}"),
         // Chromium shows no PDF in a sandboxed frame; the viewer is its own sandbox.
         _ => format!("default-src 'none'; {ancestors}"),
     };

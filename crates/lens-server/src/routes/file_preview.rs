@@ -7,12 +7,12 @@ use axum::{
     extract::{Path, State},
     http::{HeaderMap, header},
 };
-use lens_types::FilePreview;
+use lens_types::{FilePreview, PreviewAs};
 
 use crate::{
     AppError, AppState, Result,
     auth::{CurrentUser, Https},
-    files::preview::{self, PreviewKind},
+    files::preview,
     preview_origin::{ADDRESS_LIFETIME_MS, sign},
 };
 
@@ -40,22 +40,22 @@ pub async fn get_file_preview(
     state.store.chat(user.id(), &cid).await?.ok_or(AppError::NotFound)?;
     let file = state.store.chat_file(&cid, &fid).await?.ok_or(AppError::NotFound)?;
     let vault = &state.files.shared;
-    let shown = match PreviewKind::of(&file.name) {
-        PreviewKind::Table { delimiter } => preview::table(vault, &cid, &fid, delimiter).await?,
-        PreviewKind::Text(syntax) => {
+    let shown = match PreviewAs::of(&file.name) {
+        Some(PreviewAs::Table { delimiter }) => preview::table(vault, &cid, &fid, delimiter).await?,
+        Some(PreviewAs::Text(syntax)) => {
             let (head, ended) = preview::head(vault, &cid, &fid, preview::TEXT_BYTES + 1).await?;
             preview::text_of(&head, syntax, ended)
         }
-        PreviewKind::Notebook => {
+        Some(PreviewAs::Notebook) => {
             let (bytes, ended) = preview::head(vault, &cid, &fid, preview::NOTEBOOK_BYTES + 1).await?;
             preview::notebook_of(&bytes, ended && bytes.len() <= preview::NOTEBOOK_BYTES)
         }
-        kind @ (PreviewKind::Html | PreviewKind::Pdf) => {
+        Some(kind @ (PreviewAs::Html | PreviewAs::Pdf)) => {
             let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost");
             match state.preview.base_for(host, https) {
                 Some(base) => {
                     let address = sign(&state.secret, &cid, &fid, crate::now_ms() + ADDRESS_LIFETIME_MS);
-                    FilePreview::Frame { url: format!("{base}/f/{address}"), sandboxed: kind == PreviewKind::Html }
+                    FilePreview::Frame { url: format!("{base}/f/{address}"), sandboxed: kind == PreviewAs::Html }
                 }
                 None => FilePreview::Unavailable {
                     reason: "HTML and PDF files open here only from Lens's preview origin, which is not running; \
@@ -64,7 +64,7 @@ pub async fn get_file_preview(
                 },
             }
         }
-        PreviewKind::None => {
+        None => {
             FilePreview::Unavailable { reason: "Lens does not open this kind of file in the page; download it".into() }
         }
     };

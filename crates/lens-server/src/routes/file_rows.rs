@@ -5,13 +5,9 @@ use axum::{
     Json,
     extract::{Path, State},
 };
-use lens_types::RowCount;
+use lens_types::{PreviewAs, RowCount};
 
-use crate::{
-    AppError, AppState, Result,
-    auth::CurrentUser,
-    files::preview::{PreviewKind, count_rows},
-};
+use crate::{AppError, AppState, Result, auth::CurrentUser, files::preview::count_rows};
 
 /// Count a table file's rows.
 #[utoipa::path(
@@ -35,7 +31,7 @@ pub async fn count_file_rows(
 ) -> Result<Json<RowCount>> {
     state.store.chat(user.id(), &cid).await?.ok_or(AppError::NotFound)?;
     let file = state.store.chat_file(&cid, &fid).await?.ok_or(AppError::NotFound)?;
-    if !matches!(PreviewKind::of(&file.name), PreviewKind::Table { .. }) {
+    if !matches!(PreviewAs::of(&file.name), Some(PreviewAs::Table { .. })) {
         return Err(AppError::BadRequest(format!("`{}` is not a CSV or TSV file", file.name)));
     }
     Ok(Json(RowCount { rows: count_rows(&state.files.shared, &cid, &fid).await? }))

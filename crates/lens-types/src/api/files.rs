@@ -128,3 +128,50 @@ pub enum NotebookOutput {
 pub struct RowCount {
     pub rows: u64,
 }
+
+/// How a file opens in the page, by its name; `None`: it only downloads. The server
+/// previews by the same rule the page offers Open by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreviewAs {
+    Table { delimiter: u8 },
+    Text(TextSyntax),
+    Notebook,
+    Html,
+    Pdf,
+}
+
+impl PreviewAs {
+    pub fn of(name: &str) -> Option<Self> {
+        let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+        Some(match ext.as_str() {
+            "csv" => Self::Table { delimiter: b',' },
+            "tsv" | "tab" => Self::Table { delimiter: b'\t' },
+            "json" | "geojson" | "jsonl" | "ndjson" => Self::Text(TextSyntax::Json),
+            "md" | "markdown" => Self::Text(TextSyntax::Markdown),
+            "txt" | "log" | "py" | "sh" | "r" | "sql" | "yaml" | "yml" | "toml" | "ini" | "cfg" | "xml" | "js"
+            | "ts" | "css" | "rs" | "c" | "h" | "cpp" | "java" | "go" | "tex" | "rst" | "out" | "err" => {
+                Self::Text(TextSyntax::Plain)
+            }
+            "ipynb" => Self::Notebook,
+            "html" | "htm" => Self::Html,
+            "pdf" => Self::Pdf,
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_open_by_their_names() {
+        assert_eq!(PreviewAs::of("Data.CSV"), Some(PreviewAs::Table { delimiter: b',' }));
+        assert_eq!(PreviewAs::of("x.tsv"), Some(PreviewAs::Table { delimiter: b'\t' }));
+        assert_eq!(PreviewAs::of("notes.md"), Some(PreviewAs::Text(TextSyntax::Markdown)));
+        assert_eq!(PreviewAs::of("chart.html"), Some(PreviewAs::Html));
+        assert_eq!(PreviewAs::of("a.ipynb"), Some(PreviewAs::Notebook));
+        assert_eq!(PreviewAs::of("blob.bin"), None);
+        assert_eq!(PreviewAs::of("Makefile"), None);
+    }
+}
