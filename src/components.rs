@@ -1,6 +1,7 @@
 //! One component per file.
 
 pub mod approval_card;
+pub mod chat_export;
 pub mod chat_list;
 pub mod composer;
 pub mod conversation;

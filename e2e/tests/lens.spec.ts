@@ -307,6 +307,21 @@ test('the workspace browser shows folders, sizes, dates and the run that made ea
   await chat.send('```bash\necho hi > later.txt\n```');
   await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
   await expect(files.getByRole('row', { name: /later\.txt/ }).getByTestId('made-by')).toHaveText('run 2');
+
+  // The whole workspace as one zip, and the conversation as a notebook.
+  const zipping = page.waitForEvent('download');
+  await files.getByRole('link', { name: 'Download the workspace as a zip' }).click();
+  const zip = readFileSync(await (await zipping).path());
+  expect(zip.subarray(0, 2).toString()).toBe('PK');
+  expect(zip.includes(Buffer.from('out/z.bin'))).toBe(true);
+  const exporting = page.waitForEvent('download');
+  await page.getByRole('link', { name: 'Export this conversation as a Jupyter notebook' }).click();
+  const exported = await exporting;
+  expect(exported.suggestedFilename()).toMatch(/\.ipynb$/);
+  const notebook = JSON.parse(readFileSync(await exported.path(), 'utf8'));
+  expect(notebook.nbformat).toBe(4);
+  const code = notebook.cells.filter((c: { cell_type: string }) => c.cell_type === 'code');
+  expect(code.map((c: { source: string[] }) => c.source[0])).toEqual(['%%bash\n', '%%bash\n']);
 });
 
 test('a shared file opens beside its download: a sortable table with its count, and HTML whose script cannot reach Lens', async ({ page, baseURL }) => {

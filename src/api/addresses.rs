@@ -20,3 +20,22 @@ pub fn document_content_url(id: &str) -> String {
 pub fn document_image_url(id: &str) -> String {
     format!("{}?inline=true", document_content_url(id))
 }
+
+/// A conversation as a Jupyter notebook.
+pub fn chat_notebook_url(chat_id: &str) -> String {
+    format!("/api/v1/chats/{chat_id}/notebook")
+}
+
+/// A folder of the conversation's workspace (`""`: all of it) as one zip.
+pub fn workspace_zip_url(chat_id: &str, folder: &str) -> String {
+    if folder.is_empty() {
+        format!("/api/v1/chats/{chat_id}/sandbox/zip")
+    } else {
+        format!("/api/v1/chats/{chat_id}/sandbox/zip?path={}", js_sys::encode_uri_component(folder))
+    }
+}
+
+/// The files one run made, as one zip.
+pub fn run_files_zip_url(chat_id: &str, message_id: &str, step_id: &str) -> String {
+    format!("/api/v1/chats/{chat_id}/sandbox/zip?message_id={message_id}&step_id={step_id}")
+}

@@ -10,6 +10,7 @@ use crate::components::file_chip::{FileChip, size_words};
 #[component]
 pub fn MadeFiles(chat_id: String, message_id: String, step_id: String, files: Vec<MadeFile>) -> impl IntoView {
     (!files.is_empty()).then(|| {
+        let count = files.len();
         let rows = files
             .into_iter()
             .map(|f| {
@@ -52,9 +53,16 @@ pub fn MadeFiles(chat_id: String, message_id: String, step_id: String, files: Ve
                 }
             })
             .collect_view();
+        let zip = (count > 1 && !message_id.is_empty()).then(|| {
+            view! {
+                <a class="run-zip" data-testid="run-zip" href=crate::api::run_files_zip_url(&chat_id, &message_id, &step_id)
+                    download="">"Download these files as a zip"</a>
+            }
+        });
         view! {
             <h4>"Files made"</h4>
             <ul class="made-files" data-testid="made-files">{rows}</ul>
+            {zip}
         }
     })
 }

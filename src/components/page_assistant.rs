@@ -7,7 +7,7 @@ use leptos::prelude::*;
 
 use crate::{
     api,
-    components::{conversation::Conversation, sandbox_status::SandboxStatus},
+    components::{chat_export::ChatExport, conversation::Conversation, sandbox_status::SandboxStatus},
 };
 
 #[component]
@@ -85,6 +85,7 @@ pub fn PageAssistant(
                         <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
                     </Show>
                     <SandboxStatus chat_id=Signal::derive(move || chat_id.get()) changed=answered />
+                    <ChatExport chat_id=Signal::derive(move || chat_id.get()) />
                     <Conversation
                         chat_id=Signal::derive(move || chat_id.get())
                         page=Callback::new(move |()| {

@@ -107,6 +107,17 @@ pub fn WorkspaceFiles(
     view! {
         <section class="workspace-files" data-testid="workspace-files" aria-label="Workspace files">
             <nav class="workspace-trail" aria-label="Folder">{crumbs}</nav>
+            {move || {
+                let has_files = listing.with(|l| l.as_ref().is_some_and(|l| !l.entries.is_empty()));
+                has_files.then(|| {
+                    let at = folder.get();
+                    let label = if at.is_empty() { "Download the workspace as a zip".to_owned() } else { format!("Download {at} as a zip") };
+                    view! {
+                        <a class="workspace-zip" data-testid="workspace-zip" href=crate::api::workspace_zip_url(&cid.get_value(), &at)
+                            download="">{label}</a>
+                    }
+                })
+            }}
             {rows}
             <Show when=move || error.get().is_some()>
                 <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>

@@ -6,7 +6,9 @@ use leptos::prelude::*;
 
 use crate::{
     api,
-    components::{chat_list::ChatList, conversation::Conversation, sandbox_status::SandboxStatus},
+    components::{
+        chat_export::ChatExport, chat_list::ChatList, conversation::Conversation, sandbox_status::SandboxStatus,
+    },
     context::Nav,
     dialogs,
 };
@@ -75,6 +77,7 @@ pub fn ChatPage() -> impl IntoView {
                 <header class="chat-header">
                     <h1 data-testid="chat-title">{title}</h1>
                     <Show when=move || cid.get().is_some() && !missing.get()>
+                        <ChatExport chat_id=Signal::derive(move || cid.get()) />
                         <button type="button" data-testid="rename-chat" on:click=on_rename>"Rename"</button>
                         <button type="button" class="danger" data-testid="delete-chat" on:click=on_delete>"Delete"</button>
                     </Show>

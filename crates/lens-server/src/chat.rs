@@ -10,6 +10,7 @@ pub mod history;
 pub mod hub;
 pub mod live_run;
 pub mod machine;
+pub mod notebook;
 pub mod placement;
 pub mod relay;
 pub mod runner;

@@ -16,6 +16,7 @@ pub mod preview;
 mod share;
 pub mod vault;
 mod vault_stream;
+pub mod zip_stream;
 
 use std::sync::Arc;
 

@@ -3,6 +3,7 @@
 pub mod answers;
 pub mod approvals;
 pub mod chat_files;
+pub mod chat_notebook;
 pub mod chat_sandbox;
 pub mod chats;
 pub mod file_preview;
@@ -26,3 +27,4 @@ pub mod uploads;
 pub mod usage;
 pub mod users;
 pub mod workspace_files;
+pub mod workspace_zip;

@@ -15,7 +15,7 @@ use super::{
 use crate::{AppError, Result};
 
 /// `Content-Disposition` with an ASCII fallback and the RFC 5987 UTF-8 name.
-fn disposition(kind: &str, name: &str) -> String {
+pub fn disposition(kind: &str, name: &str) -> String {
     let ascii: String =
         name.chars().map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' { c } else { '_' }).collect();
     let encoded: String = name

@@ -1,0 +1,133 @@
+//! A folder of the conversation's workspace, or the files one run made, downloaded as
+//! one zip, streamed as it is written (its owner only; anyone else: 404).
+
+use axum::{
+    extract::{Path, Query, State},
+    http::{HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+};
+use lens_sandbox::{SandboxError, SandboxState};
+use serde::Deserialize;
+
+use crate::{
+    AppError, AppState, Result,
+    auth::CurrentUser,
+    files::zip_stream::{Member, members_under, zip_body},
+};
+
+/// The most files one zip holds.
+const MAX_FILES: usize = 10_000;
+
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ZipQuery {
+    /// A folder, relative to `/workspace`; the whole workspace when absent.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// With `step_id`: the files that run made instead (those still in the workspace).
+    #[serde(default)]
+    pub message_id: Option<String>,
+    #[serde(default)]
+    pub step_id: Option<String>,
+}
+
+/// Download a folder of the workspace, or a run's files, as one zip.
+#[utoipa::path(
+    get,
+    path = "/chats/{cid}/sandbox/zip",
+    tag = "files",
+    params(
+        ("cid" = String, Path, description = "The conversation's id"),
+        ZipQuery,
+    ),
+    responses(
+        (status = 200, description = "The zip, streamed as it is written", content_type = "application/zip"),
+        (status = 400, description = "No such folder or run, nothing to zip, or more than a share may be", body = lens_types::ErrorBody),
+        (status = 409, description = "The code sandbox is off", body = lens_types::ErrorBody),
+        (status = 502, description = "The sandbox could not be asked", body = lens_types::ErrorBody),
+    ),
+    security(("session" = []), ("bearer" = [])),
+)]
+pub async fn get_workspace_zip(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(cid): Path<String>,
+    Query(query): Query<ZipQuery>,
+) -> Result<Response> {
+    let chat = state.store.chat(user.id(), &cid).await?.ok_or(AppError::NotFound)?;
+    let driver = state
+        .sandbox
+        .driver()
+        .ok_or_else(|| AppError::Conflict("the code sandbox is off, so there are no files to zip".into()))?;
+    let unavailable = |e: SandboxError| match e {
+        SandboxError::BadPath(m) | SandboxError::NotFound(m) | SandboxError::TooLarge(m) => AppError::BadRequest(m),
+        other => AppError::SandboxUnavailable(other.to_string()),
+    };
+    let status = driver.status(&cid).await.map_err(unavailable)?;
+    if !matches!(status.state, SandboxState::Running | SandboxState::Stopped) {
+        return Err(AppError::BadRequest("this conversation has no sandbox yet, so no files to zip".into()));
+    }
+    let folder = query.path.unwrap_or_default().trim_matches('/').to_owned();
+    let (members, name) = match (query.message_id, query.step_id) {
+        (Some(mid), Some(sid)) => {
+            let messages = state.store.messages(&cid).await?;
+            let step = messages
+                .iter()
+                .filter(|m| m.id == mid)
+                .flat_map(|m| &m.steps)
+                .find(|s| s.id == sid)
+                .and_then(|s| s.output.as_ref())
+                .ok_or_else(|| AppError::BadRequest("no such run in this conversation".into()))?;
+            let members: Vec<Member> = step
+                .files
+                .iter()
+                .map(|f| Member { path: f.path.clone(), name: f.path.clone(), size: f.size })
+                .collect();
+            (members, format!("{} run files.zip", zip_title(&chat.title)))
+        }
+        (None, None) => {
+            let members = members_under(&*driver, &cid, &folder, MAX_FILES).await.map_err(unavailable)?;
+            let last = folder.rsplit('/').next().filter(|f| !f.is_empty()).unwrap_or("workspace");
+            (members, format!("{} {last}.zip", zip_title(&chat.title)))
+        }
+        _ => return Err(AppError::BadRequest("give both `message_id` and `step_id`, or neither".into())),
+    };
+    if members.is_empty() {
+        return Err(AppError::BadRequest("there are no files to zip there".into()));
+    }
+    // The limits of shares: each file at most a share's size, and all of them at most
+    // what the conversation may keep shared. Checked on the sizes listed; each file is
+    // held to its limit again as it is read.
+    let max_mb = state.config.share_max_mb;
+    let max_bytes = max_mb * 1024 * 1024;
+    if let Some(big) = members.iter().find(|m| m.size > max_bytes) {
+        return Err(AppError::BadRequest(format!(
+            "`{}` is larger than the {max_mb} MB a file may be when shared, so it cannot be zipped",
+            big.path
+        )));
+    }
+    let total: u64 = members.iter().map(|m| m.size).sum();
+    let total_max_mb = max_mb * state.config.shares_per_chat;
+    if total > total_max_mb * 1024 * 1024 {
+        return Err(AppError::BadRequest(format!(
+            "these files hold {} MB, more than the {total_max_mb} MB a zip may (the share size times the files a \
+             conversation may share)",
+            total.div_ceil(1024 * 1024)
+        )));
+    }
+    let body = zip_body(driver, cid, members, max_bytes);
+    let mut resp = (StatusCode::OK, body).into_response();
+    let headers = resp.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/zip"));
+    if let Ok(value) = HeaderValue::from_str(&crate::files::download::disposition("attachment", &name)) {
+        headers.insert(header::CONTENT_DISPOSITION, value);
+    }
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    Ok(resp)
+}
+
+fn zip_title(title: &str) -> String {
+    let kept: String = title.chars().filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_')).take(60).collect();
+    let kept = kept.split_whitespace().collect::<Vec<_>>().join(" ");
+    if kept.is_empty() { "conversation".into() } else { kept }
+}
