@@ -6,6 +6,7 @@ pub mod ask;
 mod chats;
 pub mod deletion;
 pub mod endings;
+pub mod fork;
 pub mod history;
 pub mod hub;
 pub mod live_run;

@@ -3,6 +3,7 @@
 pub mod answers;
 pub mod approvals;
 pub mod chat_files;
+pub mod chat_fork;
 pub mod chat_notebook;
 pub mod chat_sandbox;
 pub mod chats;

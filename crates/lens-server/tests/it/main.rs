@@ -10,6 +10,7 @@ mod chats;
 mod cli;
 mod file_store;
 mod files;
+mod fork;
 mod host_faults;
 mod install;
 mod library;

@@ -257,3 +257,11 @@ async fn on_a_gateway_a_conversations_sandbox_shows_how_it_stands_and_is_deleted
     let done = admin.done_after(&cid, &aid, "0").await;
     assert_eq!(done.steps[0].output.as_ref().unwrap().stdout, "fresh\n", "{done:?}");
 }
+
+#[tokio::test]
+async fn on_a_gateway_a_fork_copies_the_workspace_into_a_sandbox_of_its_own() {
+    let fake = FakeGateway::start().await.unwrap();
+    let app = on_gateway(&fake, None).await;
+    crate::fork::forks_as_a_person_expects(&app).await;
+    assert!(fake.sandboxes().len() >= 2, "the fork has its own sandbox there: {:?}", fake.sandboxes());
+}

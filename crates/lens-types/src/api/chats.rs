@@ -245,3 +245,24 @@ pub struct ChatSandboxView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletes_at: Option<UnixMillis>,
 }
+
+/// Fork a conversation after one of its answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ForkRequest {
+    /// The answer the fork's history ends with.
+    pub message_id: String,
+}
+
+/// The new conversation a fork made, and what it copied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ForkResponse {
+    pub chat: ChatView,
+    /// Workspace files copied, and their bytes.
+    pub files_copied: u64,
+    pub bytes_copied: u64,
+    /// What was not taken along (Python's names), for the person.
+    pub note: String,
+}
