@@ -33,3 +33,8 @@ pub fn provide_nav() {
         navigate(&to, NavigateOptions { replace, ..NavigateOptions::default() })
     })));
 }
+
+/// Where a fork of an answer goes once made: the chat page opens it, the page
+/// assistant's panel shows it. Without one (no page that can open it), no Fork button.
+#[derive(Clone, Copy)]
+pub struct ForkTo(pub Callback<lens_types::ForkResponse>);

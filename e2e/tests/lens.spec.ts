@@ -387,6 +387,32 @@ test('a shared file opens beside its download: a sortable table with its count, 
   await expect(chat.lastAnswer().getByTestId('tool-step')).toHaveAttribute('data-status', 'succeeded');
 });
 
+test('Fork from here opens a new conversation with the history and the files, and says Python starts fresh', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  await page.goto('/chat');
+  await chat.send('```python\nx = 5\nopen("data.txt", "w").write("kept")\nprint(x)\n```');
+  await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
+  const original = page.url();
+  await chat.send('```bash\necho second\n```');
+  await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
+  // Forked after the first answer, by keyboard.
+  await page.getByTestId('assistant-message').first().getByRole('button', { name: /^Fork the conversation from this answer/ }).focus();
+  await page.keyboard.press('Enter');
+  await expect(page).not.toHaveURL(original);
+  await expect(page.getByTestId('chat-title')).toHaveText(/^Fork of /);
+  await expect(page.getByTestId('fork-note')).toContainText('names Python held were not');
+  await expect(page.getByTestId('assistant-message')).toHaveCount(1);
+  await chat.send('```bash\ncat data.txt\n```');
+  const step = chat.lastAnswer().getByTestId('tool-step');
+  await expect(step).toHaveAttribute('data-status', 'succeeded');
+  await step.locator('summary').click();
+  await expect(step.getByTestId('run-stdout')).toHaveText('kept');
+  // The original is still there, both answers in it.
+  await page.goto(original);
+  await expect(page.getByTestId('assistant-message')).toHaveCount(2);
+});
+
 test('Copy puts a step\'s code, its output and the answer\'s text on the clipboard', async ({ page }) => {
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);

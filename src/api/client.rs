@@ -165,6 +165,12 @@ pub async fn delete_chat_sandbox(cid: &str) -> ApiResult<()> {
     send_empty(Request::delete(&format!("/api/v1/chats/{cid}/sandbox"))).await
 }
 
+/// A new conversation from `cid`'s history up to and with answer `message_id`.
+pub async fn fork_chat(cid: &str, message_id: &str) -> ApiResult<ForkResponse> {
+    send_json(Request::post(&format!("/api/v1/chats/{cid}/fork")), &ForkRequest { message_id: message_id.to_owned() })
+        .await
+}
+
 /// A shared file as the page opens it.
 pub async fn file_preview(cid: &str, fid: &str) -> ApiResult<FilePreview> {
     get(&format!("/api/v1/chats/{cid}/files/{fid}/preview")).await

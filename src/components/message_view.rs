@@ -1,13 +1,17 @@
-//! One message: the person's words, or an answer with its text, steps and ending.
+//! One message: the person's words, or an answer with its text, steps and ending, and
+//! under an answer Copy and Fork from here.
 
 use std::collections::HashMap;
 
 use lens_types::{MessageStatus, MessageView as Message, Role};
 use leptos::prelude::*;
 
-use crate::components::{
-    approval_card::ApprovalCard, copy_button::CopyButton, markdown::Markdown, shared_files::SharedFiles,
-    tool_step::ToolStep,
+use crate::{
+    components::{
+        approval_card::ApprovalCard, copy_button::CopyButton, markdown::Markdown, shared_files::SharedFiles,
+        tool_step::ToolStep,
+    },
+    context::ForkTo,
 };
 
 /// The line under an answer that did not end normally.
@@ -92,9 +96,12 @@ pub fn MessageView(
                 </For>
             </div>
             <SharedFiles chat_id files=shared />
-            <Show when=move || !is_user() && !streaming() && text.with(|t| !t.trim().is_empty())>
+            <Show when=move || !is_user() && !streaming()>
                 <div class="answer-actions">
-                    <CopyButton text what="the answer's text" testid="copy-answer" />
+                    <Show when=move || text.with(|t| !t.trim().is_empty())>
+                        <CopyButton text what="the answer's text" testid="copy-answer" />
+                    </Show>
+                    {fork_button(message)}
                 </div>
             </Show>
             <Show when=streaming>
@@ -104,6 +111,32 @@ pub fn MessageView(
             {move || message.with(usage_line).map(|u| view! { <p class="answer-usage muted" data-testid="answer-usage">{u}</p> })}
         </article>
     }
+}
+
+/// "Fork from here": a new conversation with the history up to this answer and a copy
+/// of the workspace; where it goes is the page's ([`ForkTo`]).
+fn fork_button(message: Signal<Message>) -> Option<impl IntoView> {
+    let ForkTo(to) = use_context::<ForkTo>()?;
+    let busy = RwSignal::new(false);
+    let error = RwSignal::new(None::<String>);
+    let fork = move |_| {
+        let (cid, mid) = message.with_untracked(|m| (m.chat_id.clone(), m.id.clone()));
+        busy.set(true);
+        leptos::task::spawn_local(async move {
+            match crate::api::fork_chat(&cid, &mid).await {
+                Ok(forked) => to.run(forked),
+                Err(e) => error.set(Some(e.message)),
+            }
+            busy.set(false);
+        });
+    };
+    Some(view! {
+        <button type="button" data-testid="fork-answer" on:click=fork disabled=move || busy.get()
+            aria-label="Fork the conversation from this answer: a new conversation with its history and a copy of the workspace">
+            {move || if busy.get() { "Forking…" } else { "Fork from here" }}
+        </button>
+        <span class="error" role="alert">{move || error.get().unwrap_or_default()}</span>
+    })
 }
 
 /// A step that vanished between renders (never shown in practice).

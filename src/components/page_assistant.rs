@@ -20,6 +20,12 @@ pub fn PageAssistant(
     let chat_id = RwSignal::new(None::<String>);
     // Bumped when an answer ends: the sandbox's state is read again.
     let answered = RwSignal::new(0u64);
+    // A fork (it keeps this page) shows in the panel at once, with its note.
+    let fork_note = RwSignal::new(None::<String>);
+    provide_context(crate::context::ForkTo(Callback::new(move |f: lens_types::ForkResponse| {
+        fork_note.set(Some(f.note));
+        chat_id.set(Some(f.chat.id));
+    })));
     let error = RwSignal::new(None::<String>);
     let url = Memo::new(move |_| page.with(|p| p.url.clone()));
     // The page's conversation, once the panel is open: the latest one tied to this page.
@@ -86,6 +92,7 @@ pub fn PageAssistant(
                     </Show>
                     <SandboxStatus chat_id=Signal::derive(move || chat_id.get()) changed=answered />
                     <ChatExport chat_id=Signal::derive(move || chat_id.get()) />
+                    {move || fork_note.get().map(|note| view! { <p class="fork-note" role="status" data-testid="fork-note">{note}</p> })}
                     <Conversation
                         chat_id=Signal::derive(move || chat_id.get())
                         page=Callback::new(move |()| {

@@ -9,7 +9,7 @@ use crate::{
     components::{
         chat_export::ChatExport, chat_list::ChatList, conversation::Conversation, sandbox_status::SandboxStatus,
     },
-    context::Nav,
+    context::{ForkTo, Nav},
     dialogs,
 };
 
@@ -32,6 +32,14 @@ pub fn ChatPage() -> impl IntoView {
         })
     };
     refresh();
+    // A fork opens at once, with what it could not take along said above it.
+    let forked = RwSignal::new(None::<(String, String)>);
+    provide_context(ForkTo(Callback::new(move |f: lens_types::ForkResponse| {
+        forked.set(Some((f.chat.id.clone(), f.note)));
+        refresh();
+        nav.go(&format!("/chat/{}", f.chat.id));
+    })));
+    let fork_note = move || forked.get().filter(|(id, _)| cid.get().as_ref() == Some(id)).map(|(_, note)| note);
     let title = move || match cid.get() {
         None => "New chat".to_owned(),
         Some(id) => chats.with(|c| c.iter().find(|c| c.id == id).map(|c| c.title.clone())).unwrap_or_default(),
@@ -85,6 +93,7 @@ pub fn ChatPage() -> impl IntoView {
                 <Show when=move || !missing.get()>
                     <SandboxStatus chat_id=Signal::derive(move || cid.get()) changed=answered />
                 </Show>
+                {move || fork_note().map(|note| view! { <p class="fork-note" role="status" data-testid="fork-note">{note}</p> })}
                 <Show when=move || error.get().is_some()>
                     <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
                 </Show>
