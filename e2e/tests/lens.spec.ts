@@ -413,6 +413,25 @@ test('Fork from here opens a new conversation with the history and the files, an
   await expect(page.getByTestId('assistant-message')).toHaveCount(2);
 });
 
+test('Restart Python from the sandbox line forgets the names and keeps the files', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  await page.goto('/chat');
+  await chat.send('```python\nx = 5\nopen("f.txt", "w").write("kept")\n```');
+  await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
+  let asked = '';
+  page.once('dialog', (d) => { asked = d.message(); void d.accept(); });
+  await page.getByRole('button', { name: 'Restart Python' }).click();
+  await expect(page.getByTestId('python-restarted')).toBeVisible();
+  expect(asked).toContain('names it holds are lost; the files stay');
+  await chat.send('```python\nprint(open("f.txt").read())\nprint(x)\n```');
+  const step = chat.lastAnswer().getByTestId('tool-step');
+  await expect(step).toHaveAttribute('data-status', 'failed');
+  await step.locator('summary').click();
+  await expect(step.getByTestId('run-stdout')).toHaveText('kept');
+  await expect(step.getByTestId('run-stderr')).toContainText("NameError: name 'x' is not defined");
+});
+
 test('Copy puts a step\'s code, its output and the answer\'s text on the clipboard', async ({ page }) => {
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);

@@ -181,6 +181,11 @@ pub async fn file_rows(cid: &str, fid: &str) -> ApiResult<RowCount> {
     get(&format!("/api/v1/chats/{cid}/files/{fid}/rows")).await
 }
 
+/// Ends the conversation's Python kernel: fresh names, same files.
+pub async fn restart_python(cid: &str) -> ApiResult<()> {
+    send_empty(Request::post(&format!("/api/v1/chats/{cid}/sandbox/restart-python"))).await
+}
+
 /// One folder of the conversation's workspace (`""`: the workspace itself).
 pub async fn workspace_files(cid: &str, folder: &str) -> ApiResult<WorkspaceListing> {
     let folder = js_sys::encode_uri_component(folder);

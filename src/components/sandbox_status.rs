@@ -1,6 +1,7 @@
 //! `SandboxStatus`: the conversation's sandbox in its header, as it stands: running,
 //! stopped (started on the next run) or none yet; its disk use; the day it is deleted if
-//! nothing uses it; and Delete, after a question that says what is lost.
+//! nothing uses it; Restart Python (fresh names, same files) and Delete, each after a
+//! question that says what is lost; and Files, the workspace browser.
 
 use lens_types::{ChatSandboxState, ChatSandboxView};
 use leptos::prelude::*;
@@ -14,6 +15,9 @@ use crate::{
 /// What the person is asked before the sandbox goes.
 pub const DELETE_QUESTION: &str = "Delete this conversation's sandbox? Every file in it and every name Python \
 holds are lost; the conversation stays, and its next run starts a fresh sandbox.";
+
+/// What the person is asked before Python restarts.
+pub const RESTART_QUESTION: &str = "Restart Python in this conversation? The names it holds are lost; the files stay.";
 
 /// The day `ms` (since the Unix epoch) falls on, in UTC, as 2026-12-21 (integer maths:
 /// days to a civil date, after Howard Hinnant's algorithm).
@@ -111,6 +115,27 @@ pub fn SandboxStatus(
             }
         });
     };
+    let restarted = RwSignal::new(false);
+    let on_restart = move |_| {
+        let Some(cid) = chat_id.get_untracked() else { return };
+        if !dialogs::confirm(RESTART_QUESTION) {
+            return;
+        }
+        leptos::task::spawn_local(async move {
+            match api::restart_python(&cid).await {
+                Ok(()) => {
+                    restarted.set(true);
+                    error.set(None);
+                }
+                Err(e) => error.set(Some(e.message)),
+            }
+        });
+    };
+    Effect::new(move |_| {
+        chat_id.track();
+        changed.track();
+        restarted.set(false);
+    });
     let shown = move || view_of.get().filter(|v| v.state != ChatSandboxState::Off);
     let browser = move || {
         let cid = chat_id.get().filter(|_| files_open.get())?;
@@ -130,6 +155,9 @@ pub fn SandboxStatus(
                             {move || if files_open.get() { "Hide files" } else { "Files" }}
                         </button>
                     })}
+                    {(v.state == ChatSandboxState::Running).then(|| view! {
+                        <button type="button" data-testid="restart-python" on:click=on_restart>"Restart Python"</button>
+                    })}
                     {can_delete.then(|| view! {
                         <button type="button" class="danger" data-testid="delete-sandbox" on:click=on_delete>
                             "Delete sandbox"
@@ -138,6 +166,9 @@ pub fn SandboxStatus(
                 </div>
             }
         })}
+        <Show when=move || restarted.get()>
+            <p class="muted" role="status" data-testid="python-restarted">"Python restarted: the next run starts with no names."</p>
+        </Show>
         {browser}
         <Show when=move || error.get().is_some()>
             <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>

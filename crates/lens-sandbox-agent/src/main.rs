@@ -204,6 +204,14 @@ fn handle(agent: &Arc<Agent>, request: Request) {
             Ok(entries) => agent.reply(&Reply::Files { id, entries }),
             Err(fail) => agent.refused(id, fail),
         },
+        Request::RestartPython { id } => match agent.kernel.try_lock() {
+            Ok(mut slot) => {
+                // Dropping the kernel kills its process group.
+                *slot = None;
+                agent.reply(&Reply::Done { id })
+            }
+            Err(_) => agent.failed(id, "a Python cell is running; stop it first"),
+        },
         Request::NetOpen { id, ok, message } => agent.proxy.deliver(id, proxy::NetMessage::Open { ok, message }),
         Request::NetData { id, data } => agent.proxy.deliver(id, proxy::NetMessage::Data(data)),
         Request::NetClose { id } => agent.proxy.deliver(id, proxy::NetMessage::Close),

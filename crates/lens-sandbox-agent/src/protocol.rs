@@ -64,6 +64,8 @@ pub enum Request {
     },
     /// List a folder under the workspace.
     ListFiles { id: u64, path: String },
+    /// End the Python kernel: the next cell starts a fresh one (no names), the files stay.
+    RestartPython { id: u64 },
     /// The server's decision on a proxy connection the agent asked about.
     NetOpen { id: u64, ok: bool, message: String },
     /// Bytes from the far end of a proxy connection.

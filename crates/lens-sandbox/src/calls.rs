@@ -33,6 +33,10 @@ pub(crate) fn write_part(path: &str, part: crate::FilePart, bytes: Vec<u8>) -> O
     Box::new(move |id| Request::WriteFile { id, path, data: bytes, offset: part.offset, last: part.last })
 }
 
+pub(crate) fn restart_python() -> OneRequest {
+    Box::new(|id| Request::RestartPython { id })
+}
+
 pub(crate) fn drop_write(path: &str) -> OneRequest {
     let path = path.to_owned();
     Box::new(move |id| Request::DropWrite { id, path })

@@ -125,6 +125,12 @@ pub trait SandboxDriver: crate::agent_core::AgentCalls + Send + Sync {
         self.ask_agent(chat_id, calls::drop_write(path)).await.map(|_| ())
     }
 
+    /// Ends the conversation's Python kernel, keeping every file and every other
+    /// program: the next Python run starts with no names.
+    async fn restart_python(&self, chat_id: &str) -> Result<(), SandboxError> {
+        self.ask_agent(chat_id, calls::restart_python()).await.map(|_| ())
+    }
+
     /// Reads one part (at most [`FILE_PART`] bytes) of a file under `/workspace` from
     /// `offset`, refusing a file larger than `max_bytes`: the part and the file's size.
     /// [`crate::copy_out`] moves a file of any size this way.

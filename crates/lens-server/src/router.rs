@@ -21,8 +21,8 @@ use crate::{
     routes::{
         answers, approvals, chat_files, chat_fork, chat_notebook, chat_sandbox, chats, file_preview, file_rows,
         gateway_preflight, gateway_start, health, library_documents, library_namespaces, messages, model_list,
-        model_settings, model_test, openapi, sandbox_settings, sessions, setup, storage, tokens, uploads, usage, users,
-        workspace_files, workspace_zip,
+        model_settings, model_test, openapi, python_restart, sandbox_settings, sessions, setup, storage, tokens,
+        uploads, usage, users, workspace_files, workspace_zip,
     },
 };
 
@@ -76,6 +76,7 @@ pub fn documented_routes(upload_max_bytes: usize) -> DocumentedRoutes {
         .routes(routes!(chat_sandbox::get_chat_sandbox, chat_sandbox::delete_chat_sandbox))
         .routes(routes!(workspace_files::list_workspace_files))
         .routes(routes!(workspace_zip::get_workspace_zip))
+        .routes(routes!(python_restart::restart_python))
         .routes(routes!(answers::get_answer_events))
         .routes(routes!(answers::stop_answer))
         .routes(routes!(model_settings::get_model_settings, model_settings::update_model_settings))

@@ -19,6 +19,7 @@ pub mod model_list;
 pub mod model_settings;
 pub mod model_test;
 pub mod openapi;
+pub mod python_restart;
 pub mod sandbox_settings;
 pub mod sessions;
 pub mod setup;

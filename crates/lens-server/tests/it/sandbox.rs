@@ -475,3 +475,33 @@ async fn the_workspace_browser_lists_folders_sizes_dates_and_the_run_that_made_e
     let (_, message) = answer(&admin, &cid, "```bash\nwc -l < data.csv\n```").await;
     assert_eq!(message.steps[0].output.as_ref().unwrap().stdout, "3\n");
 }
+
+#[tokio::test]
+async fn restart_python_forgets_the_names_and_keeps_the_files() {
+    let app = TestApp::builder().sandbox().settings_model().await;
+    let admin = app.admin().await;
+    let bob = app.user(&admin, "bob").await;
+    let cid = admin.new_chat().await;
+    let url = format!("/api/v1/chats/{cid}/sandbox/restart-python");
+    // No sandbox yet: nothing to restart.
+    assert_eq!(admin.post(&url, json!({})).await.0, StatusCode::NO_CONTENT);
+
+    let (_, first) =
+        answer(&admin, &cid, "```python\nx = 41\nopen('f.txt', 'w').write('kept')\nprint(x + 1)\n```").await;
+    assert_eq!(first.steps[0].output.as_ref().unwrap().stdout, "42\n");
+    assert_eq!(bob.post(&url, json!({})).await.0, StatusCode::NOT_FOUND);
+    // Not while an answer runs in the conversation.
+    let aid = admin.ask(&cid, "```python\nimport time\ntime.sleep(3)\n```").await;
+    assert_eq!(admin.post(&url, json!({})).await.0, StatusCode::CONFLICT);
+    admin.done_after(&cid, &aid, "0").await;
+
+    let (status, body) = admin.post(&url, json!({})).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let (_, after) = answer(&admin, &cid, "```python\nprint(open('f.txt').read())\nprint(x)\n```").await;
+    let output = after.steps[0].output.as_ref().unwrap();
+    assert_eq!(output.stdout, "kept\n", "the files stay");
+    assert!(output.stderr.contains("NameError") && !output.stderr.contains("had stopped"), "{}", output.stderr);
+    // And Python goes on as usual.
+    let (_, next) = answer(&admin, &cid, "```python\ny = 2\nprint(y * 3)\n```").await;
+    assert_eq!(next.steps[0].output.as_ref().unwrap().stdout, "6\n");
+}
