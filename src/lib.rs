@@ -14,6 +14,7 @@ pub mod api;
 pub mod app;
 pub mod components;
 pub mod context;
+pub mod dates;
 pub mod dialogs;
 pub mod markdown;
 pub mod pages;

@@ -5,16 +5,10 @@
 use lens_types::{MadeBy, ShareFileRequest, WorkspaceEntry, WorkspaceListing};
 use leptos::prelude::*;
 
-use crate::components::{
-    file_chip::{FileChip, size_words},
-    sandbox_status::day_of,
+use crate::{
+    components::file_chip::{FileChip, size_words},
+    dates::moment_of,
 };
-
-/// "2026-12-06 09:14 UTC": when a file changed (UTC, integer maths).
-pub fn moment_of(ms: i64) -> String {
-    let minutes = ms.div_euclid(60_000).rem_euclid(24 * 60);
-    format!("{} {:02}:{:02} UTC", day_of(ms), minutes / 60, minutes % 60)
-}
 
 /// The folders from the workspace down to `path`: (name shown, path), the workspace first.
 pub fn trail(path: &str) -> Vec<(String, String)> {
@@ -196,8 +190,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn moments_and_trails_read_plainly() {
-        assert_eq!(moment_of(1_796_515_200_000 + 9 * 3_600_000 + 14 * 60_000 + 59_999), "2026-12-06 09:14 UTC");
+    fn trails_and_anchors_read_plainly() {
         assert_eq!(trail(""), [("workspace".to_owned(), String::new())]);
         assert_eq!(
             trail("out/charts/"),

@@ -28,6 +28,7 @@ pub mod model_settings;
 pub mod move_data;
 pub mod open_streams;
 pub mod openapi;
+pub mod preview_address;
 pub mod preview_origin;
 pub mod router;
 pub mod routes;

@@ -44,7 +44,7 @@ pub struct AppState {
     /// Answers' event streams open per person.
     pub streams: Arc<crate::open_streams::OpenStreams>,
     /// Where HTML and PDF previews are served from.
-    pub preview: Arc<crate::preview_origin::PreviewOrigin>,
+    pub preview: Arc<crate::preview_address::PreviewOrigin>,
 }
 
 impl AppState {
@@ -109,7 +109,7 @@ impl AppState {
             Some(_) => crate::open_streams::OpenStreams::shared(store.clone(), chats.replica.clone()),
             None => crate::open_streams::OpenStreams::local(),
         });
-        let preview = crate::preview_origin::PreviewOrigin::from_config(&config)?;
+        let preview = crate::preview_address::PreviewOrigin::from_config(&config)?;
         Ok(Self {
             accounts,
             preview,

@@ -21,7 +21,7 @@ const HTML_POLICY: &str = "sandbox allow-scripts; default-src 'none'; \
 
 pub async fn get_framed_file(State(state): State<AppState>, Path(address): Path<String>) -> Response {
     let not_found = || (StatusCode::NOT_FOUND, "this preview's address is unknown or has lapsed").into_response();
-    let Some((chat_id, file_id)) = crate::preview_origin::check(&state.secret, &address, crate::now_ms()) else {
+    let Some((chat_id, file_id)) = crate::preview_address::check(&state.secret, &address, crate::now_ms()) else {
         return not_found();
     };
     let Ok(Some(file)) = state.store.chat_file(&chat_id, &file_id).await else { return not_found() };

@@ -13,7 +13,7 @@ use crate::{
     AppError, AppState, Result,
     auth::{CurrentUser, Https},
     files::preview,
-    preview_origin::{ADDRESS_LIFETIME_MS, sign},
+    preview_address::{ADDRESS_LIFETIME_MS, sign},
 };
 
 /// Open a shared file in the page.
