@@ -110,6 +110,14 @@ ops = [
     operation("GET", "/api/v1/chats/{cid}/files/{fid}", cid=cid, fid=shared),
     operation("GET", "/api/v1/chats/{cid}/answers/{aid}/events", cid=cid, aid=aid),
     operation("GET", "/api/v1/chats/{cid}/sandbox", cid=cid),
+    operation("GET", "/api/v1/chats/{cid}/sandbox/files", cid=cid),
+    operation("GET", "/api/v1/chats/{cid}/sandbox/zip", cid=cid),
+    operation("POST", "/api/v1/chats/{cid}/sandbox/restart-python", cid=cid),
+    operation("GET", "/api/v1/chats/{cid}/files/{fid}/preview", cid=cid, fid=shared),
+    # report.txt is no table: 400, as documented.
+    operation("GET", "/api/v1/chats/{cid}/files/{fid}/rows", cid=cid, fid=shared),
+    operation("GET", "/api/v1/chats/{cid}/notebook", cid=cid),
+    operation("POST", "/api/v1/chats/{cid}/fork", cid=cid),
     # Its answer waits on an approval (409) until the approval's operation decides it;
     # after that the delete goes (204). The seeded conversation keeps its sandbox.
     operation("DELETE", "/api/v1/chats/{cid}/sandbox", cid=waiting_cid),
