@@ -78,3 +78,31 @@ pub async fn shutdown_signal() {
     }
     tracing::info!("shutting down");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_preview_listener_takes_the_next_port_gives_way_by_default_and_not_when_set() {
+        let lens = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let bound = lens.local_addr().unwrap();
+        let mut config = crate::Config::with_data_dir("unused");
+        // The port after Lens's, when free.
+        if let Ok(Some(previews)) = bind_preview(&config, bound).await {
+            assert_eq!(previews.local_addr().unwrap().port(), bound.port() + 1);
+        }
+        // Taken: no previews, and Lens still starts.
+        let taken = TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap();
+        let _holder = TcpListener::bind(taken).await.unwrap();
+        let before = SocketAddr::new(taken.ip(), taken.port() - 1);
+        assert!(bind_preview(&config, before).await.unwrap().is_none());
+        // Set to a taken address: a sentence, and no start.
+        config.preview_addr = Some(taken);
+        let refused = bind_preview(&config, bound).await.unwrap_err().to_string();
+        assert!(refused.contains("LENS_PREVIEW_ADDR"), "{refused}");
+        // Port 0: the kernel's choice.
+        config.preview_addr = Some("127.0.0.1:0".parse().unwrap());
+        assert!(bind_preview(&config, bound).await.unwrap().is_some());
+    }
+}

@@ -64,6 +64,8 @@ pub async fn start_lens(dir: &std::path::Path, dist: &std::path::Path, env: &[(&
         .arg("--sandbox-agent")
         .arg(lens.with_file_name("lens-sandbox-agent"))
         .env("LENS_LOG", "warn")
+        // Previews on a port of the kernel's choosing, not the one after Lens's.
+        .env("LENS_PREVIEW_ADDR", "127.0.0.1:0")
         .envs(env.iter().copied())
         .stdout(std::process::Stdio::null())
         .spawn()

@@ -44,6 +44,9 @@ impl Shared {
             .env("LENS_SANDBOX", "true")
             .env("LENS_SANDBOX_AGENT", agent)
             .env("LENS_LOG", "warn")
+            // A port of the kernel's choosing: the default, the port after Lens's, may be
+            // the one the next replica was just given.
+            .env("LENS_PREVIEW_ADDR", "127.0.0.1:0")
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         if let Some(files) = &self.files {

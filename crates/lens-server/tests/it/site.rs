@@ -139,6 +139,7 @@ async fn a_server_on_the_network_is_set_up_only_with_the_code_from_its_log() {
         .args(["serve", "--addr", &format!("0.0.0.0:{port}"), "--data-dir"])
         .arg(dir.path().join("data"))
         .env("LENS_LOG", "warn")
+        .env("LENS_PREVIEW_ADDR", "127.0.0.1:0")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
