@@ -89,10 +89,10 @@ pub fn json_pieces(text: &str) -> Vec<(&'static str, String)> {
 
 #[component]
 pub fn FilePreview(chat_id: String, file_id: String, name: String) -> impl IntoView {
-    let shown = RwSignal::new(None::<Result<Preview, String>>);
+    let shown = RwSignal::new(None::<Result<Preview, crate::api::ClientError>>);
     let (cid, fid) = (chat_id.clone(), file_id.clone());
     leptos::task::spawn_local(async move {
-        shown.set(Some(crate::api::file_preview(&cid, &fid).await.map_err(|e| e.message)));
+        shown.set(Some(crate::api::file_preview(&cid, &fid).await));
     });
     let label = format!("Preview of {name}");
     let region = label.clone();
@@ -100,7 +100,7 @@ pub fn FilePreview(chat_id: String, file_id: String, name: String) -> impl IntoV
         <div class="file-preview" data-testid="file-preview" role="region" aria-label=region>
             {move || match shown.get() {
                 None => view! { <p class="muted" role="status">"Opening…"</p> }.into_any(),
-                Some(Err(e)) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+                Some(Err(e)) => view! { <p class="error" role="alert">{e.message}</p> }.into_any(),
                 Some(Ok(preview)) => body(preview, chat_id.clone(), file_id.clone(), label.clone()),
             }}
         </div>

@@ -18,7 +18,7 @@ mod common;
 
 use std::time::Instant;
 
-use common::p50;
+use common::{p50, post};
 use serde_json::{Value, json};
 
 const SIZE: usize = 25_000_000;
@@ -27,12 +27,6 @@ const PARALLEL: usize = 20;
 /// The attachments handed over at once, and each one's size.
 const HANDED: usize = 5;
 const ATTACHMENT: usize = 200_000_000;
-
-async fn post(http: &reqwest::Client, url: String, csrf: &str, body: Value) -> (u16, Value) {
-    let resp = common::page_post(http, url, csrf).json(&body).send().await.expect("the server answers");
-    let status = resp.status().as_u16();
-    (status, resp.json().await.unwrap_or(Value::Null))
-}
 
 /// Downloads `url` whole; seconds.
 async fn download(http: &reqwest::Client, url: &str) -> f64 {

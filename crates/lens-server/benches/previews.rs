@@ -12,18 +12,12 @@ mod common;
 
 use std::time::Instant;
 
-use common::p50;
+use common::{p50, post};
 use serde_json::{Value, json};
 
 const ROUNDS: usize = 5;
 /// The CSV's size, about.
 const MB: usize = 100;
-
-async fn post(http: &reqwest::Client, url: String, csrf: &str, body: Value) -> (u16, Value) {
-    let resp = common::page_post(http, url, csrf).json(&body).send().await.expect("the server answers");
-    let status = resp.status().as_u16();
-    (status, resp.json().await.unwrap_or(Value::Null))
-}
 
 /// Milliseconds `get` takes, p50 of ROUNDS, and its last result.
 async fn timed<F, Fut, T>(mut get: F) -> (f64, T)

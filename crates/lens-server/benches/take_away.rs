@@ -14,18 +14,12 @@ mod common;
 
 use std::time::Instant;
 
-use common::p50;
+use common::{p50, post};
 use serde_json::{Value, json};
 
 /// Files of this size make the workspace: five for the fork, ten for the zip.
 const FILE_MB: usize = 100;
 const ROUNDS: usize = 3;
-
-async fn post(http: &reqwest::Client, url: String, csrf: &str, body: Value) -> (u16, Value) {
-    let resp = common::page_post(http, url, csrf).json(&body).send().await.expect("the server answers");
-    let status = resp.status().as_u16();
-    (status, resp.json().await.unwrap_or(Value::Null))
-}
 
 /// Runs `code` (a fenced block) in `cid` and returns the saved answer.
 async fn run(http: &reqwest::Client, base: &str, csrf: &str, cid: &str, code: &str) -> Value {

@@ -30,6 +30,18 @@ pub fn cpu_seconds(pid: u32) -> f64 {
     ticks / 100.0
 }
 
+/// A JSON POST as Lens's page sends it: its status, and its body (`null` if not JSON).
+pub async fn post(
+    http: &reqwest::Client,
+    url: String,
+    csrf: &str,
+    body: serde_json::Value,
+) -> (u16, serde_json::Value) {
+    let resp = page_post(http, url, csrf).json(&body).send().await.expect("the server answers");
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(serde_json::Value::Null))
+}
+
 /// A POST as Lens's page sends it when logged in: the CSRF proof, and the browser's word
 /// (`Sec-Fetch-Site`) that Lens's own page sent it.
 pub fn page_post(http: &reqwest::Client, url: String, csrf: &str) -> reqwest::RequestBuilder {

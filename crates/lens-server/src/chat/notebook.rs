@@ -96,11 +96,9 @@ async fn code_cell(index: usize, count: usize, run: &RunOutput, chat_id: &str, v
     })
 }
 
-/// The notebook's file name: the title's letters, digits, spaces and dashes.
+/// The notebook's file name, after the conversation's title.
 pub fn file_name(title: &str) -> String {
-    let kept: String = title.chars().filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_')).take(80).collect();
-    let kept = one_line(&kept);
-    if kept.is_empty() { "conversation.ipynb".into() } else { format!("{kept}.ipynb") }
+    format!("{}.ipynb", crate::files::names::title_for_file(title, 80))
 }
 
 #[cfg(test)]

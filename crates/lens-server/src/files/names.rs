@@ -23,6 +23,16 @@ pub fn mime_for(name: &str) -> &'static str {
     }
 }
 
+/// A conversation's title as the start of a download's name: its letters, digits,
+/// spaces, dashes and underscores, at most `max` characters, spaces collapsed;
+/// "conversation" if nothing is left.
+pub fn title_for_file(title: &str, max: usize) -> String {
+    let kept: String =
+        title.chars().filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_')).take(max).collect();
+    let kept = kept.split_whitespace().collect::<Vec<_>>().join(" ");
+    if kept.is_empty() { "conversation".into() } else { kept }
+}
+
 /// Images shown inline in a run's detail: these types, up to [`INLINE_IMAGE_MAX`].
 pub fn is_inline_image(mime: &str) -> bool {
     matches!(mime, "image/png" | "image/jpeg" | "image/gif" | "image/svg+xml")

@@ -55,6 +55,17 @@ pub async fn get_chat_sandbox(
     }))
 }
 
+/// 409 while an answer is being written in conversation `cid`: it may be using `what`.
+pub(crate) async fn refuse_while_answering(state: &AppState, cid: &str, what: &str) -> Result<()> {
+    let messages = state.store.messages(cid).await?;
+    if messages.iter().any(|m| m.status == MessageStatus::Streaming) {
+        return Err(AppError::Conflict(format!(
+            "an answer is being written in this conversation and may be using {what}; stop it first"
+        )));
+    }
+    Ok(())
+}
+
 /// Deletes the conversation's sandbox: its files and Python names. The conversation
 /// stays; its next run makes a fresh sandbox.
 #[utoipa::path(
@@ -77,12 +88,7 @@ pub async fn delete_chat_sandbox(
     Path(cid): Path<String>,
 ) -> Result<StatusCode> {
     state.store.chat(user.id(), &cid).await?.ok_or(AppError::NotFound)?;
-    let messages = state.store.messages(&cid).await?;
-    if messages.iter().any(|m| m.status == MessageStatus::Streaming) {
-        return Err(AppError::Conflict(
-            "an answer is being written in this conversation and may be using its sandbox; stop it first".into(),
-        ));
-    }
+    refuse_while_answering(&state, &cid, "its sandbox").await?;
     if let Some(driver) = state.sandbox.driver() {
         driver.delete(&cid).await.map_err(|e| AppError::SandboxUnavailable(e.to_string()))?;
         tracing::info!(chat = %cid, "the person deleted their conversation's sandbox");

@@ -7,7 +7,6 @@ use axum::{
     http::StatusCode,
 };
 use lens_sandbox::{SandboxError, SandboxState};
-use lens_types::MessageStatus;
 
 use crate::{AppError, AppState, Result, auth::CurrentUser};
 
@@ -32,12 +31,7 @@ pub async fn restart_python(
     Path(cid): Path<String>,
 ) -> Result<StatusCode> {
     state.store.chat(user.id(), &cid).await?.ok_or(AppError::NotFound)?;
-    let messages = state.store.messages(&cid).await?;
-    if messages.iter().any(|m| m.status == MessageStatus::Streaming) {
-        return Err(AppError::Conflict(
-            "an answer is being written in this conversation and may be using Python; stop it first".into(),
-        ));
-    }
+    super::chat_sandbox::refuse_while_answering(&state, &cid, "Python").await?;
     let Some(driver) = state.sandbox.driver() else { return Ok(StatusCode::NO_CONTENT) };
     let status = driver.status(&cid).await.map_err(|e| AppError::SandboxUnavailable(e.to_string()))?;
     // A stopped sandbox's next run starts a fresh kernel anyway: nothing to start here.

@@ -12,7 +12,10 @@ use serde::Deserialize;
 use crate::{
     AppError, AppState, Result,
     auth::CurrentUser,
-    files::zip_stream::{Member, members_under, zip_body},
+    files::{
+        names::title_for_file,
+        zip_stream::{Member, members_under, zip_body},
+    },
 };
 
 /// The most files one zip holds.
@@ -83,12 +86,12 @@ pub async fn get_workspace_zip(
                 .iter()
                 .map(|f| Member { path: f.path.clone(), name: f.path.clone(), size: f.size })
                 .collect();
-            (members, format!("{} run files.zip", zip_title(&chat.title)))
+            (members, format!("{} run files.zip", title_for_file(&chat.title, 60)))
         }
         (None, None) => {
             let members = members_under(&*driver, &cid, &folder, MAX_FILES).await.map_err(unavailable)?;
             let last = folder.rsplit('/').next().filter(|f| !f.is_empty()).unwrap_or("workspace");
-            (members, format!("{} {last}.zip", zip_title(&chat.title)))
+            (members, format!("{} {last}.zip", title_for_file(&chat.title, 60)))
         }
         _ => return Err(AppError::BadRequest("give both `message_id` and `step_id`, or neither".into())),
     };
@@ -124,10 +127,4 @@ pub async fn get_workspace_zip(
     }
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     Ok(resp)
-}
-
-fn zip_title(title: &str) -> String {
-    let kept: String = title.chars().filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_')).take(60).collect();
-    let kept = kept.split_whitespace().collect::<Vec<_>>().join(" ");
-    if kept.is_empty() { "conversation".into() } else { kept }
 }
