@@ -152,6 +152,7 @@ fn placeholder(id: &str) -> lens_types::ToolStep {
         file: None,
         approval: None,
         context: None,
+        by_person: None,
     }
 }
 

@@ -12,8 +12,10 @@ pub mod hub;
 pub mod live_run;
 pub mod machine;
 pub mod notebook;
+pub mod person_run;
 pub mod placement;
 pub mod relay;
+pub mod run_again;
 pub mod runner;
 pub mod sandbox_lease;
 

@@ -37,7 +37,7 @@ pub use error::StoreError;
 pub use events::{EventTable, Signal};
 pub use library::LibraryTable;
 pub use login_counts::LoginCountTable;
-pub use messages::{AnswerProgress, Asked, LiveRun, MessageTable, NewAnswer};
+pub use messages::{AnswerProgress, Asked, LiveRun, MessageTable, NewAnswer, Reopened};
 pub use open_streams::OpenStreamTable;
 pub use sessions::SessionTable;
 pub use settings::SettingTable;

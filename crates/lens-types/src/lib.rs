@@ -15,4 +15,6 @@ pub use api::*;
 pub use error::{ApiError, ErrorBody, ErrorCode};
 pub use event::{OutputStream, StreamEvent};
 pub use sandbox_schema::{NumberSpec, OutOfRange, SandboxField, SandboxNumber};
-pub use step::{ApprovalRef, ContextUse, MadeFile, RunEnding, RunOutput, SharedFileRef, StepStatus, ToolStep};
+pub use step::{
+    ApprovalRef, ContextUse, MadeFile, PersonRun, RunEnding, RunOutput, SharedFileRef, StepStatus, ToolStep,
+};

@@ -39,6 +39,22 @@ pub struct ToolStep {
     /// How much of the model's context the step's result took, once it ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<ContextUse>,
+    /// Set on a run the person edited and ran again themselves; the model's own steps
+    /// have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_person: Option<PersonRun>,
+}
+
+/// A run the person edited and ran again: it goes under the conversation's newest answer,
+/// after that answer's own steps, so the order of runs stays the order they ran in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PersonRun {
+    /// The answer and step whose code the person edited.
+    pub message_id: String,
+    pub step_id: String,
+    /// How the answer had ended before this run (it ends so again), as stored.
+    pub answer_was: crate::MessageStatus,
 }
 
 /// How much of the model's context a step's result took: what a person reads to see why

@@ -89,12 +89,8 @@ pub async fn ask(chats: &Chats, user_id: i64, cid: &str, req: CreateMessageReque
             return Err(AppError::BadRequest(format!("`{id}` is not one of your uploads for this conversation")));
         }
     }
-    if writer == chats.replica {
-        let answer = WrittenAnswer { answer_id: ids.answer_id.clone(), chat_id: cid.to_owned(), user_id };
-        super::placement::start(chats, answer);
-    } else {
-        super::relay::hand_over(chats, &writer).await;
-    }
+    let answer = WrittenAnswer { answer_id: ids.answer_id.clone(), chat_id: cid.to_owned(), user_id };
+    super::placement::begin(chats, &writer, answer).await;
     Ok(CreateMessageResponse { message_id: ids.message_id, answer_id: ids.answer_id })
 }
 
@@ -104,8 +100,9 @@ pub async fn ask(chats: &Chats, user_id: i64, cid: &str, req: CreateMessageReque
 pub async fn follow(chats: &Chats, chat_id: &str, answer_id: &str, wait: Duration) -> Result<MessageView> {
     let deadline = tokio::time::Instant::now() + wait;
     let log = match chats.answers.get(answer_id) {
-        // Written by another replica: followed through the store.
-        None if chats.shared => {
+        // Written by another replica: followed through the store. A closed log here may
+        // be of an earlier writing of an answer written again.
+        log if chats.shared && log.as_ref().is_none_or(|l| l.is_closed()) => {
             let message = saved(chats, chat_id, answer_id).await?;
             if message.status != MessageStatus::Streaming {
                 return Ok(message);

@@ -38,7 +38,12 @@ pub fn model_history(
                     .collect();
                 history.push(ChatMessage::User { text: lens_llm::attachments::with_note(&m.text, &attached) });
             }
-            Role::Assistant => history.extend(answer_as_it_happened(m, turns, n)),
+            Role::Assistant => {
+                history.extend(answer_as_it_happened(m, turns, n));
+                // Runs the person made again under it come after it, in their voice.
+                let notes = m.steps.iter().filter(|s| s.by_person.is_some()).map(person_note);
+                history.extend(notes.map(|text| ChatMessage::User { text }));
+            }
         }
     }
     if let Some(page) = page
@@ -76,12 +81,10 @@ fn answer_as_it_happened(m: &MessageView, turns: &[ChatMessage], n: usize) -> Ve
 /// An answer from before turns were kept: its steps as calls, their results, its text.
 fn rebuilt(m: &MessageView) -> Vec<ChatMessage> {
     let mut turns = Vec::new();
-    if !m.steps.is_empty() {
-        let calls = m
-            .steps
-            .iter()
-            .map(|s| ToolCall { id: s.id.clone(), name: s.tool.clone(), arguments: s.args.clone() })
-            .collect();
+    let own = m.steps.iter().filter(|s| s.by_person.is_none());
+    if own.clone().next().is_some() {
+        let calls =
+            own.map(|s| ToolCall { id: s.id.clone(), name: s.tool.clone(), arguments: s.args.clone() }).collect();
         turns.push(ChatMessage::Assistant { text: String::new(), tool_calls: calls });
     }
     turns.push(ChatMessage::Assistant { text: m.text.clone(), tool_calls: Vec::new() });
@@ -128,6 +131,20 @@ fn with_every_result(turns: &mut Vec<ChatMessage>, steps: &[ToolStep]) {
         }
     }
     *turns = out;
+}
+
+/// What the model reads of a run the person edited and ran themselves: a note in the
+/// person's voice (the model did not call it), with the code and what it gave, as a
+/// result of the model's own run would say it.
+pub fn person_note(step: &ToolStep) -> String {
+    let (language, code) = match &step.output {
+        Some(o) => (o.language.as_str(), o.code.as_str()),
+        None => ("", step.args["code"].as_str().unwrap_or_default()),
+    };
+    let result = step.result.as_deref().unwrap_or("(it has not ended)");
+    format!(
+        "[I edited the code of a run and ran it in the sandbox myself:]\n```{language}\n{code}\n```\n[It gave:]\n{result}"
+    )
 }
 
 /// The estimated tokens of a message.
@@ -300,6 +317,7 @@ mod tests {
             file: None,
             approval: None,
             context: None,
+            by_person: None,
         }
     }
 

@@ -90,10 +90,11 @@ pub struct AnswerHub {
 impl AnswerHub {
     /// Opens a log for an answer this replica is to write; `None` when it writes it
     /// already (it was handed the answer twice). A mirror of it gives way: its followers
-    /// keep reading the store, where this log's events go.
+    /// keep reading the store, where this log's events go. So does the closed log of an
+    /// answer written again (a run the person asked for under it).
     pub fn open(&self, answer_id: &str, chat_id: &str) -> Option<Arc<AnswerLog>> {
         let mut live = self.live.lock().ok()?;
-        if live.get(answer_id).is_some_and(|l| !l.remote) {
+        if live.get(answer_id).is_some_and(|l| !l.remote && !l.is_closed()) {
             return None;
         }
         let log = Arc::new(AnswerLog::new(chat_id, false));
@@ -102,10 +103,11 @@ impl AnswerHub {
     }
 
     /// The log of an answer another replica writes: the one this replica has, or a new
-    /// mirror (`true`: the caller feeds it).
+    /// mirror (`true`: the caller feeds it). A closed one is of an earlier writing of the
+    /// answer (it is written again), and gives way.
     pub fn mirror(&self, answer_id: &str, chat_id: &str) -> (Arc<AnswerLog>, bool) {
         let Ok(mut live) = self.live.lock() else { return (Arc::new(AnswerLog::new(chat_id, true)), false) };
-        if let Some(log) = live.get(answer_id) {
+        if let Some(log) = live.get(answer_id).filter(|l| !l.is_closed()) {
             return (log.clone(), false);
         }
         let log = Arc::new(AnswerLog::new(chat_id, true));
@@ -134,8 +136,10 @@ impl AnswerHub {
         let hub = Arc::downgrade(self);
         tokio::spawn(async move {
             tokio::time::sleep(KEEP_FINISHED).await;
+            // Unless the answer is being written again meanwhile, in a new log.
             if let Some(hub) = hub.upgrade()
                 && let Ok(mut live) = hub.live.lock()
+                && live.get(&answer_id).is_some_and(|l| l.is_closed())
             {
                 live.remove(&answer_id);
             }
@@ -151,7 +155,7 @@ mod tests {
     fn followers_read_from_any_point_and_see_the_close() {
         let hub = AnswerHub::default();
         let log = hub.open("a1", "c1").unwrap();
-        assert!(hub.open("a1", "c1").is_none(), "an answer is written once");
+        assert!(hub.open("a1", "c1").is_none(), "an answer is written once at a time");
         log.push(StreamEvent::Token { text: "a".into() });
         log.push(StreamEvent::Token { text: "b".into() });
         assert_eq!(log.since(1), vec![(2, StreamEvent::Token { text: "b".into() })]);
@@ -160,5 +164,10 @@ mod tests {
         assert_eq!(log.since(0).len(), 3);
         assert!(hub.get("a1").is_some() && hub.get("a2").is_none());
         assert_eq!(hub.running(), 1);
+        // Written again once it ended: a new log from the first event.
+        log.close();
+        let again = hub.open("a1", "c1").expect("an ended answer can be written again");
+        assert!(again.since(0).is_empty());
+        assert!(Arc::ptr_eq(&hub.get("a1").unwrap(), &again));
     }
 }

@@ -199,6 +199,7 @@ impl AnswerMachine {
             file: None,
             approval: None,
             context: None,
+            by_person: None,
         };
         self.steps.push(step.clone());
         self.call_ids.insert(step_id.clone(), call.id.clone());

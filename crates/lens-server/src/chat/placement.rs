@@ -32,6 +32,15 @@ pub async fn writer(chats: &Chats, chat_id: &str) -> Arc<str> {
     }
 }
 
+/// Has `writer` write `answer`: this replica starts it, another is told.
+pub async fn begin(chats: &Chats, writer: &str, answer: WrittenAnswer) {
+    if *writer == *chats.replica {
+        start(chats, answer);
+    } else {
+        relay::hand_over(chats, writer).await;
+    }
+}
+
 /// Starts writing `answer` here, unless this replica writes it already.
 pub fn start(chats: &Chats, answer: WrittenAnswer) -> bool {
     let Some(log) = chats.answers.open(&answer.answer_id, &answer.chat_id) else { return false };

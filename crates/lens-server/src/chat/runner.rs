@@ -57,7 +57,7 @@ pub fn spawn_answer(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>) {
 /// Saves the answer's ending. When the store will not take it (the disk is full), the
 /// answer still ends: failed with a sentence, kept in memory and shown so, and saved as
 /// soon as the store takes it. The error the answer ended with.
-async fn end(
+pub(super) async fn end(
     chats: &Chats,
     target: &AnswerTarget,
     progress: AnswerProgress<'_>,
@@ -93,7 +93,7 @@ async fn end(
 }
 
 /// Pushes the final `Done` (with the saved message) and retires the log.
-async fn finish_log(chats: &Chats, target: &AnswerTarget, log: &AnswerLog, error: Option<ApiError>) {
+pub(super) async fn finish_log(chats: &Chats, target: &AnswerTarget, log: &AnswerLog, error: Option<ApiError>) {
     match chats.store.message(&target.chat_id, &target.answer_id).await {
         Ok(Some(mut message)) => {
             chats.endings.overlay(&mut message);
@@ -117,6 +117,11 @@ enum Waiting {
 }
 
 async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>) {
+    // Written again for a run the person asked for: that run is all there is to do.
+    if let Some(answer) = super::person_run::waiting(&chats, &target).await {
+        super::person_run::run(chats, target, log, answer).await;
+        return;
+    }
     let mut stop = log.stop_signal();
     let (model, history, window) = match prepare(&chats, &target).await {
         Ok(v) => v,
@@ -196,7 +201,8 @@ async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>) {
                             }
                         }
                     }
-                    let running = Running { chats: &chats, target: &target, log: &log, machine: &machine };
+                    let running =
+                        Running { chats: &chats, target: &target, log: &log, so_far: SoFar::Machine(&machine) };
                     let (input, stopped) = run_tool(running, &tools, &mut stop, step_id, call).await;
                     let actions = machine.on(input);
                     if stopped {
@@ -353,17 +359,26 @@ async fn ask_first(
 const STOP_GRACE: Duration = Duration::from_secs(3);
 
 /// What a running tool's loop reads while it saves the run's progress.
-struct Running<'a> {
-    chats: &'a Chats,
-    target: &'a AnswerTarget,
-    log: &'a AnswerLog,
-    machine: &'a AnswerMachine,
+pub(super) struct Running<'a> {
+    pub chats: &'a Chats,
+    pub target: &'a AnswerTarget,
+    pub log: &'a AnswerLog,
+    pub so_far: SoFar<'a>,
+}
+
+/// The answer as it is saved while one of its tools runs.
+#[derive(Clone, Copy)]
+pub(super) enum SoFar<'a> {
+    /// The model's answer being written.
+    Machine(&'a AnswerMachine),
+    /// An answer written again for a person's run: as saved, with its steps now.
+    Saved(AnswerProgress<'a>),
 }
 
 /// Runs one tool call, streaming its live output (and, for a sandbox run, saving its
 /// output so far every [`SAVE_EVERY`]), until it ends or the answer stops; `true` when
 /// the answer was stopped meanwhile.
-async fn run_tool(
+pub(super) async fn run_tool(
     at: Running<'_>,
     tools: &crate::tools::ToolRegistry,
     stop: &mut tokio::sync::watch::Receiver<bool>,
@@ -374,10 +389,10 @@ async fn run_tool(
         let outcome = ToolOutcome::failed(format!("there is no tool named `{}`", call.name));
         return (Input::ToolDone { step_id, outcome: Box::new(outcome) }, false);
     };
-    let (chats, target, log, machine) = (at.chats, at.target, at.log, at.machine);
+    let (chats, target, log, so_far) = (at.chats, at.target, at.log, at.so_far);
     let mut capture = tool.spec().runs.map(|kind| LiveCapture::for_run(&step_id, kind, &call.arguments));
     if let Some(c) = capture.as_mut() {
-        save(chats, target, machine, Some(&c.snapshot())).await;
+        save_so_far(chats, target, so_far, Some(&c.snapshot())).await;
     }
     let mut tick = tokio::time::interval_at(Instant::now() + SAVE_EVERY, SAVE_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -420,7 +435,7 @@ async fn run_tool(
         }
         // Saved outside the select: the stop switch's borrow must not live across it.
         if save_now && let Some(c) = capture.as_mut() {
-            save(chats, target, machine, Some(&c.snapshot())).await;
+            save_so_far(chats, target, so_far, Some(&c.snapshot())).await;
         }
     }
 }
@@ -428,13 +443,24 @@ async fn run_tool(
 /// Saves the answer's progress while it runs; a failure (a full disk) is logged and the
 /// answer goes on: its ending is saved, or kept, by [`end`].
 async fn save(chats: &Chats, target: &AnswerTarget, machine: &AnswerMachine, live: Option<&LiveRun>) {
-    let turns = machine.turns();
-    let progress = AnswerProgress {
-        text: machine.text(),
-        steps: machine.steps(),
-        turns: &turns,
-        model: None,
-        usage: machine.usage(),
+    save_so_far(chats, target, SoFar::Machine(machine), live).await;
+}
+
+/// [`save`], for either kind of answer.
+pub(super) async fn save_so_far(chats: &Chats, target: &AnswerTarget, so_far: SoFar<'_>, live: Option<&LiveRun>) {
+    let turns;
+    let progress = match so_far {
+        SoFar::Machine(machine) => {
+            turns = machine.turns();
+            AnswerProgress {
+                text: machine.text(),
+                steps: machine.steps(),
+                turns: &turns,
+                model: None,
+                usage: machine.usage(),
+            }
+        }
+        SoFar::Saved(progress) => progress,
     };
     if let Err(e) = chats.store.save_answer(&target.answer_id, progress, MessageStatus::Streaming, None, live).await {
         tracing::error!(answer = %target.answer_id, error = %e, "saving the answer failed");

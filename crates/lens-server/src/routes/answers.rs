@@ -88,8 +88,12 @@ pub async fn get_answer_events(
         .and_then(|v| v.trim().parse::<usize>().ok())
         .unwrap_or(0);
     let log = match state.chats.answers.get(&aid) {
-        // Written by another replica: followed through the store.
-        None if state.chats.shared && message.status == MessageStatus::Streaming => {
+        // Written by another replica: followed through the store. A closed log here is of
+        // an earlier writing of an answer written again.
+        log if state.chats.shared
+            && message.status == MessageStatus::Streaming
+            && log.as_ref().is_none_or(|l| l.is_closed()) =>
+        {
             Some(state.chats.relay.mirror(&state.chats, &cid, &aid))
         }
         log => log,

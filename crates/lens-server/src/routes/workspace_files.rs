@@ -132,6 +132,7 @@ mod tests {
             file: None,
             approval: None,
             context: None,
+            by_person: None,
         }
     }
 

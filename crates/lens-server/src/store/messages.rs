@@ -83,6 +83,34 @@ pub enum Asked {
     UnknownAttachment(String),
 }
 
+/// What became of a run the person asked for again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reopened {
+    /// The run is the newest answer's step `step_id`, and the answer is being written
+    /// again by `replica` until the run ends.
+    Added {
+        answer_id: String,
+        step_id: String,
+    },
+    Busy,
+    PersonBusy(u64),
+    /// The conversation has no answer yet.
+    NoAnswer,
+}
+
+/// The newest answer's steps (as stored) with `run` added after them: the run gets the
+/// next step id, and remembers how the answer had ended. The steps as JSON, and the id.
+pub(super) fn with_person_run(steps: &str, status: &str, mut run: ToolStep) -> (String, String) {
+    let mut steps: Vec<ToolStep> = serde_json::from_str(steps).unwrap_or_default();
+    run.id = format!("s{}", steps.len() + 1);
+    if let Some(by) = run.by_person.as_mut() {
+        by.answer_was = parse_status(status);
+    }
+    let id = run.id.clone();
+    steps.push(run);
+    (serde_json::to_string(&steps).unwrap_or_else(|_| "[]".into()), id)
+}
+
 /// The ids a new question and its answer got, and the replica that writes the answer.
 #[derive(Debug, Clone)]
 pub struct NewAnswer {
@@ -139,6 +167,19 @@ pub trait MessageTable: Send + Sync {
         error: Option<&ApiError>,
         live: Option<&LiveRun>,
     ) -> Result<(), StoreError>;
+
+    /// Adds `run` (a run the person edited) as a pending step of the chat's newest answer
+    /// and marks that answer streaming again, written by `replica`, in one transaction
+    /// with the same checks as a question. Its events from before are forgotten: the
+    /// answer's new event log starts again from the first.
+    async fn reopen_for_run(
+        &self,
+        chat_id: &str,
+        user_id: i64,
+        run: ToolStep,
+        replica: &str,
+        max_answers: u64,
+    ) -> Result<Reopened, StoreError>;
 }
 
 /// A status as stored; an unknown word reads as complete.
@@ -195,6 +236,7 @@ mod tests {
             file: None,
             approval: None,
             context: None,
+            by_person: None,
         };
         let mut steps = vec![step("s1", StepStatus::Succeeded), step("s2", StepStatus::Running)];
         let bash = lens_llm::RunsCode::BASH;

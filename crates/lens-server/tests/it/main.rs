@@ -24,6 +24,7 @@ mod person_limits;
 mod postgres;
 mod previews;
 mod replicas;
+mod run_again;
 mod sandbox;
 mod sandbox_gateway;
 mod sandbox_settings;

@@ -266,3 +266,24 @@ pub struct ForkResponse {
     /// What was not taken along (Python's names), for the person.
     pub note: String,
 }
+
+/// Run a step's code again, edited, in the conversation's sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RunAgainRequest {
+    /// The answer and the run step whose code this is an edit of.
+    pub message_id: String,
+    pub step_id: String,
+    /// The code to run, in the step's language.
+    pub code: String,
+}
+
+/// Where the new run goes: a new step of the conversation's newest answer, which is
+/// being written again until the run ends (follow its events).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RunAgainResponse {
+    pub answer_id: String,
+    pub step_id: String,
+}

@@ -7,7 +7,10 @@ use super::Postgres;
 use super::uploads::to_ref;
 use crate::now_ms;
 use crate::store::messages::MessageRow;
-use crate::store::{AnswerProgress, Asked, DEFAULT_TITLE, LiveRun, MessageTable, NewAnswer, StoreError};
+use crate::store::{
+    AnswerProgress, Asked, DEFAULT_TITLE, LiveRun, MessageTable, NewAnswer, Reopened, StoreError,
+    messages::with_person_run,
+};
 
 #[async_trait::async_trait]
 impl MessageTable for Postgres {
@@ -187,5 +190,58 @@ impl MessageTable for Postgres {
         .execute(&self.pool)
         .await?;
         Ok(())
+    }
+
+    /// The person's row is held for the checks and the change, as for a question.
+    async fn reopen_for_run(
+        &self,
+        chat_id: &str,
+        user_id: i64,
+        run: ToolStep,
+        replica: &str,
+        max_answers: u64,
+    ) -> Result<Reopened, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        if !super::lock_person(&mut tx, user_id).await? {
+            return Err(StoreError::NotFound);
+        }
+        let writing: Vec<String> = sqlx::query_scalar(
+            "SELECT m.chat_id FROM messages m JOIN chats c ON c.id = m.chat_id \
+             WHERE c.user_id = $1 AND m.status = 'streaming'",
+        )
+        .bind(user_id)
+        .fetch_all(&mut *tx)
+        .await?;
+        if writing.iter().any(|c| c == chat_id) {
+            return Ok(Reopened::Busy);
+        }
+        if writing.len() as u64 >= max_answers {
+            return Ok(Reopened::PersonBusy(writing.len() as u64));
+        }
+        let newest: Option<(String, String, String)> = sqlx::query_as(
+            "SELECT id, steps, status FROM messages WHERE chat_id = $1 AND role = 'assistant' \
+             ORDER BY seq DESC LIMIT 1 FOR UPDATE",
+        )
+        .bind(chat_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some((answer_id, steps, status)) = newest else { return Ok(Reopened::NoAnswer) };
+        let (steps, step_id) = with_person_run(&steps, &status, run);
+        sqlx::query(
+            "UPDATE messages SET steps = $2, status = 'streaming', live_run = NULL, replica = $3 WHERE id = $1",
+        )
+        .bind(&answer_id)
+        .bind(steps)
+        .bind(replica)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM answer_events WHERE answer_id = $1").bind(&answer_id).execute(&mut *tx).await?;
+        sqlx::query("UPDATE chats SET updated_at = $2 WHERE id = $1")
+            .bind(chat_id)
+            .bind(now_ms())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Reopened::Added { answer_id, step_id })
     }
 }

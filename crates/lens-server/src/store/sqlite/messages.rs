@@ -7,7 +7,10 @@ use sqlx::Row;
 use super::Sqlite;
 use crate::now_ms;
 use crate::store::messages::MessageRow;
-use crate::store::{AnswerProgress, Asked, DEFAULT_TITLE, LiveRun, MessageTable, NewAnswer, StoreError};
+use crate::store::{
+    AnswerProgress, Asked, DEFAULT_TITLE, LiveRun, MessageTable, NewAnswer, Reopened, StoreError,
+    messages::with_person_run,
+};
 
 #[async_trait::async_trait]
 impl MessageTable for Sqlite {
@@ -207,5 +210,58 @@ impl MessageTable for Sqlite {
         .execute(&self.pool)
         .await?;
         Ok(())
+    }
+
+    async fn reopen_for_run(
+        &self,
+        chat_id: &str,
+        user_id: i64,
+        run: ToolStep,
+        replica: &str,
+        max_answers: u64,
+    ) -> Result<Reopened, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let busy: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM messages WHERE chat_id = ?1 AND status = 'streaming'")
+            .bind(chat_id)
+            .fetch_one(&mut *tx)
+            .await?;
+        if busy > 0 {
+            return Ok(Reopened::Busy);
+        }
+        let writing: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM messages m JOIN chats c ON c.id = m.chat_id \
+             WHERE c.user_id = ?1 AND m.status = 'streaming'",
+        )
+        .bind(user_id)
+        .fetch_one(&mut *tx)
+        .await?;
+        if writing as u64 >= max_answers {
+            return Ok(Reopened::PersonBusy(writing as u64));
+        }
+        let newest = sqlx::query(
+            "SELECT id, steps, status FROM messages WHERE chat_id = ?1 AND role = 'assistant' ORDER BY seq DESC LIMIT 1",
+        )
+        .bind(chat_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(newest) = newest else { return Ok(Reopened::NoAnswer) };
+        let answer_id: String = newest.get("id");
+        let (steps, step_id) = with_person_run(newest.get("steps"), newest.get("status"), run);
+        sqlx::query(
+            "UPDATE messages SET steps = ?2, status = 'streaming', live_run = NULL, replica = ?3 WHERE id = ?1",
+        )
+        .bind(&answer_id)
+        .bind(steps)
+        .bind(replica)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM answer_events WHERE answer_id = ?1").bind(&answer_id).execute(&mut *tx).await?;
+        sqlx::query("UPDATE chats SET updated_at = ?2 WHERE id = ?1")
+            .bind(chat_id)
+            .bind(now_ms())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Reopened::Added { answer_id, step_id })
     }
 }
