@@ -16,6 +16,7 @@ pub mod made_files;
 pub mod markdown;
 pub mod message_view;
 pub mod page_assistant;
+pub mod run_again;
 pub mod run_detail;
 pub mod run_images;
 pub mod sandbox_status;

@@ -38,3 +38,12 @@ pub fn provide_nav() {
 /// assistant's panel shows it. Without one (no page that can open it), no Fork button.
 #[derive(Clone, Copy)]
 pub struct ForkTo(pub Callback<lens_types::ForkResponse>);
+
+/// What a run's "Edit and run again" needs of the conversation it is in: a way to load
+/// it again (which follows the answer the run goes under), and whether an answer is
+/// being written (no run then). Without one, no such button.
+#[derive(Clone, Copy)]
+pub struct RunAgainIn {
+    pub reload: Callback<()>,
+    pub answering: Signal<bool>,
+}

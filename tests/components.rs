@@ -43,6 +43,7 @@ fn step(status: StepStatus) -> Step {
         file: None,
         approval: None,
         context: None,
+        by_person: None,
     }
 }
 

@@ -413,6 +413,45 @@ test('Fork from here opens a new conversation with the history and the files, an
   await expect(page.getByTestId('assistant-message')).toHaveCount(2);
 });
 
+test('Edit and run again runs the edited code in the same Python as the person\'s own step; a reload keeps it', async ({ page }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  await page.goto('/chat');
+  await chat.send('```python\nx = 20\nprint(x)\n```');
+  await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
+  const steps = chat.lastAnswer().getByTestId('tool-step');
+  const first = steps.first();
+  await first.locator('summary').click();
+  await first.getByRole('button', { name: 'Edit and run again' }).click();
+  const code = first.getByRole('textbox', { name: "Code to run in this conversation's sandbox" });
+  await expect(code).toHaveValue('x = 20\nprint(x)');
+  // Cancel leaves things as they were; the edit, by keyboard, runs.
+  await first.getByRole('button', { name: 'Cancel' }).click();
+  await expect(code).toHaveCount(0);
+  await first.getByRole('button', { name: 'Edit and run again' }).click();
+  await code.fill('for i in range(3):\n    print(x + i)');
+  await first.getByRole('button', { name: 'Run' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(steps).toHaveCount(2);
+  const mine = steps.nth(1);
+  await expect(mine).toHaveAttribute('data-status', 'succeeded');
+  await expect(mine.getByTestId('step-by-person')).toHaveText('run by you, edited');
+  await expect(mine.getByTestId('tool-step-summary')).toHaveText('Run Python: for i in range(3):…');
+  await mine.locator('summary').click();
+  await expect(mine.getByTestId('run-stdout')).toHaveText(/^20\s+21\s+22\s*$/);
+  await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
+  // A reload shows the same; the conversation goes on.
+  await page.reload();
+  await expect(chat.lastAnswer().getByTestId('tool-step')).toHaveCount(2);
+  await expect(chat.lastAnswer().getByTestId('step-by-person')).toBeVisible();
+  await chat.send('```python\nprint(x * 2)\n```');
+  await expect(page.getByTestId('assistant-message')).toHaveCount(2);
+  const next = chat.lastAnswer().getByTestId('tool-step');
+  await expect(next).toHaveAttribute('data-status', 'succeeded');
+  await next.locator('summary').click();
+  await expect(next.getByTestId('run-stdout')).toHaveText('40');
+});
+
 test('Restart Python from the sandbox line forgets the names and keeps the files', async ({ page }) => {
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
   const chat = new ChatPage(page);
@@ -548,6 +587,18 @@ test('the page assistant\'s panel follows its newest answer too', async ({ page 
   const row = panel.getByTestId('workspace-files').getByRole('row', { name: /from-panel\.txt/ });
   await expect(row).toContainText('6 B');
   await expect(row.getByTestId('made-by')).toHaveText('run 4');
+  // A run edited and run again from the panel goes under its newest answer.
+  const last = panel.getByTestId('assistant-message').last();
+  const step = last.getByTestId('tool-step').first();
+  await step.locator('summary').click();
+  await step.getByRole('button', { name: 'Edit and run again' }).click();
+  await step.getByRole('textbox', { name: "Code to run in this conversation's sandbox" }).fill('cat from-panel.txt');
+  await step.getByRole('button', { name: 'Run' }).click();
+  const mine = last.getByTestId('tool-step').nth(1);
+  await expect(mine).toHaveAttribute('data-status', 'succeeded');
+  await expect(mine.getByTestId('step-by-person')).toBeVisible();
+  await mine.locator('summary').click();
+  await expect(mine.getByTestId('run-stdout')).toHaveText('panel');
 });
 
 test('Settings > Code sandbox shows the check; a shorter time limit ends a long run', async ({ page }) => {

@@ -171,6 +171,13 @@ pub async fn fork_chat(cid: &str, message_id: &str) -> ApiResult<ForkResponse> {
         .await
 }
 
+/// Runs `code`, an edit of step `step_id` of answer `message_id`, as a new step of the
+/// conversation's newest answer.
+pub async fn run_again(cid: &str, message_id: &str, step_id: &str, code: &str) -> ApiResult<RunAgainResponse> {
+    let req = RunAgainRequest { message_id: message_id.to_owned(), step_id: step_id.to_owned(), code: code.to_owned() };
+    send_json(Request::post(&format!("/api/v1/chats/{cid}/runs")), &req).await
+}
+
 /// A shared file as the page opens it.
 pub async fn file_preview(cid: &str, fid: &str) -> ApiResult<FilePreview> {
     get(&format!("/api/v1/chats/{cid}/files/{fid}/preview")).await

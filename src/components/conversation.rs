@@ -215,6 +215,18 @@ pub fn Conversation(
         });
     });
 
+    // A run edited and run again goes under the newest answer: loading the conversation
+    // again follows it.
+    provide_context(crate::context::RunAgainIn {
+        reload: Callback::new(move |()| {
+            follow.to_end();
+            if let Some(id) = chat_id.get_untracked() {
+                leptos::task::spawn_local(state.load(id));
+            }
+        }),
+        answering,
+    });
+
     let hint = StoredValue::new(hint);
     let message_ids = move || state.messages.with(|ms| ms.iter().map(|m| m.id.clone()).collect::<Vec<_>>());
     let live = Signal::derive(move || state.live.get());

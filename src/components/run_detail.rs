@@ -1,13 +1,17 @@
 //! `RunDetail`: what an unfolded step shows: its input, its output with the ending and
 //! the time it took, the files it made and the download of its whole output, or its
-//! live output while it runs; code and output each with a Copy button.
+//! live output while it runs; code and output each with a Copy button, and the code
+//! with "Edit and run again".
 
 use lens_types::{RunOutput, ToolStep as Step};
 use leptos::prelude::*;
 
 use crate::{
     api::chat_file_url,
-    components::{copy_button::CopyButton, file_chip::size_words, made_files::MadeFiles, step_input::input_text},
+    components::{
+        copy_button::CopyButton, file_chip::size_words, made_files::MadeFiles, run_again::RunAgain,
+        step_input::input_text,
+    },
 };
 
 /// The output as a person would paste it: stdout, then stderr when there is any.
@@ -37,6 +41,7 @@ pub fn RunDetail(
                 <CopyButton text=input what="the code" testid="copy-code" />
             </div>
             <pre class="code" data-testid="tool-step-input">{move || input.get()}</pre>
+            <RunAgain step place />
             {move || {
                 step.with(|s| s.output.clone())
                     .map(|o| {

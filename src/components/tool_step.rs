@@ -1,7 +1,8 @@
 //! `ToolStep`: one tool call, folded: a glyph with words for screen readers, the
 //! summary, and beneath it what a person looks for without opening it: the last lines
 //! of a running step's output and the images a run made; once ended, how much of the
-//! model's context its result took (and whether it was cut to fit). Unfolded, [`RunDetail`]
+//! model's context its result took (and whether it was cut to fit), and whether the person
+//! ran it (an edited run) rather than the model. Unfolded, [`RunDetail`]
 //! shows the input, the output, the files and the whole output's download.
 
 use lens_types::{StepStatus, ToolStep as Step};
@@ -47,6 +48,9 @@ pub fn ToolStep(
                     <span class="glyph" aria-hidden="true">{glyph}</span>
                     <span class="sr-only">{move || format!("Step {}: ", words())}</span>
                     <span class="summary" data-testid="tool-step-summary">{move || step.with(|s| s.summary.clone())}</span>
+                    {move || step.with(|s| s.by_person.is_some()).then(|| view! {
+                        <span class="step-by-person" data-testid="step-by-person">"run by you, edited"</span>
+                    })}
                     {move || step.with(|s| s.context).map(|used| view! {
                         <span class="step-context" data-testid="step-context" data-cut=used.cut.to_string()>
                             {used.describe()}
@@ -96,6 +100,7 @@ mod tests {
             file: None,
             approval: None,
             context: Some(lens_types::ContextUse { tokens: 3_010, window: 32_768, cut: true }),
+            by_person: None,
         };
         let html = view! { <ToolStep step /> }.to_html();
         let folded = html.split("</summary>").next().unwrap_or_default();
@@ -106,6 +111,58 @@ mod tests {
         assert!(!html.contains("<script>"), "{html}");
         assert!(html.contains("&lt;script&gt;x&lt;/script&gt;"), "{html}");
         assert!(html.contains("exited normally"), "{html}");
+    }
+
+    #[test]
+    fn an_ended_run_offers_edit_and_run_again_where_the_conversation_can_follow_it() {
+        let owner = Owner::new();
+        owner.set();
+        let mut step = Step {
+            id: "s2".into(),
+            tool: "run_python".into(),
+            args: serde_json::json!({"code": "print(x)"}),
+            summary: "Run Python: print(x)".into(),
+            status: StepStatus::Succeeded,
+            result: None,
+            output: Some(RunOutput {
+                language: "python".into(),
+                code: "print(x)".into(),
+                stdout: "1".into(),
+                stderr: String::new(),
+                stdout_cut: false,
+                stderr_cut: false,
+                stdout_bytes: 1,
+                stderr_bytes: 0,
+                ending: RunEnding::Exited { code: 0 },
+                duration_ms: 3,
+                files: vec![],
+                images: vec![],
+                log: None,
+            }),
+            file: None,
+            approval: None,
+            context: None,
+            by_person: None,
+        };
+        let html = view! { <ToolStep step=step.clone() /> }.to_html();
+        assert!(!html.contains("run-again") && !html.contains("run by you"), "nowhere to follow it: {html}");
+        provide_context(crate::context::RunAgainIn {
+            reload: Callback::new(|()| {}),
+            answering: Signal::derive(|| false),
+        });
+        step.by_person = Some(lens_types::PersonRun {
+            message_id: "m1".into(),
+            step_id: "s1".into(),
+            answer_was: lens_types::MessageStatus::Complete,
+        });
+        let html = view! { <ToolStep step=step.clone() /> }.to_html();
+        assert!(html.contains("data-testid=\"run-again\"") && html.contains("Edit and run again"), "{html}");
+        assert!(html.contains("run by you, edited"), "{html}");
+        // A run still going offers nothing yet.
+        step.output = None;
+        step.status = StepStatus::Running;
+        let html = view! { <ToolStep step /> }.to_html();
+        assert!(!html.contains("Edit and run again"), "{html}");
     }
 
     #[test]
@@ -146,6 +203,7 @@ mod tests {
             file: None,
             approval: None,
             context: None,
+            by_person: None,
         };
         let place = Signal::derive(|| ("c1".to_string(), "m1".to_string()));
         let html = view! { <ToolStep step place /> }.to_html();
@@ -175,6 +233,7 @@ mod tests {
             file: None,
             approval: None,
             context: None,
+            by_person: None,
         });
         let lines: String = (1..=9).map(|i| format!("tick {i}\n")).collect();
         let live = Signal::derive(move || Some((lines.clone(), "warn <b>\n".to_string())));
