@@ -270,6 +270,17 @@ async fn an_answer_written_on_one_replica_is_followed_and_stopped_from_another()
             .unwrap();
     assert_eq!(writers.len(), 4);
     assert!(writers.iter().all(|w| w.is_some() && *w == writers[0]), "one replica wrote them all: {writers:?}");
+    // A run edited and run again, asked on B (which followed that answer a moment ago):
+    // A runs it, in the Python with the names, and B follows it from the first event.
+    let newest = chat(&on_b, &cid).await.messages.pop().unwrap();
+    let again = json!({"message_id": newest.id, "step_id": "s1", "code": "print(kept.upper())"});
+    let (status, body) = on_b.post(&format!("/api/v1/chats/{cid}/runs"), again).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let done = on_b.done_after(&cid, &newest.id, "0").await;
+    assert_eq!(done.steps.len(), 2, "{done:?}");
+    assert!(done.steps[1].by_person.is_some());
+    assert_eq!(done.steps[1].output.as_ref().unwrap().stdout, "ON THE REPLICA WITH THE KERNEL\n", "{done:?}");
+    assert_eq!(done.text, newest.text);
 
     // The admin shortens the time limit per run on A; B's next run, in a conversation B
     // writes, ends at it.
