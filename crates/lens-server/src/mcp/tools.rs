@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use axum::http::request::Parts;
 use lens_types::{
-    CreateChatRequest, CreateMessageRequest, MessageView, SandboxBackend, TokenScope, UpdateSandboxSettingsRequest,
+    CreateChatRequest, CreateMessageRequest, MessageView, RunAgainRequest, SandboxBackend, TokenScope,
+    UpdateSandboxSettingsRequest,
 };
 use rmcp::{
     ErrorData, ServerHandler,
@@ -116,6 +117,19 @@ pub struct AnswerRef {
     pub answer_id: String,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RunAgain {
+    pub chat_id: String,
+    /// The answer and the run step (its `id`) whose code this is an edit of.
+    pub answer_id: String,
+    pub step_id: String,
+    /// The code to run, in the step's language.
+    pub code: String,
+    /// How long to wait for the run, seconds (as for `ask`).
+    #[serde(default)]
+    pub wait_secs: Option<u64>,
+}
+
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Answer {
     pub chat_id: String,
@@ -134,6 +148,8 @@ pub struct Answer {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Step {
+    /// The step's id in its answer (for `run_again`).
+    pub id: String,
     pub tool: String,
     pub summary: String,
     pub status: String,
@@ -244,6 +260,7 @@ fn answer_of(chat_id: &str, message: MessageView) -> Answer {
         .map(|s| {
             let run = s.output.as_ref();
             Step {
+                id: s.id.clone(),
                 tool: s.tool.clone(),
                 summary: s.summary.clone(),
                 status: word(&s.status),
@@ -360,6 +377,23 @@ impl LensMcp {
         let asked = ask::ask(chats, user.id(), &chat_id, question).await.map_err(refused)?;
         let wait = Duration::from_secs(req.wait_secs.unwrap_or(DEFAULT_WAIT_SECS).min(MAX_WAIT_SECS));
         Ok(Json(self.follow(&user, &chat_id, &asked.answer_id, wait).await?))
+    }
+
+    #[tool(description = "Run a run step's code again, edited, in the conversation's sandbox (the same Python, the \
+                          same files), as a new step of its newest answer; get that answer back when the run ends. \
+                          The model reads the run with the conversation from then on.")]
+    async fn run_again(
+        &self,
+        Parameters(req): Parameters<RunAgain>,
+        Extension(parts): Extension<Parts>,
+    ) -> Result<Json<Answer>, ErrorData> {
+        let user = caller(&parts, TokenScope::Chat)?;
+        let again = RunAgainRequest { message_id: req.answer_id, step_id: req.step_id, code: req.code };
+        let started = crate::chat::run_again::run_again(&self.state.chats, user.id(), &req.chat_id, again)
+            .await
+            .map_err(refused)?;
+        let wait = Duration::from_secs(req.wait_secs.unwrap_or(DEFAULT_WAIT_SECS).min(MAX_WAIT_SECS));
+        Ok(Json(self.follow(&user, &req.chat_id, &started.answer_id, wait).await?))
     }
 
     #[tool(description = "An answer as it stands now (after `ask` came back while it was still being written).")]

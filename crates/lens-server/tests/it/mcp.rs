@@ -126,6 +126,7 @@ async fn an_agent_asks_reads_the_runs_and_the_shared_files_of_its_own_chats_only
         "get_answer",
         "list_chat_files",
         "read_chat_file",
+        "run_again",
     ] {
         assert!(tools.contains(&name.to_string()), "{name} in {tools:?}");
     }
@@ -144,6 +145,12 @@ async fn an_agent_asks_reads_the_runs_and_the_shared_files_of_its_own_chats_only
     let again =
         call(&admin_mcp, "ask", json!({"chat_id": chat_id, "text": "```bash\ncat report.txt\n```"})).await.unwrap();
     assert_eq!(again["steps"][0]["stdout"], "made by the agent\n");
+    // The first answer's run again, edited: a new step of the newest answer.
+    let asked =
+        json!({"chat_id": chat_id, "answer_id": answer["answer_id"], "step_id": step["id"], "code": "print(6 * 8)"});
+    let ran = call(&admin_mcp, "run_again", asked).await.unwrap();
+    assert_eq!(ran["answer_id"], again["answer_id"], "{ran}");
+    assert_eq!((ran["status"].as_str(), ran["steps"][1]["stdout"].as_str()), (Some("complete"), Some("48\n")), "{ran}");
     let listed = call(&admin_mcp, "list_chats", json!({})).await.unwrap();
     assert!(listed["chats"].as_array().unwrap().iter().any(|c| c["id"] == chat_id.as_str()));
 
@@ -164,6 +171,7 @@ async fn an_agent_asks_reads_the_runs_and_the_shared_files_of_its_own_chats_only
         ("read_chat_file", json!({"chat_id": chat_id, "file_id": file_id})),
         ("ask", json!({"chat_id": chat_id, "text": "hello"})),
         ("get_answer", json!({"chat_id": chat_id, "answer_id": answer["answer_id"]})),
+        ("run_again", json!({"chat_id": chat_id, "answer_id": answer["answer_id"], "step_id": "s1", "code": "1"})),
     ] {
         let refused = call(&bob_mcp, tool, args).await.expect_err("not bob's");
         assert!(refused.contains("no such conversation"), "{tool}: {refused}");
@@ -249,6 +257,7 @@ async fn the_official_python_sdk_is_a_client_too() {
             "list_chat_files",
             "list_chats",
             "read_chat_file",
+            "run_again",
             "sandbox_gateway",
             "set_sandbox_gateway"
         ]
