@@ -39,6 +39,7 @@ fn step(status: StepStatus) -> Step {
             files: vec![],
             images: vec![],
             log: None,
+            network: Vec::new(),
         }),
         file: None,
         approval: None,

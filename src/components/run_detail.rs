@@ -1,5 +1,6 @@
 //! `RunDetail`: what an unfolded step shows: its input, its output with the ending and
-//! the time it took, the files it made and the download of its whole output, or its
+//! the time it took, what it reached on the network, the files it made and the download
+//! of its whole output, or its
 //! live output while it runs; code and output each with a Copy button, and the code
 //! with "Edit and run again".
 
@@ -65,6 +66,7 @@ pub fn RunDetail(
                                 </p>
                             })}
                             <p class="ending" data-testid="run-ending">{o.ending.describe()}</p>
+                            <NetworkList reached=o.network.clone() />
                             <p class="duration muted">{format!("{} · {} ms", o.language, o.duration_ms)}</p>
                             {
                                 let (chat_id, message_id) = place.get_untracked();
@@ -101,4 +103,34 @@ pub fn RunDetail(
             }}
         </div>
     }
+}
+
+/// What the run reached on the network, host by host: whether each was reached or
+/// refused (and why), and the bytes each way.
+#[component]
+fn NetworkList(reached: Vec<lens_types::NetReach>) -> impl IntoView {
+    (!reached.is_empty()).then(|| {
+        let rows = reached
+            .into_iter()
+            .map(|r| {
+                let outcome = if r.allowed { "reached" } else { "refused" };
+                let times = if r.connections == 1 { String::new() } else { format!(" ({} connections)", r.connections) };
+                view! {
+                    <tr data-testid="network-row" data-allowed=r.allowed.to_string()>
+                        <th scope="row">{format!("{}:{}", r.host, r.port)}</th>
+                        <td>{format!("{outcome}{times}")}<span class="muted">{format!(": {}", r.reason)}</span></td>
+                        <td>{size_words(r.bytes_sent)}</td>
+                        <td>{size_words(r.bytes_received)}</td>
+                    </tr>
+                }
+            })
+            .collect::<Vec<_>>();
+        view! {
+            <table class="run-network" data-testid="run-network">
+                <caption>"Network"</caption>
+                <thead><tr><th scope="col">"Host"</th><th scope="col">"Outcome"</th><th scope="col">"Sent"</th><th scope="col">"Received"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        }
+    })
 }

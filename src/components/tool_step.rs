@@ -1,8 +1,8 @@
 //! `ToolStep`: one tool call, folded: a glyph with words for screen readers, the
 //! summary, and beneath it what a person looks for without opening it: the last lines
 //! of a running step's output and the images a run made; once ended, how much of the
-//! model's context its result took (and whether it was cut to fit), and whether the person
-//! ran it (an edited run) rather than the model. Unfolded, [`RunDetail`]
+//! model's context its result took (and whether it was cut to fit), what it reached on the
+//! network, and whether the person ran it (an edited run) rather than the model. Unfolded, [`RunDetail`]
 //! shows the input, the output, the files and the whole output's download.
 
 use lens_types::{StepStatus, ToolStep as Step};
@@ -59,6 +59,9 @@ pub fn ToolStep(
                 </summary>
                 <RunDetail step live place />
             </details>
+            {move || step.with(|s| s.output.as_ref().and_then(|o| o.network_line())).map(|line| view! {
+                <p class="step-network muted" data-testid="step-network">{line}</p>
+            })}
             <LiveTail live=running_live />
             {images}
         </div>
@@ -96,6 +99,7 @@ mod tests {
                 files: vec![],
                 images: vec![],
                 log: None,
+                network: Vec::new(),
             }),
             file: None,
             approval: None,
@@ -113,11 +117,9 @@ mod tests {
         assert!(html.contains("exited normally"), "{html}");
     }
 
-    #[test]
-    fn an_ended_run_offers_edit_and_run_again_where_the_conversation_can_follow_it() {
-        let owner = Owner::new();
-        owner.set();
-        let mut step = Step {
+    /// A Python run that ended, printing `1`.
+    fn ended_run() -> Step {
+        Step {
             id: "s2".into(),
             tool: "run_python".into(),
             args: serde_json::json!({"code": "print(x)"}),
@@ -138,12 +140,47 @@ mod tests {
                 files: vec![],
                 images: vec![],
                 log: None,
+                network: Vec::new(),
             }),
             file: None,
             approval: None,
             context: None,
             by_person: None,
+        }
+    }
+
+    #[test]
+    fn a_run_shows_what_it_reached_folded_and_the_list_unfolded() {
+        let owner = Owner::new();
+        owner.set();
+        let mut step = ended_run();
+        let reach = |host: &str, allowed: bool, reason: &str| lens_types::NetReach {
+            host: host.into(),
+            port: 443,
+            allowed,
+            reason: reason.into(),
+            connections: 2,
+            bytes_sent: 1_200,
+            bytes_received: 2_500_000,
         };
+        if let Some(o) = step.output.as_mut() {
+            o.network = vec![
+                reach("files.example.org", true, "connected to 192.0.2.1:443"),
+                reach("<b>evil</b>", false, "`<b>evil</b>` is not on the sandbox's list of allowed hosts"),
+            ];
+        }
+        let html = view! { <ToolStep step /> }.to_html();
+        let folded = html.split("</details>").nth(1).unwrap_or_default();
+        assert!(folded.contains("reached files.example.org; 1 refused"), "{html}");
+        assert!(html.contains("data-testid=\"run-network\"") && html.contains("2.5 MB"), "{html}");
+        assert!(html.contains("refused (2 connections)") && !html.contains("<b>evil"), "{html}");
+    }
+
+    #[test]
+    fn an_ended_run_offers_edit_and_run_again_where_the_conversation_can_follow_it() {
+        let owner = Owner::new();
+        owner.set();
+        let mut step = ended_run();
         let html = view! { <ToolStep step=step.clone() /> }.to_html();
         assert!(!html.contains("run-again") && !html.contains("run by you"), "nowhere to follow it: {html}");
         provide_context(crate::context::RunAgainIn {
@@ -199,6 +236,7 @@ mod tests {
                 ],
                 images: vec![file("img1", "chart.png")],
                 log: Some(file("log1", "python-run-output.log")),
+                network: Vec::new(),
             }),
             file: None,
             approval: None,
@@ -257,6 +295,7 @@ mod tests {
                 files: vec![],
                 images: vec![],
                 log: None,
+                network: Vec::new(),
             })
         });
         let html = view! { <ToolStep step live /> }.to_html();

@@ -164,6 +164,7 @@ impl OutputCapture {
             files: Vec::new(),
             images: Vec::new(),
             log: None,
+            network: Vec::new(),
         };
         CapturedRun { output, for_model, cut_for_model }
     }

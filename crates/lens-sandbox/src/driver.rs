@@ -55,6 +55,9 @@ pub enum RunEvent {
     /// Files the run created or changed in `/workspace` (hidden ones aside); comes just
     /// before `Ended`, and only when there are some.
     Files(Vec<FileEntry>),
+    /// What the run reached on the network, host by host; comes just before `Ended`
+    /// (after `Files`), and only when the run made connections and the driver can say.
+    Network(Vec<lens_types::NetReach>),
     Ended(RunEnding),
     /// The run could not start (no such program, ...); nothing more comes.
     Failed(String),
@@ -248,7 +251,7 @@ pub async fn run_to_end(mut run: RunStream) -> Result<WholeRun, SandboxError> {
         match event {
             RunEvent::Output { stream: OutputStream::Stdout, bytes } => stdout.extend(bytes),
             RunEvent::Output { stream: OutputStream::Stderr, bytes } => stderr.extend(bytes),
-            RunEvent::Files(_) => {}
+            RunEvent::Files(_) | RunEvent::Network(_) => {}
             RunEvent::Ended(ending) => return Ok(WholeRun { stdout, stderr, ending }),
             RunEvent::Failed(message) => return Err(SandboxError::Backend(message)),
         }

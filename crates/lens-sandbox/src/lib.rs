@@ -31,6 +31,7 @@ mod local;
 mod log_budget;
 mod name;
 mod quota;
+mod reached;
 pub mod read_only;
 pub mod registries;
 mod relay;

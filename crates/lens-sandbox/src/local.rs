@@ -558,7 +558,14 @@ impl RunHost for Running {
     }
 
     fn run_started(&self) {
-        self.tenancy.active.fetch_add(1, Ordering::SeqCst);
+        // A run's record starts empty (runs in one sandbox go one at a time).
+        if self.tenancy.active.fetch_add(1, Ordering::SeqCst) == 0 {
+            self.relay.reached.clear();
+        }
+    }
+
+    fn reached(&self) -> Vec<lens_types::NetReach> {
+        self.relay.reached.taken()
     }
 
     fn run_ended(&self) {

@@ -21,6 +21,7 @@ use tokio::{
 
 use crate::{
     egress::{EgressDecision, EgressPolicy},
+    reached::{Bytes, Reached},
     read_only::{Interception, SandboxCa, UpstreamTrust},
 };
 
@@ -111,6 +112,8 @@ pub(crate) struct Relay {
     conns: Mutex<HashMap<u64, Conn>>,
     /// The sandbox's own authority, which the read-only proxy signs with.
     ca: Arc<SandboxCa>,
+    /// What the run in progress reached.
+    pub reached: Arc<Reached>,
 }
 
 /// One open proxy connection.
@@ -120,6 +123,8 @@ struct Conn {
     to_remote: Option<mpsc::Sender<Vec<u8>>>,
     /// The task relaying the remote host's bytes in; aborted when Lens closes it.
     from_remote: Option<tokio::task::AbortHandle>,
+    /// Where the bytes each way are counted, for the run's record.
+    bytes: Arc<Bytes>,
 }
 
 /// Chunks a program sent that may wait for a slow remote host, per connection; past
@@ -135,7 +140,17 @@ impl Relay {
         active: Arc<AtomicUsize>,
         ca: Arc<SandboxCa>,
     ) -> Arc<Self> {
-        Arc::new(Self { chat_id: Mutex::new(chat_id), outbox, network, log, active, conns: Mutex::default(), ca })
+        let reached = Arc::default();
+        Arc::new(Self {
+            chat_id: Mutex::new(chat_id),
+            outbox,
+            network,
+            log,
+            active,
+            conns: Mutex::default(),
+            ca,
+            reached,
+        })
     }
 
     fn chat(&self) -> String {
@@ -203,11 +218,12 @@ impl Relay {
             };
             let allowed = stream.is_ok();
             relay.log.record(relay.chat(), &target, allowed, &reason);
+            let bytes = relay.reached.record(&target, allowed, &reason);
             let Ok((_, stream)) = stream else {
                 let _ = relay.outbox.send(Request::NetOpen { id, ok: false, message: reason }).await;
                 return;
             };
-            relay.open(id, stream).await;
+            relay.open(id, stream, bytes).await;
         });
     }
 
@@ -217,18 +233,22 @@ impl Relay {
         let host = target.rsplit_once(':').map(|(h, _)| h).unwrap_or(&target).trim_matches(['[', ']']).to_owned();
         let reason = format!("reading from {addr} (downloads only)");
         self.log.record(self.chat(), &target, true, &reason);
+        let bytes = self.reached.record(&target, true, &reason);
         let (program, proxy) = tokio::io::duplex(INTERCEPT_BUFFER);
-        let (log, chat, ca) = (self.log.clone(), self.chat(), self.ca.clone());
-        let refused = Arc::new(move |reason: String| log.record(chat.clone(), &target, false, &reason));
+        let (log, chat, ca, reached) = (self.log.clone(), self.chat(), self.ca.clone(), self.reached.clone());
+        let refused = Arc::new(move |reason: String| {
+            log.record(chat.clone(), &target, false, &reason);
+            reached.record(&target, false, &reason);
+        });
         tokio::spawn(async move {
             if let Err(e) = crate::read_only::serve(proxy, Interception { host, addr, ca, trust, refused }).await {
                 tracing::debug!(error = %e, "a read-only registry connection ended");
             }
         });
-        self.open(id, program).await;
+        self.open(id, program, bytes).await;
     }
 
-    async fn open<S>(self: &Arc<Self>, id: u64, stream: S)
+    async fn open<S>(self: &Arc<Self>, id: u64, stream: S, bytes: Arc<Bytes>)
     where
         S: AsyncRead + AsyncWrite + Send + 'static,
     {
@@ -236,7 +256,7 @@ impl Relay {
         let (tx, mut rx) = mpsc::channel::<Vec<u8>>(TO_REMOTE_QUEUE);
         // Known before the program hears it is open, so its first bytes find their way.
         if let Ok(mut c) = self.conns.lock() {
-            c.insert(id, Conn { to_remote: Some(tx), from_remote: None });
+            c.insert(id, Conn { to_remote: Some(tx), from_remote: None, bytes: bytes.clone() });
         }
         let _ = self.outbox.send(Request::NetOpen { id, ok: true, message: String::new() }).await;
         tokio::spawn(async move {
@@ -252,6 +272,7 @@ impl Relay {
             let mut buf = vec![0u8; 32 * 1024];
             // Waiting on a full outbox leaves the rest in the socket: TCP slows the sender.
             while let Ok(n @ 1..) = reader.read(&mut buf).await {
+                bytes.received.fetch_add(n as u64, Ordering::Relaxed);
                 if relay.outbox.send(Request::NetData { id, data: buf[..n].to_vec() }).await.is_err() {
                     break;
                 }
@@ -275,7 +296,11 @@ impl Relay {
     /// Bytes the program sent. A remote host that takes them slower than the program
     /// sends loses the connection once its queue is full.
     pub fn data(&self, id: u64, data: Vec<u8>) {
-        let to = self.conns.lock().ok().and_then(|c| c.get(&id).and_then(|conn| conn.to_remote.clone()));
+        let to = self.conns.lock().ok().and_then(|c| {
+            let conn = c.get(&id)?;
+            conn.bytes.sent.fetch_add(data.len() as u64, Ordering::Relaxed);
+            conn.to_remote.clone()
+        });
         if let Some(to) = to
             && to.try_send(data).is_err()
         {

@@ -57,6 +57,11 @@ pub(crate) trait RunHost: Send + Sync + 'static {
 
     fn run_started(&self);
 
+    /// What the run reached on the network so far, where the driver can say.
+    fn reached(&self) -> Vec<lens_types::NetReach> {
+        Vec::new()
+    }
+
     /// The run is over (ended, or its reader let go).
     fn run_ended(&self);
 
@@ -88,12 +93,28 @@ pub(crate) fn run_stream<H: RunHost>(
         timeout: Duration,
         /// Held for as long as the run's events are read.
         _hold: InUse,
+        /// Whether what the run reached on the network was handed out.
+        network_told: bool,
     }
     impl<H: RunHost> Guard<H> {
         /// A run that failed while the kernel killed for memory ran out of memory.
         fn ending(&self, ending: RunEnding) -> RunEnding {
             let failed = !matches!(ending, RunEnding::Exited { code: 0 } | RunEnding::CutShort);
             if failed && self.running.oom_kills() > self.oom_kills { RunEnding::OutOfMemory } else { ending }
+        }
+
+        /// Before the ending, what the run reached on the network, once, if anything.
+        fn with_network(&mut self, event: RunEvent) -> RunEvent {
+            if !matches!(event, RunEvent::Ended(_)) || self.network_told {
+                return event;
+            }
+            self.network_told = true;
+            let reached = self.running.reached();
+            if reached.is_empty() {
+                return event;
+            }
+            self.queued.push_front(event);
+            RunEvent::Network(reached)
         }
 
         /// Ends the run with a note on stderr, then `ending`.
@@ -123,9 +144,11 @@ pub(crate) fn run_stream<H: RunHost>(
     if healed {
         queued.push_back(note_event(RESTARTED));
     }
-    let guard = Guard { running, id, ended: false, queued, oom_kills, deadline, timeout, _hold: hold };
+    let guard =
+        Guard { running, id, ended: false, queued, oom_kills, deadline, timeout, _hold: hold, network_told: false };
     Box::pin(futures_util::stream::unfold((rx, guard), |(mut rx, mut guard)| async move {
         if let Some(event) = guard.queued.pop_front() {
+            let event = guard.with_network(event);
             return Some((event, (rx, guard)));
         }
         if guard.ended {
@@ -173,6 +196,7 @@ pub(crate) fn run_stream<H: RunHost>(
                 }
             }
         };
+        let event = guard.with_network(event);
         Some((event, (rx, guard)))
     }))
 }

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use lens_sandbox::{
-    LocalDriver, LocalOptions, Network, RunEnding, SandboxDriver,
+    ExecRequest, LocalDriver, LocalOptions, Network, RunEnding, RunEvent, SandboxDriver,
     egress::{Cidr, EgressPolicy},
     registries::Registries,
     run_to_end,
@@ -17,6 +17,12 @@ mod common;
 
 use common::agent;
 
+/// The one page the tiny index answers, whole.
+fn index_reply() -> String {
+    let body = "<html><body><a href=\"tinypkg-1.0.tar.gz\">tinypkg-1.0.tar.gz</a></body></html>";
+    format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+}
+
 /// A tiny package index: answers every request with one simple-index page.
 async fn fake_index() -> u16 {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -26,10 +32,7 @@ async fn fake_index() -> u16 {
             tokio::spawn(async move {
                 let mut buf = [0u8; 4096];
                 let _ = sock.read(&mut buf).await;
-                let body = "<html><body><a href=\"tinypkg-1.0.tar.gz\">tinypkg-1.0.tar.gz</a></body></html>";
-                let reply =
-                    format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
-                let _ = sock.write_all(reply.as_bytes()).await;
+                let _ = sock.write_all(index_reply().as_bytes()).await;
             });
         }
     });
@@ -101,6 +104,55 @@ async fn the_proxy_allows_listed_trusted_names_and_refuses_the_rest() {
     assert_eq!(log.iter().filter(|e| e.allowed).count(), 1, "{log:?}");
     assert!(log.iter().any(|e| !e.allowed && e.reason.contains("not on the sandbox's list")), "{log:?}");
     assert!(log.iter().any(|e| !e.allowed && e.reason.contains("is an address")), "{log:?}");
+}
+
+/// A run's events, and what it reached on the network (`None`: no such event).
+async fn reached(d: &dyn SandboxDriver, chat: &str, script: &str) -> Option<Vec<lens_types::NetReach>> {
+    use futures_util::StreamExt;
+    let timeout = Duration::from_secs(30);
+    let req = ExecRequest { argv: vec!["bash".into(), "-c".into(), script.into()], env: Default::default(), timeout };
+    let mut run = d.exec(chat, req).await.unwrap();
+    let mut network = None;
+    while let Some(event) = run.next().await {
+        match event {
+            RunEvent::Network(n) => network = Some(n),
+            RunEvent::Ended(_) => return network,
+            RunEvent::Failed(e) => panic!("{e}"),
+            _ => {}
+        }
+    }
+    panic!("no ending")
+}
+
+#[tokio::test]
+async fn each_run_carries_the_hosts_it_reached_and_was_refused_with_the_bytes() {
+    let port = fake_index().await;
+    let policy = EgressPolicy { hosts: vec!["localhost".into()], trusted: vec![Cidr::parse("127.0.0.0/8").unwrap()] };
+    let (d, _dir) = driver(Some(Network { policy, env: proxy_env(), read_only: None }));
+    let curl = "curl -sS -p -x http://127.0.0.1:3128 -o /dev/null";
+    let script = format!(
+        "{curl} http://localhost:{port}/simple/tinypkg/; {curl} http://localhost:{port}/simple/; \
+         {curl} http://example.invalid:443/; true"
+    );
+    let record = reached(&d, "reach", &script).await.expect("a record");
+    assert_eq!(record.len(), 2, "{record:?}");
+    let local = &record[0];
+    assert_eq!((local.host.as_str(), local.port, local.allowed, local.connections), ("localhost", port, true, 2));
+    assert!(local.reason.starts_with("connected to 127.0.0.1:"), "{local:?}");
+    // Two pages came in, byte for byte; two requests went out.
+    assert_eq!(local.bytes_received, 2 * index_reply().len() as u64, "{local:?}");
+    assert!(local.bytes_sent >= 100, "{local:?}");
+    let refused = &record[1];
+    assert_eq!((refused.host.as_str(), refused.port, refused.allowed), ("example.invalid", 443, false));
+    assert!(refused.reason.contains("not on the sandbox's list"), "{refused:?}");
+    // The next run made no connection: it carries none of the last run's.
+    assert_eq!(reached(&d, "reach", "echo quiet").await, None);
+    // A flood of refused hosts keeps a bounded record, and the run after it works.
+    let flood = "for i in $(seq 1 150); do curl -s -p -x http://127.0.0.1:3128 -o /dev/null http://h$i.invalid:443/; done; true";
+    let record = reached(&d, "reach", flood).await.expect("a record");
+    assert_eq!(record.len(), 100, "at most a hundred hosts");
+    let (out, _, _) = bash(&d, "reach", "echo next", 20).await;
+    assert_eq!(out, "next\n");
 }
 
 #[tokio::test]

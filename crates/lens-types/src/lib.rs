@@ -16,5 +16,5 @@ pub use error::{ApiError, ErrorBody, ErrorCode};
 pub use event::{OutputStream, StreamEvent};
 pub use sandbox_schema::{NumberSpec, OutOfRange, SandboxField, SandboxNumber};
 pub use step::{
-    ApprovalRef, ContextUse, MadeFile, PersonRun, RunEnding, RunOutput, SharedFileRef, StepStatus, ToolStep,
+    ApprovalRef, ContextUse, MadeFile, NetReach, PersonRun, RunEnding, RunOutput, SharedFileRef, StepStatus, ToolStep,
 };

@@ -116,6 +116,50 @@ pub struct RunOutput {
     /// The run's whole stdout and stderr, when what is shown was cut.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<SharedFileRef>,
+    /// What the run reached on the network, or tried to, host by host (empty when it
+    /// made no connection, and on drivers that cannot say).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network: Vec<NetReach>,
+}
+
+/// A host a run reached through the sandbox's proxy, or was refused: its connections
+/// to one port with one outcome, taken together.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct NetReach {
+    pub host: String,
+    pub port: u16,
+    pub allowed: bool,
+    /// Why, in one sentence: the address connected to, or the reason it was refused.
+    pub reason: String,
+    pub connections: u32,
+    /// Bytes the run sent to the host, and received from it.
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+}
+
+impl RunOutput {
+    /// One line for the folded step: "reached pypi.org, files.example.org; 1 refused";
+    /// `None` when the run made no connection.
+    pub fn network_line(&self) -> Option<String> {
+        if self.network.is_empty() {
+            return None;
+        }
+        let mut reached: Vec<&str> = Vec::new();
+        let mut refused: Vec<&str> = Vec::new();
+        for r in &self.network {
+            let list = if r.allowed { &mut reached } else { &mut refused };
+            if !list.contains(&r.host.as_str()) {
+                list.push(&r.host);
+            }
+        }
+        let refused = match refused.len() {
+            0 => None,
+            n => Some(format!("{n} refused")),
+        };
+        let reached = (!reached.is_empty()).then(|| format!("reached {}", reached.join(", ")));
+        Some(reached.into_iter().chain(refused).collect::<Vec<_>>().join("; "))
+    }
 }
 
 /// A file a run made, and its download once someone shared it.
@@ -218,6 +262,31 @@ mod tests {
         assert_eq!(RunEnding::TimedOut { after_ms: 1500 }.describe(), "timed out after 1.5 s");
         assert_eq!(RunEnding::TimedOut { after_ms: 60_000 }.describe(), "timed out after 60 s");
         assert!(!RunEnding::OutOfMemory.is_success());
+    }
+
+    #[test]
+    fn the_network_line_names_hosts_once_and_counts_refusals() {
+        let reach = |host: &str, allowed| NetReach {
+            host: host.into(),
+            port: 443,
+            allowed,
+            reason: String::new(),
+            connections: 1,
+            bytes_sent: 0,
+            bytes_received: 0,
+        };
+        let mut output: RunOutput = serde_json::from_str(
+            r#"{"language":"python","code":"","stdout":"","stderr":"","stdout_cut":false,"stderr_cut":false,
+                "stdout_bytes":0,"stderr_bytes":0,"ending":"cut_short","duration_ms":1}"#,
+        )
+        .unwrap();
+        assert_eq!(output.network_line(), None, "no connection, no line; older runs read without the field");
+        output.network = vec![reach("a.example", true), reach("b.example", true), reach("a.example", true)];
+        assert_eq!(output.network_line().unwrap(), "reached a.example, b.example");
+        output.network.push(reach("c.example", false));
+        assert_eq!(output.network_line().unwrap(), "reached a.example, b.example; 1 refused");
+        output.network = vec![reach("c.example", false), reach("d.example", false)];
+        assert_eq!(output.network_line().unwrap(), "2 refused");
     }
 
     #[test]

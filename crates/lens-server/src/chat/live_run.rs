@@ -39,6 +39,7 @@ impl LiveCapture {
             files: Vec::new(),
             images: Vec::new(),
             log: None,
+            network: Vec::new(),
         };
         Self { run: LiveRun { step_id: step_id.to_owned(), output }, started: Instant::now(), changed: true }
     }

@@ -128,6 +128,7 @@ mod tests {
                 files: files.iter().map(|p| MadeFile { path: (*p).into(), size: 1, shared: None }).collect(),
                 images: Vec::new(),
                 log: None,
+                network: Vec::new(),
             }),
             file: None,
             approval: None,

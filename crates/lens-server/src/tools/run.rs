@@ -175,6 +175,7 @@ async fn follow(
     let mut capture = OutputCapture::new();
     let mut ending = RunEnding::Killed { signal: 0 };
     let mut files: Vec<FileEntry> = Vec::new();
+    let mut network = Vec::new();
     let mut log = RunLog::new(place.files.shared.clone(), &place.chat_id, place.files.limits.share_max_mb << 20);
     let mut live_budget = LiveOutput::new(place.settings.shown);
     loop {
@@ -200,6 +201,7 @@ async fn follow(
                 break;
             }
             RunEvent::Files(made) => files = made,
+            RunEvent::Network(reached) => network = reached,
             RunEvent::Failed(message) => return ToolOutcome::failed(message),
         }
     }
@@ -208,6 +210,7 @@ async fn follow(
     let mut output = run.output;
     output.files = files.iter().map(|f| MadeFile { path: f.path.clone(), size: f.size, shared: None }).collect();
     output.images = keep_images(place, &files).await;
+    output.network = network;
     let cut = output.stdout_cut || output.stderr_cut;
     output.log = keep_log(place, log, cut, &output).await;
     ToolOutcome { ok, cut: run.cut_for_model, result: run.for_model, output: Some(output), file: None }

@@ -505,3 +505,55 @@ async fn restart_python_forgets_the_names_and_keeps_the_files() {
     let (_, next) = answer(&admin, &cid, "```python\ny = 2\nprint(y * 3)\n```").await;
     assert_eq!(next.steps[0].output.as_ref().unwrap().stdout, "6\n");
 }
+
+/// A one-page HTTP server on loopback; its port.
+async fn one_page_server(page: &'static str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let _ = sock.read(&mut buf).await;
+                let reply =
+                    format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}", page.len());
+                let _ = sock.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    port
+}
+
+#[tokio::test]
+async fn a_runs_step_says_which_hosts_it_reached_and_which_it_was_refused() {
+    let app = TestApp::builder().sandbox().settings_model().await;
+    let admin = app.admin().await;
+    let hosts = json!({"network": "hosts", "hosts": ["localhost"], "trusted_egress": ["127.0.0.0/8"]});
+    let (status, body) = admin.put("/api/v1/admin/sandbox", hosts).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let port = one_page_server("a page from the network").await;
+    let cid = admin.new_chat().await;
+    // The proxy as the run's environment names it (whose NO_PROXY sends `localhost` direct).
+    let code = format!(
+        "```bash\ncurl -sS -m 20 -p --noproxy \"\" -x \"$HTTPS_PROXY\" http://localhost:{port}/\necho\n\
+         curl -sS -p -o /dev/null http://blocked.invalid:443/ || true\n```"
+    );
+    let (_, message) = answer(&admin, &cid, &code).await;
+    let output = message.steps[0].output.as_ref().unwrap();
+    assert!(output.stdout.starts_with("a page from the network"), "{output:?}");
+    let hosts: Vec<(&str, bool)> = output.network.iter().map(|r| (r.host.as_str(), r.allowed)).collect();
+    assert_eq!(hosts, [("localhost", true), ("blocked.invalid", false)], "{:?}", output.network);
+    assert_eq!(output.network_line().as_deref(), Some("reached localhost; 1 refused"));
+    // Saved with the step: a reload shows it.
+    let (_, chat) = admin.get(&format!("/api/v1/chats/{cid}")).await;
+    assert_eq!(chat["messages"][1]["steps"][0]["output"]["network"][1]["host"], "blocked.invalid");
+    // The next run (asked first: a networked run's output is outside text) reached
+    // nothing, and says nothing.
+    let aid = admin.ask(&cid, "```bash\necho quiet\n```").await;
+    let (approval, seen) = admin.approval_of(&cid, &aid).await;
+    admin.post(&format!("/api/v1/approvals/{approval}"), json!({"approve": true})).await;
+    let next = admin.done_after(&cid, &aid, &seen).await;
+    assert_eq!(next.steps[0].output.as_ref().unwrap().stdout, "quiet\n");
+    assert!(next.steps[0].output.as_ref().unwrap().network.is_empty());
+}
