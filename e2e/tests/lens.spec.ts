@@ -838,6 +838,18 @@ test('with the network on, a run after an attachment asks first: approve runs it
   await expect(chat.lastAnswer().getByTestId('tool-step')).toHaveAttribute('data-status', 'failed');
   await expect(chat.lastAnswer().getByTestId('approval-decided')).toHaveText('You declined this.');
   await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
+
+  // A run refused a host says so, folded; unfolded, the list says why.
+  await chat.send('```bash\ncurl -sS -o /dev/null https://not-a-registry.invalid/ || echo refused\n```');
+  await chat.lastAnswer().getByTestId('approve').click();
+  const refusedStep = chat.lastAnswer().getByTestId('tool-step');
+  await expect(refusedStep).toHaveAttribute('data-status', 'succeeded');
+  await expect(refusedStep.getByTestId('step-network')).toHaveText('1 refused');
+  await refusedStep.locator('summary').click();
+  const row = refusedStep.getByTestId('network-row');
+  await expect(row).toHaveAttribute('data-allowed', 'false');
+  await expect(row).toContainText('not-a-registry.invalid:443');
+  await expect(row).toContainText("not on the sandbox's list of allowed hosts");
   await setNetwork('off');
 });
 
