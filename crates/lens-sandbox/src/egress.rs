@@ -133,16 +133,28 @@ pub enum Refusal {
     Handshake { host: String, cause: String },
 }
 
+/// The host of a CONNECT target (`host:port`), as the lists spell hosts.
+pub fn host_of(target: &str) -> String {
+    let host = target.rsplit_once(':').map_or(target, |(h, _)| h);
+    host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase()
+}
+
 impl EgressPolicy {
     /// Decides a CONNECT target (`host:port`): the address to connect to, or why not.
     pub async fn decide(&self, target: &str) -> Result<SocketAddr, Refusal> {
-        let (host, port) = target.rsplit_once(':').ok_or_else(|| Refusal::NoPort(target.to_owned()))?;
+        self.decide_with(target, &[]).await
+    }
+
+    /// [`decide`](Self::decide), with `also` allowed besides the list (the hosts a
+    /// conversation's owner allowed for it).
+    pub async fn decide_with(&self, target: &str, also: &[String]) -> Result<SocketAddr, Refusal> {
+        let (_, port) = target.rsplit_once(':').ok_or_else(|| Refusal::NoPort(target.to_owned()))?;
         let port: u16 = port.parse().map_err(|_| Refusal::BadPort(target.to_owned()))?;
-        let host = host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
+        let host = host_of(target);
         if host.parse::<IpAddr>().is_ok() {
             return Err(Refusal::Address(host));
         }
-        if !self.hosts.contains(&host) {
+        if !self.hosts.contains(&host) && !also.contains(&host) {
             return Err(Refusal::NotListed(host));
         }
         let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port))

@@ -155,6 +155,10 @@ pub struct GatewayDriver {
     running: tokio::sync::Mutex<HashMap<String, Slot>>,
     /// When each sandbox was last used.
     last_used: last_used::LastUsed,
+    /// The hosts each conversation's owner allowed for it, by sandbox name.
+    chat_hosts: crate::relay::ChatHosts,
+    /// What Lens decided for conversations (the gateway's proxy logs the rest itself).
+    egress_notes: crate::relay::EgressLog,
     /// Itself, for the tasks `configure` starts.
     me: std::sync::Weak<GatewayDriver>,
 }
@@ -176,6 +180,8 @@ impl GatewayDriver {
             log_budgets: Default::default(),
             running: tokio::sync::Mutex::default(),
             last_used,
+            chat_hosts: Default::default(),
+            egress_notes: Default::default(),
             me: me.clone(),
         }))
     }
@@ -300,15 +306,20 @@ impl GatewayDriver {
         total
     }
 
-    /// Sends the current network policy to every connected sandbox.
-    fn push_policy(&self) {
+    /// The network policy of sandbox `name`: the settings' and its conversation's hosts.
+    fn policy_of(&self, name: &str) -> lens_openshell::proto::openshell::sandbox::v1::SandboxPolicy {
+        policy::policy(self.settings().network.as_ref(), &self.options.home, &self.chat_hosts.of(name))
+    }
+
+    /// Sends the current network policy to every connected sandbox (or to `only`).
+    fn push_policy(&self, only: Option<String>) {
         let driver = self.me.clone();
         tokio::spawn(async move {
             let Some(driver) = driver.upgrade() else { return };
-            let network = driver.settings().network;
-            let policy = policy::policy(network.as_ref(), &driver.options.home);
-            let names: Vec<String> = driver.running.lock().await.keys().cloned().collect();
+            let mut names: Vec<String> = driver.running.lock().await.keys().cloned().collect();
+            names.retain(|n| only.as_ref().is_none_or(|o| o == n));
             for name in names {
+                let policy = driver.policy_of(&name);
                 if driver.live(&name).await.is_none() {
                     continue;
                 }
@@ -398,13 +409,26 @@ impl SandboxDriver for GatewayDriver {
             *s = settings.clone();
         }
         if changed {
-            self.push_policy();
+            self.push_policy(None);
         }
     }
 
-    /// The gateway's proxy decides and logs egress itself; Lens sees none of it.
+    /// The gateway's proxy decides and logs egress itself; Lens sees none of it, only
+    /// what Lens itself decided for conversations.
     fn egress_log(&self) -> Vec<crate::egress::EgressDecision> {
-        Vec::new()
+        self.egress_notes.recent()
+    }
+
+    /// Sent to the conversation's sandbox as its policy now, and at its next start.
+    fn set_chat_hosts(&self, chat_id: &str, hosts: Vec<String>) {
+        let Ok(name) = crate::name::sandbox_name(chat_id) else { return };
+        if self.chat_hosts.set(&name, hosts) {
+            self.push_policy(Some(name));
+        }
+    }
+
+    fn note_egress(&self, chat_id: &str, target: &str, reason: &str) {
+        self.egress_notes.note(chat_id, target, reason);
     }
 
     fn admission(&self) -> &Admission {

@@ -39,7 +39,7 @@ use crate::{
     link::{AgentLink, backend, gone, read_reply},
     quota::Workspace,
     read_only::SandboxCa,
-    relay::{EgressLog, Network, Relay},
+    relay::{ChatHosts, EgressLog, Network, Relay, RelayShared},
     room::{self, Found, Idle, Tenancy},
     run_stream::{InUse, RunHost, run_stream},
     sandbox_name,
@@ -166,6 +166,8 @@ pub struct LocalDriver {
     /// What sandboxes may reach; `None` is no network.
     network: Arc<Mutex<Option<Network>>>,
     egress_log: Arc<EgressLog>,
+    /// The hosts each conversation's owner allowed for it.
+    chat_hosts: Arc<ChatHosts>,
     admission: Admission,
     /// Pre-started sandboxes no conversation has yet, and how many to keep ready.
     pool: Mutex<Vec<Arc<Running>>>,
@@ -206,6 +208,7 @@ impl LocalDriver {
             cgroups,
             network: Arc::default(),
             egress_log: Arc::default(),
+            chat_hosts: Arc::default(),
             admission: Admission::new(admission),
             pool: Mutex::default(),
             pool_size: AtomicUsize::new(0),
@@ -532,6 +535,14 @@ impl SandboxDriver for LocalDriver {
 
     fn egress_log(&self) -> Vec<crate::egress::EgressDecision> {
         LocalDriver::egress_log(self)
+    }
+
+    fn set_chat_hosts(&self, chat_id: &str, hosts: Vec<String>) {
+        self.chat_hosts.set(chat_id, hosts);
+    }
+
+    fn note_egress(&self, chat_id: &str, target: &str, reason: &str) {
+        self.egress_log.note(chat_id, target, reason);
     }
 
     fn admission(&self) -> &Admission {

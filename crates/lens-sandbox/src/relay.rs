@@ -20,7 +20,7 @@ use tokio::{
 };
 
 use crate::{
-    egress::{EgressDecision, EgressPolicy},
+    egress::{EgressDecision, EgressPolicy, host_of},
     reached::{Bytes, Reached},
     read_only::{Interception, SandboxCa, UpstreamTrust},
 };
@@ -34,6 +34,30 @@ pub struct Network {
     /// Registries mode: connections end in the read-only proxy, which checks the real
     /// hosts against this trust. `None`: a plain tunnel (the `hosts` mode).
     pub read_only: Option<UpstreamTrust>,
+}
+
+/// The hosts each conversation's owner allowed for it, besides the admin's list.
+#[derive(Debug, Default)]
+pub struct ChatHosts(Mutex<HashMap<String, Vec<String>>>);
+
+impl ChatHosts {
+    /// Sets `chat_id`'s hosts; `true` when they changed.
+    pub fn set(&self, chat_id: &str, hosts: Vec<String>) -> bool {
+        let Ok(mut all) = self.0.lock() else { return false };
+        if all.get(chat_id).map_or(hosts.is_empty(), |h| *h == hosts) {
+            return false;
+        }
+        if hosts.is_empty() {
+            all.remove(chat_id);
+        } else {
+            all.insert(chat_id.to_owned(), hosts);
+        }
+        true
+    }
+
+    pub fn of(&self, chat_id: &str) -> Vec<String> {
+        self.0.lock().ok().and_then(|all| all.get(chat_id).cloned()).unwrap_or_default()
+    }
 }
 
 /// How much of a program's bytes wait between it and the read-only proxy.
@@ -89,6 +113,12 @@ impl EgressLog {
         }
     }
 
+    /// Records something decided for a conversation outside its runs (a host its owner
+    /// allowed), as allowed.
+    pub fn note(&self, chat_id: &str, target: &str, reason: &str) {
+        self.record(chat_id.to_owned(), target, true, reason);
+    }
+
     /// Whether a line the conversation's sandbox causes may go to the log now.
     pub(crate) fn may_log(&self, chat_id: &str) -> bool {
         self.budgets.may_log(chat_id)
@@ -114,6 +144,16 @@ pub(crate) struct Relay {
     ca: Arc<SandboxCa>,
     /// What the run in progress reached.
     pub reached: Arc<Reached>,
+    chat_hosts: Arc<ChatHosts>,
+}
+
+/// What a sandbox's proxy shares with its driver (and, for `active`, its sandbox).
+pub(crate) struct RelayShared {
+    pub network: Arc<Mutex<Option<Network>>>,
+    pub log: Arc<EgressLog>,
+    pub active: Arc<AtomicUsize>,
+    pub ca: Arc<SandboxCa>,
+    pub chat_hosts: Arc<ChatHosts>,
 }
 
 /// One open proxy connection.
@@ -132,24 +172,18 @@ struct Conn {
 const TO_REMOTE_QUEUE: usize = 64;
 
 impl Relay {
-    pub fn new(
-        chat_id: String,
-        outbox: mpsc::Sender<Request>,
-        network: Arc<Mutex<Option<Network>>>,
-        log: Arc<EgressLog>,
-        active: Arc<AtomicUsize>,
-        ca: Arc<SandboxCa>,
-    ) -> Arc<Self> {
-        let reached = Arc::default();
+    /// The proxy of conversation `chat_id`'s sandbox, with what the driver shares.
+    pub fn new(chat_id: String, outbox: mpsc::Sender<Request>, shared: RelayShared) -> Arc<Self> {
         Arc::new(Self {
             chat_id: Mutex::new(chat_id),
             outbox,
-            network,
-            log,
-            active,
+            network: shared.network,
+            log: shared.log,
+            active: shared.active,
             conns: Mutex::default(),
-            ca,
-            reached,
+            ca: shared.ca,
+            reached: Arc::default(),
+            chat_hosts: shared.chat_hosts,
         })
     }
 
@@ -190,6 +224,12 @@ impl Relay {
             let read_only = network.as_ref().and_then(|n| n.read_only.clone());
             let policy = network.map(|n| n.policy);
             let running = relay.active.load(Ordering::SeqCst) > 0;
+            let also = relay.chat_hosts.of(&relay.chat());
+            // A host the conversation's owner allowed is a plain tunnel, in every mode:
+            // the read-only proxy is for the registries.
+            let host = host_of(&target);
+            let by_owner = policy.as_ref().is_some_and(|p| !p.hosts.contains(&host)) && also.contains(&host);
+            let read_only = read_only.filter(|_| !by_owner);
             let decided = match (policy, method.as_str()) {
                 (None, _) => Err("the sandbox has no network (an admin can allow package registries or hosts)".into()),
                 (Some(_), _) if !running => {
@@ -198,7 +238,7 @@ impl Relay {
                 (Some(_), m) if m != "CONNECT" => {
                     Err("plain HTTP is not allowed: only HTTPS (CONNECT) goes through the proxy".to_string())
                 }
-                (Some(policy), _) => policy.decide(&target).await.map_err(|refusal| refusal.to_string()),
+                (Some(policy), _) => policy.decide_with(&target, &also).await.map_err(|refusal| refusal.to_string()),
             };
             if let (Ok(addr), Some(trust)) = (&decided, read_only) {
                 relay.intercept(id, target, *addr, trust).await;
@@ -213,6 +253,7 @@ impl Relay {
                 Err(reason) => Err(reason),
             };
             let reason = match &stream {
+                Ok((addr, _)) if by_owner => format!("connected to {addr} (allowed in this conversation)"),
                 Ok((addr, _)) => format!("connected to {addr}"),
                 Err(reason) => reason.clone(),
             };

@@ -156,6 +156,31 @@ async fn each_run_carries_the_hosts_it_reached_and_was_refused_with_the_bytes() 
 }
 
 #[tokio::test]
+async fn a_host_an_owner_allowed_is_reached_from_that_conversation_only() {
+    let port = fake_index().await;
+    let policy =
+        EgressPolicy { hosts: vec!["other.invalid".into()], trusted: vec![Cidr::parse("127.0.0.0/8").unwrap()] };
+    let (d, _dir) = driver(Some(Network { policy, env: proxy_env(), read_only: None }));
+    let get = format!("curl -sS -p -x http://127.0.0.1:3128 http://localhost:{port}/simple/ || true");
+    let (out, err, _) = bash(&d, "theirs", &get, 20).await;
+    assert!(!out.contains("tinypkg") && err.contains("403"), "not yet allowed: {out} {err}");
+    d.set_chat_hosts("theirs", vec!["localhost".into()]);
+    let record = reached(&d, "theirs", &get).await.expect("a record");
+    assert!(record[0].allowed && record[0].reason.ends_with("(allowed in this conversation)"), "{record:?}");
+    let (out, _, _) = bash(&d, "theirs", &get, 20).await;
+    assert!(out.contains("tinypkg-1.0.tar.gz"), "allowed: {out}");
+    // Another conversation's sandbox is refused the same host.
+    let (out, err, _) = bash(&d, "another", &get, 20).await;
+    assert!(!out.contains("tinypkg") && err.contains("403"), "{out} {err}");
+    // Taken back: refused again.
+    d.set_chat_hosts("theirs", vec![]);
+    let (out, err, _) = bash(&d, "theirs", &get, 20).await;
+    assert!(!out.contains("tinypkg") && err.contains("403"), "{out} {err}");
+    d.note_egress("theirs", "localhost", "allowed in this conversation by its owner");
+    assert!(d.egress_log().iter().any(|e| e.chat_id == "theirs" && e.reason.contains("by its owner")));
+}
+
+#[tokio::test]
 async fn names_that_resolve_to_private_addresses_are_refused() {
     let port = fake_index().await;
     let policy = EgressPolicy { hosts: vec!["localhost".into()], trusted: vec![] };

@@ -26,8 +26,27 @@ const ANY_PROGRAM: &str = "/**";
 /// `allowed_ips`; the admin's trusted ranges are listed there). Registries: each as the
 /// gateway's read-only REST access (its proxy ends TLS and lets GET and HEAD through),
 /// the rule Lens's own read-only proxy applies on this machine.
-pub(crate) fn policy(network: Option<&Network>, home: &str) -> SandboxPolicy {
+///
+/// `also`: the hosts the conversation's owner allowed for it, each a plain endpoint on
+/// the web ports (in every mode with a network), in a rule of their own.
+pub(crate) fn policy(network: Option<&Network>, home: &str, also: &[String]) -> SandboxPolicy {
     let mut network_policies = HashMap::new();
+    if let Some(network) = network.filter(|_| !also.is_empty()) {
+        let allowed_ips: Vec<String> = network.policy.trusted.iter().map(ToString::to_string).collect();
+        let endpoints = also
+            .iter()
+            .filter(|h| !network.policy.hosts.contains(h))
+            .map(|host| NetworkEndpoint {
+                host: host.clone(),
+                ports: WEB_PORTS.to_vec(),
+                allowed_ips: allowed_ips.clone(),
+                ..Default::default()
+            })
+            .collect();
+        let binaries = vec![NetworkBinary { path: ANY_PROGRAM.to_owned() }];
+        let rule = NetworkPolicyRule { name: "lens-conversation".to_owned(), endpoints, binaries };
+        network_policies.insert("lens-conversation".to_owned(), rule);
+    }
     if let Some(network) = network.filter(|n| !n.policy.hosts.is_empty()) {
         let allowed_ips: Vec<String> = network.policy.trusted.iter().map(ToString::to_string).collect();
         let endpoints = network
@@ -95,7 +114,8 @@ mod tests {
 
     #[test]
     fn off_lets_nothing_out_and_hosts_are_listed_by_name() {
-        assert!(policy(None, "/sandbox").network_policies.is_empty());
+        assert!(policy(None, "/sandbox", &[]).network_policies.is_empty());
+        assert!(policy(None, "/sandbox", &["x.example".into()]).network_policies.is_empty(), "off stays off");
         let network = Network {
             policy: EgressPolicy {
                 hosts: vec!["files.example.org".into()],
@@ -104,7 +124,8 @@ mod tests {
             env: vec![("HTTPS_PROXY".into(), "http://127.0.0.1:1".into()), ("PIP_USER".into(), "1".into())],
             read_only: None,
         };
-        let p = policy(Some(&network), "/sandbox");
+        let p = policy(Some(&network), "/sandbox", &[]);
+        assert!(!p.network_policies.contains_key("lens-conversation"));
         let rule = &p.network_policies["lens"];
         assert_eq!(rule.endpoints.len(), 1);
         assert_eq!(rule.endpoints[0].host, "files.example.org");
@@ -127,10 +148,22 @@ mod tests {
             env: vec![],
             read_only: Some(trust),
         };
-        let endpoint = &policy(Some(&network), "/sandbox").network_policies["lens"].endpoints[0];
+        let also = ["data.example.org".to_string(), "index.example.org".to_string()];
+        let p = policy(Some(&network), "/sandbox", &also);
+        let endpoint = &p.network_policies["lens"].endpoints[0];
         assert_eq!(endpoint.protocol, "rest");
         assert_eq!(endpoint.tls(), NetworkTlsMode::Terminate);
         assert_eq!(endpoint.enforcement(), NetworkEnforcementMode::Enforce);
         assert_eq!(endpoint.access(), NetworkAccessPreset::ReadOnly);
+        // A host the conversation's owner allowed: a plain tunnel, in a rule of its own;
+        // a registry stays read-only.
+        let theirs = &p.network_policies["lens-conversation"];
+        assert_eq!(theirs.endpoints.len(), 1);
+        assert_eq!(
+            (theirs.endpoints[0].host.as_str(), theirs.endpoints[0].protocol.as_str()),
+            ("data.example.org", "")
+        );
+        assert_eq!(theirs.endpoints[0].access(), NetworkAccessPreset::Unspecified);
+        assert_eq!(theirs.binaries, [NetworkBinary { path: "/**".into() }]);
     }
 }

@@ -107,8 +107,14 @@ impl LocalDriver {
         // socket.
         let (outbox, mut frames) = mpsc::channel::<Request>(NET_QUEUE);
         let active: Arc<AtomicUsize> = Arc::default();
-        let relay =
-            Relay::new(chat_id.to_owned(), outbox, self.network.clone(), self.egress_log.clone(), active.clone(), ca);
+        let shared = RelayShared {
+            network: self.network.clone(),
+            log: self.egress_log.clone(),
+            active: active.clone(),
+            ca,
+            chat_hosts: self.chat_hosts.clone(),
+        };
+        let relay = Relay::new(chat_id.to_owned(), outbox, shared);
         let to_relay = relay.clone();
         let link = AgentLink::start(stdout, stdin, move |reply| match reply {
             Reply::NetConnect { id, method, target } => to_relay.connect(id, method, target),
