@@ -46,4 +46,6 @@ pub struct ForkTo(pub Callback<lens_types::ForkResponse>);
 pub struct RunAgainIn {
     pub reload: Callback<()>,
     pub answering: Signal<bool>,
+    /// The conversation (for what a run's step offers: a host to allow).
+    pub chat_id: Signal<Option<String>>,
 }

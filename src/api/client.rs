@@ -178,6 +178,12 @@ pub async fn run_again(cid: &str, message_id: &str, step_id: &str, code: &str) -
     send_json(Request::post(&format!("/api/v1/chats/{cid}/runs")), &req).await
 }
 
+/// Lets conversation `cid`'s sandbox reach `host`.
+pub async fn allow_host(cid: &str, host: &str) -> ApiResult<AllowedHosts> {
+    send_json(Request::post(&format!("/api/v1/chats/{cid}/sandbox/hosts")), &AllowHostRequest { host: host.to_owned() })
+        .await
+}
+
 /// A shared file as the page opens it.
 pub async fn file_preview(cid: &str, fid: &str) -> ApiResult<FilePreview> {
     get(&format!("/api/v1/chats/{cid}/files/{fid}/preview")).await

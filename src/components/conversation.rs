@@ -225,6 +225,7 @@ pub fn Conversation(
             }
         }),
         answering,
+        chat_id,
     });
 
     let hint = StoredValue::new(hint);

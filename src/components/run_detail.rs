@@ -115,10 +115,14 @@ fn NetworkList(reached: Vec<lens_types::NetReach>) -> impl IntoView {
             .map(|r| {
                 let outcome = if r.allowed { "reached" } else { "refused" };
                 let times = if r.connections == 1 { String::new() } else { format!(" ({} connections)", r.connections) };
+                let allow = (r.allowable && !r.allowed).then(|| view! { <AllowHost host=r.host.clone() /> });
                 view! {
                     <tr data-testid="network-row" data-allowed=r.allowed.to_string()>
                         <th scope="row">{format!("{}:{}", r.host, r.port)}</th>
-                        <td>{format!("{outcome}{times}")}<span class="muted">{format!(": {}", r.reason)}</span></td>
+                        <td>
+                            {format!("{outcome}{times}")}<span class="muted">{format!(": {}", r.reason)}</span>
+                            {allow}
+                        </td>
                         <td>{size_words(r.bytes_sent)}</td>
                         <td>{size_words(r.bytes_received)}</td>
                     </tr>
@@ -133,4 +137,41 @@ fn NetworkList(reached: Vec<lens_types::NetReach>) -> impl IntoView {
             </table>
         }
     })
+}
+
+/// "Allow <host> in this conversation", after saying what it does; then how to use it.
+#[component]
+fn AllowHost(host: String) -> impl IntoView {
+    let chat = use_context::<crate::context::RunAgainIn>().map(|w| w.chat_id);
+    let done = RwSignal::new(None::<Result<(), String>>);
+    let busy = RwSignal::new(false);
+    let label = format!("Allow {host} in this conversation");
+    let host = StoredValue::new(host);
+    let allow = move |_| {
+        let Some(cid) = chat.and_then(|c| c.get_untracked()) else { return };
+        let host = host.get_value();
+        let question = format!(
+            "Let runs in this conversation reach {host}? Only this conversation's sandbox may reach it; the admin's \
+             list and your other conversations stay as they are."
+        );
+        if !crate::dialogs::confirm(&question) {
+            return;
+        }
+        busy.set(true);
+        leptos::task::spawn_local(async move {
+            done.set(Some(crate::api::allow_host(&cid, &host).await.map(|_| ()).map_err(|e| e.message)));
+            busy.set(false);
+        });
+    };
+    view! {
+        <Show when=move || done.with(|d| !matches!(d, Some(Ok(()))))>
+            <button type="button" class="allow-host" data-testid="allow-host" on:click=allow disabled=move || busy.get()>
+                {label.clone()}
+            </button>
+        </Show>
+        {move || done.get().map(|d| match d {
+            Ok(()) => view! { <p role="status" data-testid="allowed-host">"Allowed. Edit and run again to reach it."</p> }.into_any(),
+            Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+        })}
+    }
 }

@@ -162,16 +162,20 @@ mod tests {
             connections: 2,
             bytes_sent: 1_200,
             bytes_received: 2_500_000,
+            allowable: false,
         };
         if let Some(o) = step.output.as_mut() {
             o.network = vec![
                 reach("files.example.org", true, "connected to 192.0.2.1:443"),
                 reach("<b>evil</b>", false, "`<b>evil</b>` is not on the sandbox's list of allowed hosts"),
+                lens_types::NetReach { allowable: true, ..reach("data.example.org", false, "not listed") },
             ];
         }
         let html = view! { <ToolStep step /> }.to_html();
         let folded = html.split("</details>").nth(1).unwrap_or_default();
-        assert!(folded.contains("reached files.example.org; 1 refused"), "{html}");
+        assert!(folded.contains("reached files.example.org; 2 refused"), "{html}");
+        assert_eq!(html.matches("data-testid=\"allow-host\"").count(), 1, "only where the person may: {html}");
+        assert!(html.contains("Allow data.example.org in this conversation"), "{html}");
         assert!(html.contains("data-testid=\"run-network\"") && html.contains("2.5 MB"), "{html}");
         assert!(html.contains("refused (2 connections)") && !html.contains("<b>evil"), "{html}");
     }
@@ -186,6 +190,7 @@ mod tests {
         provide_context(crate::context::RunAgainIn {
             reload: Callback::new(|()| {}),
             answering: Signal::derive(|| false),
+            chat_id: Signal::derive(|| Some("c1".to_string())),
         });
         step.by_person = Some(lens_types::PersonRun {
             message_id: "m1".into(),

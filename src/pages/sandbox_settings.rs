@@ -66,6 +66,7 @@ pub fn SandboxSection() -> impl IntoView {
     let network = RwSignal::new("off".to_string());
     let hosts = RwSignal::new(String::new());
     let trusted = RwSignal::new(String::new());
+    let people_allow = RwSignal::new(false);
     let numbers: Vec<RwSignal<String>> = SandboxNumber::ALL.iter().map(|_| RwSignal::new(String::new())).collect();
     let status = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
@@ -80,6 +81,7 @@ pub fn SandboxSection() -> impl IntoView {
             network.set(v.network.as_str().to_owned());
             hosts.set(v.hosts.join("\n"));
             trusted.set(v.trusted_egress.join("\n"));
+            people_allow.set(v.people_allow_hosts);
             for (number, signal) in SandboxNumber::ALL.into_iter().zip(&numbers) {
                 signal.set(v.number(number).to_string());
             }
@@ -126,6 +128,9 @@ pub fn SandboxSection() -> impl IntoView {
             }
             if !locked(F::TrustedEgress.name()) {
                 req.trusted_egress = Some(lines(&trusted.get_untracked()));
+            }
+            if !locked(F::PeopleAllowHosts.name()) {
+                req.people_allow_hosts = Some(people_allow.get_untracked());
             }
             for (number, signal) in SandboxNumber::ALL.into_iter().zip(&numbers) {
                 let spec = number.spec();
@@ -258,6 +263,11 @@ pub fn SandboxSection() -> impl IntoView {
                 <label>"Trusted egress ranges (CIDR, one per line; empty: public addresses only)"
                     <textarea rows="2" data-testid="sandbox-trusted" disabled=move || locked(F::TrustedEgress.name())
                         prop:value=move || trusted.get() on:input=move |ev| trusted.set(event_target_value(&ev))></textarea>
+                </label>
+                <label class="check">
+                    <input type="checkbox" data-testid="sandbox-people-allow" disabled=move || locked(F::PeopleAllowHosts.name())
+                        prop:checked=move || people_allow.get() on:change=move |ev| people_allow.set(event_target_checked(&ev)) />
+                    "People may allow a host a run was refused, for their own conversation only"
                 </label>
                 <div class="number-fields">{number_fields}</div>
                 <Show when=move || view_sig.with(|v| v.as_ref().is_some_and(|v| !v.locked.is_empty()))>

@@ -32,6 +32,8 @@ struct Record {
     reason: String,
     connections: u32,
     bytes: Arc<Bytes>,
+    /// Refused only for being on no list.
+    unlisted: bool,
 }
 
 /// The run's records; shared by a sandbox's proxy connections.
@@ -49,6 +51,11 @@ impl Reached {
     /// A decision on `target` (`host:port`, as the program asked); the counters its
     /// connection adds its bytes to.
     pub fn record(&self, target: &str, allowed: bool, reason: &str) -> Arc<Bytes> {
+        self.record_why(target, allowed, reason, false)
+    }
+
+    /// [`record`](Self::record), saying whether a refusal was only for being on no list.
+    pub fn record_why(&self, target: &str, allowed: bool, reason: &str, unlisted: bool) -> Arc<Bytes> {
         let (host, port) = match target.rsplit_once(':') {
             Some((host, port)) => (host.trim_matches(['[', ']']), port.parse().unwrap_or(0)),
             None => (target, 0),
@@ -62,7 +69,7 @@ impl Reached {
         let bytes = Arc::<Bytes>::default();
         if records.len() < MOST_HOSTS {
             let reason = shown(reason);
-            records.push(Record { host, port, allowed, reason, connections: 1, bytes: bytes.clone() });
+            records.push(Record { host, port, allowed, reason, connections: 1, bytes: bytes.clone(), unlisted });
         }
         bytes
     }
@@ -80,6 +87,7 @@ impl Reached {
                 connections: r.connections,
                 bytes_sent: r.bytes.sent.load(Ordering::Relaxed),
                 bytes_received: r.bytes.received.load(Ordering::Relaxed),
+                allowable: r.unlisted,
             })
             .collect()
     }

@@ -230,6 +230,7 @@ impl Relay {
             let host = host_of(&target);
             let by_owner = policy.as_ref().is_some_and(|p| !p.hosts.contains(&host)) && also.contains(&host);
             let read_only = read_only.filter(|_| !by_owner);
+            let mut unlisted = false;
             let decided = match (policy, method.as_str()) {
                 (None, _) => Err("the sandbox has no network (an admin can allow package registries or hosts)".into()),
                 (Some(_), _) if !running => {
@@ -238,7 +239,13 @@ impl Relay {
                 (Some(_), m) if m != "CONNECT" => {
                     Err("plain HTTP is not allowed: only HTTPS (CONNECT) goes through the proxy".to_string())
                 }
-                (Some(policy), _) => policy.decide_with(&target, &also).await.map_err(|refusal| refusal.to_string()),
+                (Some(policy), _) => match policy.decide_with(&target, &also).await {
+                    Ok(addr) => Ok(addr),
+                    Err(refusal) => {
+                        unlisted = matches!(refusal, crate::egress::Refusal::NotListed(_));
+                        Err(refusal.to_string())
+                    }
+                },
             };
             if let (Ok(addr), Some(trust)) = (&decided, read_only) {
                 relay.intercept(id, target, *addr, trust).await;
@@ -259,7 +266,7 @@ impl Relay {
             };
             let allowed = stream.is_ok();
             relay.log.record(relay.chat(), &target, allowed, &reason);
-            let bytes = relay.reached.record(&target, allowed, &reason);
+            let bytes = relay.reached.record_why(&target, allowed, &reason, unlisted);
             let Ok((_, stream)) = stream else {
                 let _ = relay.outbox.send(Request::NetOpen { id, ok: false, message: reason }).await;
                 return;

@@ -21,8 +21,8 @@ use crate::{
     routes::{
         answers, approvals, chat_files, chat_fork, chat_notebook, chat_sandbox, chats, file_preview, file_rows,
         gateway_preflight, gateway_start, health, library_documents, library_namespaces, messages, model_list,
-        model_settings, model_test, openapi, python_restart, run_again, sandbox_settings, sessions, setup, storage,
-        tokens, uploads, usage, users, workspace_files, workspace_zip,
+        model_settings, model_test, openapi, python_restart, run_again, sandbox_hosts, sandbox_settings, sessions,
+        setup, storage, tokens, uploads, usage, users, workspace_files, workspace_zip,
     },
 };
 
@@ -73,6 +73,7 @@ pub fn documented_routes(upload_max_bytes: usize) -> DocumentedRoutes {
         .routes(routes!(chat_notebook::get_chat_notebook))
         .routes(routes!(chat_fork::fork_chat))
         .routes(routes!(run_again::run_again))
+        .routes(routes!(sandbox_hosts::allow_host))
         .routes(routes!(file_rows::count_file_rows))
         .routes(routes!(chat_sandbox::get_chat_sandbox, chat_sandbox::delete_chat_sandbox))
         .routes(routes!(workspace_files::list_workspace_files))

@@ -21,6 +21,7 @@ pub mod model_test;
 pub mod openapi;
 pub mod python_restart;
 pub mod run_again;
+pub mod sandbox_hosts;
 pub mod sandbox_settings;
 pub mod sessions;
 pub mod setup;

@@ -343,6 +343,7 @@ impl SandboxHub {
             network: settings.network,
             memory_mb: settings.memory_mb,
             disk_mb: settings.disk_mb,
+            people_allow_hosts: settings.people_allow_hosts,
         };
         let driver_settings = DriverSettings {
             limits: settings.limits(),

@@ -19,6 +19,7 @@ pub struct SandboxSettings {
     pub network: NetworkMode,
     pub hosts: Vec<String>,
     pub trusted_egress: Vec<String>,
+    pub people_allow_hosts: bool,
     pub shown: u64,
     pub timeout_secs: u64,
     pub memory_mb: u64,
@@ -105,6 +106,7 @@ impl SandboxSettings {
             Some(t) => t.clone(),
             None => list(store.setting(&key(F::TrustedEgress.name())).await?).unwrap_or_default(),
         };
+        let people_allow_hosts = store.setting(&key(F::PeopleAllowHosts.name())).await?.as_deref() == Some("true");
         let mut numbers = std::collections::BTreeMap::new();
         for number in SandboxNumber::ALL {
             let spec = number.spec();
@@ -127,6 +129,7 @@ impl SandboxSettings {
             network,
             hosts,
             trusted_egress,
+            people_allow_hosts,
             shown: number(SandboxNumber::Shown),
             timeout_secs: number(SandboxNumber::TimeoutSecs),
             memory_mb: number(SandboxNumber::MemoryMb),
@@ -159,6 +162,7 @@ impl SandboxSettings {
             network: self.network,
             hosts: self.hosts.clone(),
             trusted_egress: self.trusted_egress.clone(),
+            people_allow_hosts: self.people_allow_hosts,
             registries: status.registries,
             shown: self.shown,
             timeout_secs: self.timeout_secs,
@@ -221,6 +225,7 @@ impl SandboxSettings {
             (F::Network.name(), req.network.is_some()),
             (F::Hosts.name(), req.hosts.is_some()),
             (F::TrustedEgress.name(), req.trusted_egress.is_some()),
+            (F::PeopleAllowHosts.name(), req.people_allow_hosts.is_some()),
         ]
         .into_iter()
         .chain(SandboxNumber::ALL.map(|n| (n.spec().name, req.number(n).is_some())));
@@ -251,6 +256,9 @@ impl SandboxSettings {
         }
         if let Some(network) = req.network {
             pairs.push((key(F::Network.name()), Some(network.as_str().to_owned())));
+        }
+        if let Some(allow) = req.people_allow_hosts {
+            pairs.push((key(F::PeopleAllowHosts.name()), Some(allow.to_string())));
         }
         if let Some(enabled) = req.enabled {
             pairs.push((key(F::Enabled.name()), Some(enabled.to_string())));

@@ -21,6 +21,7 @@ pub enum SandboxField {
     Network,
     Hosts,
     TrustedEgress,
+    PeopleAllowHosts,
 }
 
 impl SandboxField {
@@ -35,6 +36,7 @@ impl SandboxField {
             Self::Network => "network",
             Self::Hosts => "hosts",
             Self::TrustedEgress => "trusted_egress",
+            Self::PeopleAllowHosts => "people_allow_hosts",
         }
     }
 }

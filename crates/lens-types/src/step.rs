@@ -136,6 +136,10 @@ pub struct NetReach {
     /// Bytes the run sent to the host, and received from it.
     pub bytes_sent: u64,
     pub bytes_received: u64,
+    /// The person may allow this host for the conversation: it was refused only for
+    /// being on no list, and the admin lets people allow hosts.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allowable: bool,
 }
 
 impl RunOutput {
@@ -274,6 +278,7 @@ mod tests {
             connections: 1,
             bytes_sent: 0,
             bytes_received: 0,
+            allowable: false,
         };
         let mut output: RunOutput = serde_json::from_str(
             r#"{"language":"python","code":"","stdout":"","stderr":"","stdout_cut":false,"stderr_cut":false,

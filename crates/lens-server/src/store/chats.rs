@@ -30,6 +30,13 @@ pub trait ChatTable: Send + Sync {
     /// The page last shown in this conversation, if any.
     async fn page_context(&self, chat_id: &str) -> Result<Option<PageContext>, StoreError>;
 
+    /// The hosts the conversation's owner allowed its sandbox to reach.
+    async fn allowed_hosts(&self, chat_id: &str) -> Result<Vec<String>, StoreError>;
+
+    /// Adds `host` to them (once), and at most `max`; the list after, or `None` when it
+    /// is full.
+    async fn allow_host(&self, chat_id: &str, host: &str, max: usize) -> Result<Option<Vec<String>>, StoreError>;
+
     async fn chat(&self, user_id: i64, id: &str) -> Result<Option<ChatView>, StoreError>;
 
     async fn rename_chat(&self, user_id: i64, id: &str, title: &str) -> Result<Option<ChatView>, StoreError>;

@@ -54,6 +54,7 @@ const TABLES: &[(&str, &[(&str, Kind)])] = {
                 ("outside_text", Bool),
                 ("page_url", Text),
                 ("page_context", Text),
+                ("allowed_hosts", Text),
             ],
         ),
         (

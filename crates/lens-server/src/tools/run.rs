@@ -65,6 +65,8 @@ pub struct RunSettings {
     /// The sandbox's memory and disk, for the tools' descriptions.
     pub memory_mb: u64,
     pub disk_mb: u64,
+    /// Whether people may allow hosts for their own conversation.
+    pub people_allow_hosts: bool,
 }
 
 impl Default for RunSettings {
@@ -75,6 +77,7 @@ impl Default for RunSettings {
             network: lens_types::NetworkMode::Off,
             memory_mb: 1024,
             disk_mb: 1024,
+            people_allow_hosts: false,
         }
     }
 }
@@ -126,6 +129,13 @@ pub async fn run_call(
     if let Err(e) = place_attachments(place, ctx.user_id, args).await {
         return ToolOutcome::failed(e.to_string());
     }
+    // The hosts the conversation's owner allowed, as the store has them now (another
+    // replica may have added one), or none when the admin no longer lets people.
+    let hosts = match place.settings.people_allow_hosts {
+        true => place.files.store.allowed_hosts(&place.chat_id).await.unwrap_or_default(),
+        false => Vec::new(),
+    };
+    place.driver.set_chat_hosts(&place.chat_id, hosts);
     match wait_in_line(place, live, start).await {
         Ok(stream) => {
             let outcome = follow(stream, language, code, live, ctx.stop.clone(), place).await;
@@ -211,6 +221,8 @@ async fn follow(
     output.files = files.iter().map(|f| MadeFile { path: f.path.clone(), size: f.size, shared: None }).collect();
     output.images = keep_images(place, &files).await;
     output.network = network;
+    // A refused host is the person's to allow only where the admin lets people.
+    output.network.iter_mut().for_each(|r| r.allowable &= place.settings.people_allow_hosts);
     let cut = output.stdout_cut || output.stderr_cut;
     output.log = keep_log(place, log, cut, &output).await;
     ToolOutcome { ok, cut: run.cut_for_model, result: run.for_model, output: Some(output), file: None }

@@ -557,3 +557,66 @@ async fn a_runs_step_says_which_hosts_it_reached_and_which_it_was_refused() {
     assert_eq!(next.steps[0].output.as_ref().unwrap().stdout, "quiet\n");
     assert!(next.steps[0].output.as_ref().unwrap().network.is_empty());
 }
+
+#[tokio::test]
+async fn an_owner_allows_a_refused_host_for_their_conversation_only_where_the_admin_lets_them() {
+    let app = TestApp::builder().sandbox().settings_model().await;
+    let admin = app.admin().await;
+    let bob = app.user(&admin, "bob").await;
+    let net = json!({"network": "hosts", "hosts": ["other.invalid"], "trusted_egress": ["127.0.0.0/8"]});
+    assert_eq!(admin.put("/api/v1/admin/sandbox", net).await.0, StatusCode::OK);
+    let port = one_page_server("reached with the owner's leave").await;
+    let code = format!("```bash\ncurl -sS -p --noproxy \"\" -x \"$HTTPS_PROXY\" http://localhost:{port}/ || true\n```");
+    let cid = admin.new_chat().await;
+    let (_, first) = answer(&admin, &cid, &code).await;
+    let refused = &first.steps[0].output.as_ref().unwrap().network[0];
+    assert_eq!((refused.host.as_str(), refused.allowed, refused.allowable), ("localhost", false, false));
+    let hosts = format!("/api/v1/chats/{cid}/sandbox/hosts");
+    let (status, body) = admin.post(&hosts, json!({"host": "localhost"})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "the admin has not let people: {body}");
+
+    // The admin lets people; the run again (the person's own: no question asked) offers it.
+    let allow = json!({"people_allow_hosts": true});
+    let (status, body) = admin.put("/api/v1/admin/sandbox", allow).await;
+    assert_eq!((status, body["people_allow_hosts"].as_bool()), (StatusCode::OK, Some(true)), "{body}");
+    let again = |code: String| {
+        let (admin, cid, aid) = (&admin, cid.clone(), first.id.clone());
+        async move {
+            let body = json!({"message_id": aid, "step_id": "s1", "code": code});
+            assert_eq!(admin.post(&format!("/api/v1/chats/{cid}/runs"), body).await.0, StatusCode::ACCEPTED);
+            let done = admin.done_after(&cid, &aid, "0").await;
+            done.steps.last().and_then(|s| s.output.clone()).unwrap()
+        }
+    };
+    let bash = code.trim_start_matches("```bash\n").trim_end_matches("\n```").to_owned();
+    let output = again(bash.clone()).await;
+    assert!(output.network[0].allowable && !output.network[0].allowed, "{:?}", output.network);
+
+    // Bad asks change nothing: another person's conversation, an address, a stray field.
+    assert_eq!(bob.post(&hosts, json!({"host": "localhost"})).await.0, StatusCode::NOT_FOUND);
+    for bad in [json!({"host": "10.0.0.1"}), json!({"host": "a b"}), json!({"host": "x.org", "port": 1})] {
+        assert_eq!(admin.post(&hosts, bad.clone()).await.0, StatusCode::BAD_REQUEST, "{bad}");
+    }
+    let (status, body) = admin.post(&hosts, json!({"host": "LocalHost."})).await;
+    assert_eq!((status, body["hosts"].clone()), (StatusCode::OK, json!(["localhost"])), "{body}");
+    let output = again(bash.clone()).await;
+    assert_eq!(output.stdout, "reached with the owner's leave", "{output:?}");
+    assert!(output.network[0].reason.ends_with("(allowed in this conversation)"), "{:?}", output.network);
+    // The egress log says who allowed it.
+    let (_, settings) = admin.get("/api/v1/admin/sandbox").await;
+    let log = settings["recent_egress"].as_array().unwrap();
+    assert!(
+        log.iter().any(|e| e["chat_id"] == cid.as_str() && e["reason"] == "allowed in this conversation by its owner")
+    );
+
+    // Another conversation is refused the host.
+    let other = admin.new_chat().await;
+    let (_, elsewhere) = answer(&admin, &other, &code).await;
+    assert!(!elsewhere.steps[0].output.as_ref().unwrap().network[0].allowed);
+    // The admin takes the leave back: the host is refused again, and not offered.
+    let (status, _) = admin.put("/api/v1/admin/sandbox", json!({"people_allow_hosts": false})).await;
+    assert_eq!(status, StatusCode::OK);
+    let output = again(bash).await;
+    let reach = &output.network[0];
+    assert!(!reach.allowed && !reach.allowable, "{reach:?}");
+}

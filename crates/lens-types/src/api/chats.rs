@@ -287,3 +287,19 @@ pub struct RunAgainResponse {
     pub answer_id: String,
     pub step_id: String,
 }
+
+/// Allow a host for one conversation's sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AllowHostRequest {
+    /// A host name (no address), as a run's network record names it.
+    pub host: String,
+}
+
+/// The hosts a conversation's owner allowed for its sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AllowedHosts {
+    pub hosts: Vec<String>,
+}

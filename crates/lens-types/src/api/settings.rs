@@ -290,6 +290,10 @@ pub struct SandboxSettingsView {
     pub hosts: Vec<String>,
     /// CIDR ranges egress may reach besides public addresses (empty by default).
     pub trusted_egress: Vec<String>,
+    /// Whether people may allow a host a run was refused for their own conversation
+    /// (with a network on: registries or hosts).
+    #[serde(default)]
+    pub people_allow_hosts: bool,
     /// The package index hosts `registries` mode allows, as found at start (read-only).
     pub registries: Vec<String>,
     /// Characters of stdout and of stderr a person sees per run.
@@ -362,6 +366,8 @@ pub struct UpdateSandboxSettingsRequest {
     pub hosts: Option<Vec<String>>,
     #[serde(default)]
     pub trusted_egress: Option<Vec<String>>,
+    #[serde(default)]
+    pub people_allow_hosts: Option<bool>,
     #[serde(default)]
     pub shown: Option<u64>,
     #[serde(default)]

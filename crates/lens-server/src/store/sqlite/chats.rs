@@ -62,6 +62,37 @@ impl ChatTable for Sqlite {
     }
 
     /// Keeps the page last shown with a question, for the model to read with the next answer.
+    async fn allowed_hosts(&self, chat_id: &str) -> Result<Vec<String>, StoreError> {
+        let json: Option<String> = sqlx::query_scalar("SELECT allowed_hosts FROM chats WHERE id = ?1")
+            .bind(chat_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(json.and_then(|j| serde_json::from_str(&j).ok()).unwrap_or_default())
+    }
+
+    async fn allow_host(&self, chat_id: &str, host: &str, max: usize) -> Result<Option<Vec<String>>, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let json: Option<String> = sqlx::query_scalar("SELECT allowed_hosts FROM chats WHERE id = ?1")
+            .bind(chat_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(json) = json else { return Err(StoreError::NotFound) };
+        let mut hosts: Vec<String> = serde_json::from_str(&json).unwrap_or_default();
+        if !hosts.iter().any(|h| h == host) {
+            if hosts.len() >= max {
+                return Ok(None);
+            }
+            hosts.push(host.to_owned());
+        }
+        sqlx::query("UPDATE chats SET allowed_hosts = ?2 WHERE id = ?1")
+            .bind(chat_id)
+            .bind(serde_json::to_string(&hosts).unwrap_or_else(|_| "[]".into()))
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Some(hosts))
+    }
+
     async fn set_page_context(&self, chat_id: &str, page: &PageContext) -> Result<(), StoreError> {
         let json = serde_json::to_string(page).unwrap_or_default();
         sqlx::query("UPDATE chats SET page_context = ?2 WHERE id = ?1")
