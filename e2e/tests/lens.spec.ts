@@ -808,15 +808,16 @@ test('an attached file reaches the run of the message that carries it', async ({
 
 test('with the network on, a run after an attachment asks first: approve runs it, decline does not', async ({ page }) => {
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
-  const setNetwork = async (mode: string) => {
+  const setNetwork = async (mode: string, peopleAllow = false) => {
     await page.goto('/settings/sandbox');
     const section = page.locator('section[aria-labelledby=sandbox-h]');
     await expect(section.getByTestId('check-item')).toHaveCount(7);
     await section.getByTestId('sandbox-network').selectOption(mode);
+    await section.getByTestId('sandbox-people-allow').setChecked(peopleAllow);
     await section.getByTestId('save-sandbox').click();
     await expect(section.getByTestId('sandbox-status')).toHaveText('Saved.');
   };
-  await setNetwork('registries');
+  await setNetwork('registries', true);
   const chat = new ChatPage(page);
   await page.goto('/chat');
   await page.getByTestId('attach-input').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('hello from a file') });
@@ -850,6 +851,17 @@ test('with the network on, a run after an attachment asks first: approve runs it
   await expect(row).toHaveAttribute('data-allowed', 'false');
   await expect(row).toContainText('not-a-registry.invalid:443');
   await expect(row).toContainText("not on the sandbox's list of allowed hosts");
+  // The admin lets people allow hosts: allowed for this conversation, after a question,
+  // the run again gets past the list (the name resolves nowhere, and says so).
+  page.once('dialog', (dialog) => dialog.accept());
+  await row.getByRole('button', { name: 'Allow not-a-registry.invalid in this conversation' }).click();
+  await expect(refusedStep.getByTestId('allowed-host')).toHaveText('Allowed. Edit and run again to reach it.');
+  await refusedStep.getByRole('button', { name: 'Edit and run again' }).click();
+  await refusedStep.getByRole('button', { name: 'Run' }).click();
+  const mine = chat.lastAnswer().getByTestId('tool-step').nth(1);
+  await expect(mine).toHaveAttribute('data-status', 'succeeded');
+  await mine.locator('summary').click();
+  await expect(mine.getByTestId('network-row')).toContainText('does not resolve');
   await setNetwork('off');
 });
 
