@@ -92,6 +92,30 @@ async fn network_modes_become_the_gateways_policy_and_changes_reach_running_sand
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(listed, ["pkgs.example.org", "files.example.org"]);
+    // A host the conversation's owner allowed reaches its running sandbox, in a rule of
+    // its own; no other sandbox's.
+    d.set_chat_hosts("net", vec!["data.example.org".into()]);
+    let mut theirs = Vec::new();
+    for _ in 0..400 {
+        let policy = fake.policy("lens-chat-net").unwrap();
+        theirs = policy
+            .network_policies
+            .get("lens-conversation")
+            .map(|r| r.endpoints.iter().map(|e| e.host.clone()).collect())
+            .unwrap_or_default();
+        if !theirs.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(theirs, ["data.example.org"]);
+    bash(&*d, "other", "true", T).await;
+    assert!(!fake.policy("lens-chat-other").unwrap().network_policies.contains_key("lens-conversation"));
+    // A sandbox started afresh has it from its start.
+    d.delete("net").await.unwrap();
+    bash(&*d, "net", "true", T).await;
+    let (spec, _) = fake.created("lens-chat-net").unwrap();
+    assert!(spec.policy.unwrap().network_policies.contains_key("lens-conversation"));
     // Off: nothing.
     d.configure(&settings(None));
     for _ in 0..400 {
