@@ -37,6 +37,7 @@ pub mod registries;
 mod relay;
 mod room;
 mod run_stream;
+mod shown;
 #[doc(hidden)]
 pub mod testing;
 mod transfer;

@@ -11,7 +11,7 @@ use std::sync::{
 
 use lens_types::NetReach;
 
-use crate::relay::shown;
+use crate::shown::shown;
 
 /// The most records one run keeps; later hosts are not recorded (the egress log still
 /// has them).

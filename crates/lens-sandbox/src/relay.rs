@@ -23,6 +23,7 @@ use crate::{
     egress::{EgressDecision, EgressPolicy, host_of},
     reached::{Bytes, Reached},
     read_only::{Interception, SandboxCa, UpstreamTrust},
+    shown::shown,
 };
 
 /// What the sandboxes may reach now, and what their programs are told about it.
@@ -71,17 +72,6 @@ pub struct EgressLog {
 }
 
 const LOG_SIZE: usize = 200;
-
-/// Characters of a sandbox's text (a target, a reason) kept in a log line or a record.
-pub const SHOWN_CHARS: usize = 200;
-
-/// `text` cut to [`SHOWN_CHARS`] characters, marked when cut.
-pub fn shown(text: &str) -> String {
-    match text.char_indices().nth(SHOWN_CHARS) {
-        Some((end, _)) => format!("{}… ({} bytes)", &text[..end], text.len()),
-        None => text.to_owned(),
-    }
-}
 
 impl EgressLog {
     /// Records a decision (the sandbox's text cut), and logs it within the conversation's budget.

@@ -1,6 +1,7 @@
 //! Answers: the pure loop ([`machine`]), the live event logs ([`hub`]) and the task
 //! that drives one answer against a model, the tools and the store ([`runner`]).
 
+pub mod answer_task;
 pub mod approvals;
 pub mod ask;
 mod chats;
@@ -19,6 +20,6 @@ pub mod run_again;
 pub mod runner;
 pub mod sandbox_lease;
 
+pub use answer_task::spawn_answer;
 pub use chats::{AnswerLimits, Chats};
 pub use hub::{AnswerHub, AnswerLog};
-pub use runner::spawn_answer;

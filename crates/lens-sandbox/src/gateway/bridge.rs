@@ -74,7 +74,7 @@ pub(crate) async fn interactive(
                     Some(Payload::Stdout(out)) if to_lens.write_all(&out.data).await.is_err() => break,
                     Some(Payload::Stdout(_)) => {}
                     Some(Payload::Stderr(err)) => {
-                        tracing::debug!(stderr = %crate::relay::shown(&String::from_utf8_lossy(&err.data)), "sandbox agent");
+                        tracing::debug!(stderr = %crate::shown::shown(&String::from_utf8_lossy(&err.data)), "sandbox agent");
                     }
                     Some(Payload::Exit(exit)) => {
                         tracing::debug!(code = exit.exit_code, "the sandbox agent's exec ended");

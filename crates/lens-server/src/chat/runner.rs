@@ -1,7 +1,7 @@
-//! The task that carries one answer: it drives the [`AnswerMachine`] against the model,
-//! the tools and the store, and writes every event to the answer's log.
+//! What carries one answer of the model: it drives the [`AnswerMachine`] against the
+//! model, the tools and the store, and writes every event to the answer's log.
 //!
-//! It belongs to the hub, not to any HTTP connection. Progress is saved at each step
+//! It belongs to the hub, not to any HTTP connection (`answer_task`). Progress is saved at each step
 //! and at most every [`SAVE_EVERY`] while text streams, so a crash loses at most that
 //! much text; a panic inside still ends the answer as failed.
 
@@ -34,24 +34,6 @@ pub struct AnswerTarget {
     pub user_id: i64,
     pub chat_id: String,
     pub answer_id: String,
-}
-
-/// Starts the answer's task; returns at once.
-pub fn spawn_answer(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>) {
-    let task = tokio::spawn(run(chats.clone(), target.clone(), log.clone()));
-    tokio::spawn(async move {
-        if let Err(e) = task.await {
-            tracing::error!(answer = %target.answer_id, error = %e, "answer task died");
-            let error = ApiError { code: ErrorCode::Internal, message: "the answer failed inside the server".into() };
-            let saved = chats.store.message(&target.chat_id, &target.answer_id).await.ok().flatten();
-            let text = saved.as_ref().map(|m| m.text.clone()).unwrap_or_default();
-            let steps = saved.as_ref().map(|m| m.steps.clone()).unwrap_or_default();
-            // The turns are lost with the task; the next question rebuilds them from the steps.
-            let progress = AnswerProgress { text: &text, steps: &steps, turns: &[], model: None, usage: None };
-            let error = end(&chats, &target, progress, MessageStatus::Failed, Some(error)).await;
-            finish_log(&chats, &target, &log, error).await;
-        }
-    });
 }
 
 /// Saves the answer's ending. When the store will not take it (the disk is full), the
@@ -116,12 +98,8 @@ enum Waiting {
     Model(ModelStream),
 }
 
-async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>) {
-    // Written again for a run the person asked for: that run is all there is to do.
-    if let Some(answer) = super::person_run::waiting(&chats, &target).await {
-        super::person_run::run(chats, target, log, answer).await;
-        return;
-    }
+/// Writes the model's answer.
+pub(super) async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>) {
     let mut stop = log.stop_signal();
     let (model, history, window) = match prepare(&chats, &target).await {
         Ok(v) => v,
