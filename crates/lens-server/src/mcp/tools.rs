@@ -130,6 +130,53 @@ pub struct RunAgain {
     pub wait_secs: Option<u64>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Folder {
+    pub chat_id: String,
+    /// The folder, relative to `/workspace`; the workspace itself when left out.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ForkAt {
+    pub chat_id: String,
+    /// The answer the fork's history ends with.
+    pub answer_id: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Forked {
+    /// The new conversation.
+    pub chat_id: String,
+    pub title: String,
+    /// Workspace files copied, and their bytes.
+    pub files_copied: u64,
+    pub bytes_copied: u64,
+    /// What was not taken along (Python's names).
+    pub note: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Workspace {
+    pub path: String,
+    pub entries: Vec<WorkspaceItem>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WorkspaceItem {
+    /// Relative to `/workspace`.
+    pub path: String,
+    pub is_dir: bool,
+    pub size: u64,
+    /// Milliseconds since 1970, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub modified_at: Option<i64>,
+    /// The conversation's run (counted from 1) that last made or changed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub made_by_run: Option<u32>,
+}
+
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Answer {
     pub chat_id: String,
@@ -394,6 +441,53 @@ impl LensMcp {
             .map_err(refused)?;
         let wait = Duration::from_secs(req.wait_secs.unwrap_or(DEFAULT_WAIT_SECS).min(MAX_WAIT_SECS));
         Ok(Json(self.follow(&user, &req.chat_id, &started.answer_id, wait).await?))
+    }
+
+    #[tool(description = "One folder of a conversation's workspace (its sandbox's files): each file's size, when \
+                          it changed and which run made it. Share one with the API to download it.")]
+    async fn list_workspace(
+        &self,
+        Parameters(req): Parameters<Folder>,
+        Extension(parts): Extension<Parts>,
+    ) -> Result<Json<Workspace>, ErrorData> {
+        let user = caller(&parts, TokenScope::Chat)?;
+        self.own_chat(&user, &req.chat_id).await?;
+        let folder = req.path.unwrap_or_default();
+        let listed =
+            crate::routes::workspace_files::listing(&self.state, &req.chat_id, folder).await.map_err(refused)?;
+        let entries = listed
+            .entries
+            .into_iter()
+            .map(|e| WorkspaceItem {
+                path: e.path,
+                is_dir: e.is_dir,
+                size: e.size,
+                modified_at: e.modified_at,
+                made_by_run: e.made_by.map(|b| b.run),
+            })
+            .collect();
+        Ok(Json(Workspace { path: listed.path, entries }))
+    }
+
+    #[tool(description = "Fork a conversation at one of its answers: a new conversation with the history up to \
+                          and with it, and a copy of the workspace as it is now (Python's names are not copied).")]
+    async fn fork_chat(
+        &self,
+        Parameters(req): Parameters<ForkAt>,
+        Extension(parts): Extension<Parts>,
+    ) -> Result<Json<Forked>, ErrorData> {
+        let user = caller(&parts, TokenScope::Chat)?;
+        let from = self.state.store.chat(user.id(), &req.chat_id).await.map_err(|e| refused(e.into()))?;
+        let from = from.ok_or_else(|| refused(AppError::NotFound))?;
+        let forked =
+            crate::chat::fork::fork(&self.state.chats, user.id(), &from, &req.answer_id).await.map_err(refused)?;
+        Ok(Json(Forked {
+            chat_id: forked.chat.id,
+            title: forked.chat.title,
+            files_copied: forked.files_copied,
+            bytes_copied: forked.bytes_copied,
+            note: forked.note,
+        }))
     }
 
     #[tool(description = "An answer as it stands now (after `ask` came back while it was still being written).")]

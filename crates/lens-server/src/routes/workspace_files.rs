@@ -49,22 +49,28 @@ pub async fn list_workspace_files(
     Query(query): Query<FolderQuery>,
 ) -> Result<Json<WorkspaceListing>> {
     state.store.chat(user.id(), &cid).await?.ok_or(AppError::NotFound)?;
+    Ok(Json(listing(&state, &cid, query.path.unwrap_or_default()).await?))
+}
+
+/// One folder (`folder`, relative to `/workspace`) of conversation `cid`'s workspace,
+/// whose owner the caller checked: for the page and for agents (MCP).
+pub async fn listing(state: &AppState, cid: &str, folder: String) -> Result<WorkspaceListing> {
     let driver = state
         .sandbox
         .driver()
         .ok_or_else(|| AppError::Conflict("the code sandbox is off, so there are no files to show".into()))?;
-    let folder = query.path.unwrap_or_default().trim_matches('/').to_owned();
+    let folder = folder.trim_matches('/').to_owned();
     let folder = if folder == "." { String::new() } else { folder };
-    let status = driver.status(&cid).await.map_err(|e| AppError::SandboxUnavailable(e.to_string()))?;
+    let status = driver.status(cid).await.map_err(|e| AppError::SandboxUnavailable(e.to_string()))?;
     // No sandbox yet: nothing to list, and browsing does not make one.
     if !matches!(status.state, SandboxState::Running | SandboxState::Stopped) {
-        return Ok(Json(WorkspaceListing { path: folder, entries: Vec::new() }));
+        return Ok(WorkspaceListing { path: folder, entries: Vec::new() });
     }
-    let listed = driver.list_files(&cid, if folder.is_empty() { "." } else { &folder }).await.map_err(|e| match e {
+    let listed = driver.list_files(cid, if folder.is_empty() { "." } else { &folder }).await.map_err(|e| match e {
         SandboxError::BadPath(m) | SandboxError::NotFound(m) => AppError::BadRequest(m),
         other => AppError::SandboxUnavailable(other.to_string()),
     })?;
-    let messages = state.store.messages(&cid).await?;
+    let messages = state.store.messages(cid).await?;
     let made = made_by(&messages);
     let mut entries: Vec<WorkspaceEntry> = listed
         .into_iter()
@@ -79,7 +85,7 @@ pub async fn list_workspace_files(
         })
         .collect();
     entries.sort_by(|a, b| b.is_dir.cmp(&a.is_dir).then_with(|| a.name.cmp(&b.name)));
-    Ok(Json(WorkspaceListing { path: folder, entries }))
+    Ok(WorkspaceListing { path: folder, entries })
 }
 
 /// For each file a run reported making or changing, the latest such run; runs are

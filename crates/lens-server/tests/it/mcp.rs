@@ -127,6 +127,8 @@ async fn an_agent_asks_reads_the_runs_and_the_shared_files_of_its_own_chats_only
         "list_chat_files",
         "read_chat_file",
         "run_again",
+        "list_workspace",
+        "fork_chat",
     ] {
         assert!(tools.contains(&name.to_string()), "{name} in {tools:?}");
     }
@@ -151,6 +153,22 @@ async fn an_agent_asks_reads_the_runs_and_the_shared_files_of_its_own_chats_only
     let ran = call(&admin_mcp, "run_again", asked).await.unwrap();
     assert_eq!(ran["answer_id"], again["answer_id"], "{ran}");
     assert_eq!((ran["status"].as_str(), ran["steps"][1]["stdout"].as_str()), (Some("complete"), Some("48\n")), "{ran}");
+    // The workspace, as the page's browser shows it: report.txt, made by run 1.
+    let workspace = call(&admin_mcp, "list_workspace", json!({"chat_id": chat_id})).await.unwrap();
+    let report = workspace["entries"].as_array().unwrap().iter().find(|e| e["path"] == "report.txt").cloned();
+    assert_eq!(
+        report.map(|r| (r["size"].clone(), r["made_by_run"].clone())),
+        Some((json!(18), json!(1))),
+        "{workspace}"
+    );
+    assert!(call(&admin_mcp, "list_workspace", json!({"chat_id": chat_id, "path": "../etc"})).await.is_err());
+    // A fork at the first answer: the history up to it and the workspace's files.
+    let fork = json!({"chat_id": chat_id, "answer_id": answer["answer_id"]});
+    let forked = call(&admin_mcp, "fork_chat", fork).await.unwrap();
+    assert_eq!(forked["files_copied"], 1, "{forked}");
+    let forked_id = forked["chat_id"].as_str().unwrap().to_owned();
+    let read = json!({"chat_id": forked_id, "text": "```bash\ncat report.txt\n```"});
+    assert_eq!(call(&admin_mcp, "ask", read).await.unwrap()["steps"][0]["stdout"], "made by the agent\n");
     let listed = call(&admin_mcp, "list_chats", json!({})).await.unwrap();
     assert!(listed["chats"].as_array().unwrap().iter().any(|c| c["id"] == chat_id.as_str()));
 
@@ -172,6 +190,8 @@ async fn an_agent_asks_reads_the_runs_and_the_shared_files_of_its_own_chats_only
         ("ask", json!({"chat_id": chat_id, "text": "hello"})),
         ("get_answer", json!({"chat_id": chat_id, "answer_id": answer["answer_id"]})),
         ("run_again", json!({"chat_id": chat_id, "answer_id": answer["answer_id"], "step_id": "s1", "code": "1"})),
+        ("list_workspace", json!({"chat_id": chat_id})),
+        ("fork_chat", json!({"chat_id": chat_id, "answer_id": answer["answer_id"]})),
     ] {
         let refused = call(&bob_mcp, tool, args).await.expect_err("not bob's");
         assert!(refused.contains("no such conversation"), "{tool}: {refused}");
@@ -253,13 +273,15 @@ async fn the_official_python_sdk_is_a_client_too() {
         tools,
         [
             "ask",
+            "fork_chat",
             "get_answer",
             "list_chat_files",
             "list_chats",
+            "list_workspace",
             "read_chat_file",
             "run_again",
             "sandbox_gateway",
-            "set_sandbox_gateway"
+            "set_sandbox_gateway",
         ]
     );
 }
