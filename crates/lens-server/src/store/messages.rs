@@ -83,6 +83,32 @@ pub enum Asked {
     UnknownAttachment(String),
 }
 
+/// Why an answer cannot start now: one is being written in the chat, or the person has
+/// this many being written, the most allowed. The same for a question and a run again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Writing {
+    Busy,
+    PersonBusy(u64),
+}
+
+impl From<Writing> for Asked {
+    fn from(w: Writing) -> Self {
+        match w {
+            Writing::Busy => Self::Busy,
+            Writing::PersonBusy(n) => Self::PersonBusy(n),
+        }
+    }
+}
+
+impl From<Writing> for Reopened {
+    fn from(w: Writing) -> Self {
+        match w {
+            Writing::Busy => Self::Busy,
+            Writing::PersonBusy(n) => Self::PersonBusy(n),
+        }
+    }
+}
+
 /// What became of a run the person asked for again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reopened {

@@ -9,8 +9,29 @@ use crate::now_ms;
 use crate::store::messages::MessageRow;
 use crate::store::{
     AnswerProgress, Asked, DEFAULT_TITLE, LiveRun, MessageTable, NewAnswer, Reopened, StoreError,
-    messages::with_person_run,
+    messages::{Writing, with_person_run},
 };
+
+/// Whether an answer may start in `chat_id` for `user_id` now (the caller holds the
+/// person's row).
+async fn writing_now(
+    tx: &mut sqlx::PgConnection,
+    chat_id: &str,
+    user_id: i64,
+    max_answers: u64,
+) -> Result<Option<Writing>, StoreError> {
+    let writing: Vec<String> = sqlx::query_scalar(
+        "SELECT m.chat_id FROM messages m JOIN chats c ON c.id = m.chat_id \
+         WHERE c.user_id = $1 AND m.status = 'streaming'",
+    )
+    .bind(user_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    if writing.iter().any(|c| c == chat_id) {
+        return Ok(Some(Writing::Busy));
+    }
+    Ok((writing.len() as u64 >= max_answers).then_some(Writing::PersonBusy(writing.len() as u64)))
+}
 
 #[async_trait::async_trait]
 impl MessageTable for Postgres {
@@ -92,18 +113,8 @@ impl MessageTable for Postgres {
         if !super::lock_person(&mut tx, user_id).await? {
             return Err(StoreError::NotFound);
         }
-        let writing: Vec<String> = sqlx::query_scalar(
-            "SELECT m.chat_id FROM messages m JOIN chats c ON c.id = m.chat_id \
-             WHERE c.user_id = $1 AND m.status = 'streaming'",
-        )
-        .bind(user_id)
-        .fetch_all(&mut *tx)
-        .await?;
-        if writing.iter().any(|c| c == chat_id) {
-            return Ok(Asked::Busy);
-        }
-        if writing.len() as u64 >= max_answers {
-            return Ok(Asked::PersonBusy(writing.len() as u64));
+        if let Some(writing) = writing_now(&mut tx, chat_id, user_id, max_answers).await? {
+            return Ok(writing.into());
         }
         let mut attachments: Vec<SharedFileRef> = Vec::new();
         for id in attachment_ids {
@@ -205,18 +216,8 @@ impl MessageTable for Postgres {
         if !super::lock_person(&mut tx, user_id).await? {
             return Err(StoreError::NotFound);
         }
-        let writing: Vec<String> = sqlx::query_scalar(
-            "SELECT m.chat_id FROM messages m JOIN chats c ON c.id = m.chat_id \
-             WHERE c.user_id = $1 AND m.status = 'streaming'",
-        )
-        .bind(user_id)
-        .fetch_all(&mut *tx)
-        .await?;
-        if writing.iter().any(|c| c == chat_id) {
-            return Ok(Reopened::Busy);
-        }
-        if writing.len() as u64 >= max_answers {
-            return Ok(Reopened::PersonBusy(writing.len() as u64));
+        if let Some(writing) = writing_now(&mut tx, chat_id, user_id, max_answers).await? {
+            return Ok(writing.into());
         }
         let newest: Option<(String, String, String)> = sqlx::query_as(
             "SELECT id, steps, status FROM messages WHERE chat_id = $1 AND role = 'assistant' \

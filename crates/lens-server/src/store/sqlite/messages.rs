@@ -9,8 +9,33 @@ use crate::now_ms;
 use crate::store::messages::MessageRow;
 use crate::store::{
     AnswerProgress, Asked, DEFAULT_TITLE, LiveRun, MessageTable, NewAnswer, Reopened, StoreError,
-    messages::with_person_run,
+    messages::{Writing, with_person_run},
 };
+
+/// Whether an answer may start in `chat_id` for `user_id` now (inside the caller's
+/// write transaction).
+async fn writing_now(
+    tx: &mut sqlx::SqliteConnection,
+    chat_id: &str,
+    user_id: i64,
+    max_answers: u64,
+) -> Result<Option<Writing>, StoreError> {
+    let busy: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM messages WHERE chat_id = ?1 AND status = 'streaming'")
+        .bind(chat_id)
+        .fetch_one(&mut *tx)
+        .await?;
+    if busy > 0 {
+        return Ok(Some(Writing::Busy));
+    }
+    let writing: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM messages m JOIN chats c ON c.id = m.chat_id \
+         WHERE c.user_id = ?1 AND m.status = 'streaming'",
+    )
+    .bind(user_id)
+    .fetch_one(&mut *tx)
+    .await?;
+    Ok((writing as u64 >= max_answers).then_some(Writing::PersonBusy(writing as u64)))
+}
 
 #[async_trait::async_trait]
 impl MessageTable for Sqlite {
@@ -98,22 +123,8 @@ impl MessageTable for Sqlite {
         // IMMEDIATE takes the write lock up front: a deferred transaction that reads and
         // then writes cannot wait for the lock, and concurrent asks would fail as busy.
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let busy: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM messages WHERE chat_id = ?1 AND status = 'streaming'")
-            .bind(chat_id)
-            .fetch_one(&mut *tx)
-            .await?;
-        if busy > 0 {
-            return Ok(Asked::Busy);
-        }
-        let writing: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM messages m JOIN chats c ON c.id = m.chat_id \
-             WHERE c.user_id = ?1 AND m.status = 'streaming'",
-        )
-        .bind(user_id)
-        .fetch_one(&mut *tx)
-        .await?;
-        if writing as u64 >= max_answers {
-            return Ok(Asked::PersonBusy(writing as u64));
+        if let Some(writing) = writing_now(&mut tx, chat_id, user_id, max_answers).await? {
+            return Ok(writing.into());
         }
         let mut attachments: Vec<lens_types::SharedFileRef> = Vec::new();
         for id in attachment_ids {
@@ -221,22 +232,8 @@ impl MessageTable for Sqlite {
         max_answers: u64,
     ) -> Result<Reopened, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let busy: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM messages WHERE chat_id = ?1 AND status = 'streaming'")
-            .bind(chat_id)
-            .fetch_one(&mut *tx)
-            .await?;
-        if busy > 0 {
-            return Ok(Reopened::Busy);
-        }
-        let writing: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM messages m JOIN chats c ON c.id = m.chat_id \
-             WHERE c.user_id = ?1 AND m.status = 'streaming'",
-        )
-        .bind(user_id)
-        .fetch_one(&mut *tx)
-        .await?;
-        if writing as u64 >= max_answers {
-            return Ok(Reopened::PersonBusy(writing as u64));
+        if let Some(writing) = writing_now(&mut tx, chat_id, user_id, max_answers).await? {
+            return Ok(writing.into());
         }
         let newest = sqlx::query(
             "SELECT id, steps, status FROM messages WHERE chat_id = ?1 AND role = 'assistant' ORDER BY seq DESC LIMIT 1",
