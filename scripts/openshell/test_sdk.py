@@ -83,6 +83,85 @@ def test_update_config_takes_a_policy(client, sandbox):
     assert reply.version >= 1
 
 
+CONNECT_THROUGH_PROXY = r"""
+import os, socket, sys
+proxy = os.environ["HTTPS_PROXY"].removeprefix("http://")
+host, port = proxy.rsplit(":", 1)
+for target in sys.argv[1:]:
+    s = socket.create_connection((host, int(port)), timeout=30)
+    s.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+    data = b""
+    while chunk := s.recv(4096):
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    print(target, head.decode(), rest.decode())
+"""
+
+
+def test_the_proxy_decides_by_policy_and_its_lines_come_back_from_get_sandbox_logs(client, sandbox):
+    import socket
+    import threading
+    import time
+
+    from google.protobuf import timestamp_pb2
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+
+    def answer():
+        conn, _ = listener.accept()
+        conn.sendall(b"hello")
+        conn.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    policy = sandbox_pb2.SandboxPolicy(version=1)
+    rule = policy.network_policies["lens"]
+    rule.name = "lens"
+    rule.endpoints.add(host="localhost", ports=[port])
+    rule.binaries.add(path="/**")
+    scope = datamodel_pb2.WorkspaceSelector(workspace=WORKSPACE)
+    client._stub.UpdateConfig(
+        openshell_pb2.UpdateConfigRequest(sandbox=sandbox, policy=policy, workspace_scope=scope), timeout=60
+    )
+    since = timestamp_pb2.Timestamp()
+    since.GetCurrentTime()
+    targets = [f"localhost:{port}", "refused.example:443"]
+    result = client.exec(sandbox, ["python3", "-c", CONNECT_THROUGH_PROXY, *targets], workspace=WORKSPACE)
+    assert result.exit_code == 0, result.stderr
+    assert f"localhost:{port} HTTP/1.1 200 Connection Established hello" in result.stdout
+    assert "refused.example:443 HTTP/1.1 403 Forbidden" in result.stdout
+    # The supervisor pushes its lines in batches: they come back a little later.
+    ask = openshell_pb2.GetSandboxLogsRequest(sandbox=sandbox, since_time=since, sources=["sandbox"], workspace_scope=scope)
+    deadline = time.monotonic() + 60
+    while True:
+        logs = client._stub.GetSandboxLogs(ask, timeout=60).logs
+        if len(logs) >= 2 or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    lines = [(line.level, line.source, line.message) for line in logs]
+    assert lines == [
+        ("OCSF", "sandbox", f"NET:OPEN [INFO] ALLOWED -(-) -> localhost:{port} [policy:lens engine:opa]"),
+        (
+            "OCSF",
+            "sandbox",
+            "NET:OPEN [MED] DENIED -(-) -> refused.example:443 [policy:- engine:opa]"
+            " [reason:endpoint refused.example:443 is not allowed by any policy]",
+        ),
+    ]
+    assert all(line.event_time.ToDatetime() >= since.ToDatetime() for line in logs)
+    later = timestamp_pb2.Timestamp()
+    later.GetCurrentTime()
+    ask.since_time.CopyFrom(later)
+    assert not client._stub.GetSandboxLogs(ask, timeout=60).logs, "nothing since"
+    with pytest.raises(grpc.RpcError) as missing:
+        client._stub.GetSandboxLogs(
+            openshell_pb2.GetSandboxLogsRequest(sandbox="no-such-sandbox", workspace_scope=scope), timeout=60
+        )
+    assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+
+
 def test_stop_start_and_delete(client, sandbox):
     client.stop(sandbox, workspace=WORKSPACE)
     client.wait_stopped(sandbox, workspace=WORKSPACE, timeout_seconds=120)

@@ -9,14 +9,18 @@
 //! (its home, `/sandbox`): as this machine's user, isolating nothing, or, with
 //! [`FakeOptions::contain`], each sandbox in a container of its own (a cgroup with its
 //! memory limit, bubblewrap around every command; see `container.rs`). Either way it
-//! records the network policy it was given instead of enforcing it. [`Faults`] makes it
-//! misbehave.
+//! keeps the network policy it was given. Uncontained, each sandbox's programs go out
+//! through a proxy of its own that enforces the policy's hosts and logs each decision
+//! as the gateway's sandbox does (`proxy.rs`), read back with `GetSandboxLogs`
+//! (`logs.rs`); contained, a sandbox has no network. [`Faults`] makes it misbehave.
 
 mod certs;
 mod container;
 mod error;
 mod exec;
+mod logs;
 mod policy_checks;
+mod proxy;
 mod remote_command;
 mod roles;
 
@@ -33,6 +37,7 @@ use std::{
 
 pub use certs::{CLIENT_ROLE, DEFAULT_SERVER_NAMES, write_certs, write_certs_with_role};
 pub use error::FakeError;
+pub use logs::PUSH_DELAY;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{
     Request, Response, Status, Streaming,
@@ -46,10 +51,10 @@ use crate::{
         sandbox::v1::SandboxPolicy,
         v1::{
             CreateSandboxRequest, DeleteSandboxRequest, DeleteSandboxResponse, DeletionOutcome, ExecSandboxEvent,
-            ExecSandboxInput, ExecSandboxRequest, GetSandboxRequest, HealthRequest, HealthResponse,
-            ListSandboxesRequest, ListSandboxesResponse, Sandbox, SandboxPhase, SandboxResponse, SandboxSpec,
-            SandboxStatus, ServiceStatus, StartSandboxRequest, StopSandboxRequest, UpdateConfigRequest,
-            UpdateConfigResponse, exec_sandbox_input,
+            ExecSandboxInput, ExecSandboxRequest, GetSandboxLogsRequest, GetSandboxLogsResponse, GetSandboxRequest,
+            HealthRequest, HealthResponse, ListSandboxesRequest, ListSandboxesResponse, Sandbox, SandboxPhase,
+            SandboxResponse, SandboxSpec, SandboxStatus, ServiceStatus, StartSandboxRequest, StopSandboxRequest,
+            UpdateConfigRequest, UpdateConfigResponse, exec_sandbox_input,
             open_shell_server::{OpenShell, OpenShellServer},
         },
     },
@@ -109,6 +114,8 @@ struct FakeSandbox {
     baseline: Option<SandboxPolicy>,
     /// Its container, when the fake contains.
     container: Option<Arc<container::Container>>,
+    /// Its network proxy, when the fake does not contain.
+    proxy: Option<proxy::Proxy>,
 }
 
 impl FakeSandbox {
@@ -158,6 +165,8 @@ pub(crate) struct State {
     /// Where containers' cgroups live, when the fake contains (after `sandboxes`: a
     /// container goes before the folder that holds it).
     containers: Option<container::Containers>,
+    /// Every sandbox's log lines.
+    logs: logs::Logs,
 }
 
 impl State {
@@ -181,6 +190,13 @@ impl State {
         }
     }
 
+    /// Sandbox `name`'s policy now and its id, for its proxy's decisions.
+    fn policy_and_id(&self, name: &str) -> (Option<SandboxPolicy>, String) {
+        let Ok(all) = self.sandboxes.lock() else { return (None, String::new()) };
+        let Some(s) = all.get(name) else { return (None, String::new()) };
+        (s.spec.as_ref().and_then(|spec| spec.policy.clone()), s.id.clone())
+    }
+
     /// Forgets deleted sandboxes whose time has come.
     fn reap(&self) {
         let Ok(mut all) = self.sandboxes.lock() else { return };
@@ -190,6 +206,7 @@ impl State {
             .map(|(n, _)| n.clone())
             .collect();
         for name in gone {
+            self.logs.forget(&name);
             if let Some(s) = all.remove(&name) {
                 let _ = std::fs::remove_dir_all(&s.dir);
             }
@@ -261,6 +278,7 @@ impl FakeGateway {
                 true => Some(container::Containers::new(&format!("{}-{}", std::process::id(), next_fake()))?),
                 false => None,
             },
+            logs: Default::default(),
         });
         // Without nodelay, each small reply waits for the client's delayed ACK (40 ms).
         let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
@@ -305,6 +323,12 @@ impl FakeGateway {
         self.state.reap();
         let Ok(mut all) = self.state.sandboxes.lock() else { return Vec::new() };
         all.iter_mut().map(|(n, s)| (n.clone(), s.phase().as_str_name().to_owned())).collect()
+    }
+
+    /// The address of sandbox `name`'s network proxy (none when the fake contains).
+    pub fn proxy_address(&self, name: &str) -> Option<SocketAddr> {
+        let all = self.state.sandboxes.lock().ok()?;
+        Some(all.get(name)?.proxy.as_ref()?.address)
     }
 
     /// The policy a sandbox was created with or last given.
@@ -435,6 +459,14 @@ impl OpenShell for Gateway {
         baseline.as_ref().map(policy_checks::check).transpose()?;
         let slow = self.state.faults.slow_create_ms.load(Ordering::SeqCst);
         let wait = if slow > 0 { Duration::from_millis(slow) } else { self.state.provision };
+        let proxy = match self.state.containers {
+            Some(_) => None,
+            None => Some(
+                proxy::Proxy::start(self.state.clone(), r.name.clone())
+                    .await
+                    .map_err(|e| Status::internal(e.to_string()))?,
+            ),
+        };
         {
             let mut all = self.state.sandboxes.lock().map_err(|_| Status::internal("poisoned"))?;
             if all.contains_key(&r.name) {
@@ -455,7 +487,17 @@ impl OpenShell for Gateway {
             let (home, inside) = (dir.clone(), container.clone());
             all.insert(
                 r.name.clone(),
-                FakeSandbox { id, labels: r.labels, spec: r.spec, life, dir, policy_version: 1, baseline, container },
+                FakeSandbox {
+                    id,
+                    labels: r.labels,
+                    spec: r.spec,
+                    life,
+                    dir,
+                    policy_version: 1,
+                    baseline,
+                    container,
+                    proxy,
+                },
             );
             self.state.clone().connect_later(&r.name, life, wait, home, inside);
         }
@@ -577,6 +619,7 @@ impl OpenShell for Gateway {
             }
             DeletionOutcome::Accepted
         } else {
+            self.state.logs.forget(&r.name);
             if let Some(s) = all.remove(&r.name) {
                 let _ = std::fs::remove_dir_all(&s.dir);
                 // A container waits for its processes to be reaped before it goes.
@@ -646,6 +689,22 @@ impl OpenShell for Gateway {
         })?;
         Ok(Response::new(UpdateConfigResponse { version, policy_hash: format!("v{version}") }))
     }
+
+    async fn get_sandbox_logs(
+        &self,
+        r: Request<GetSandboxLogsRequest>,
+    ) -> Result<Response<GetSandboxLogsResponse>, Status> {
+        self.up()?;
+        roles::check(&r)?;
+        let r = r.into_inner();
+        scoped(&r.workspace_scope)?;
+        if r.sandbox.is_empty() {
+            return Err(Status::invalid_argument("sandbox is required"));
+        }
+        self.with(&r.sandbox, |_| Ok(()))?;
+        let (logs, buffer_total) = self.state.logs.tail(&r);
+        Ok(Response::new(GetSandboxLogsResponse { logs, buffer_total }))
+    }
 }
 
 impl Gateway {
@@ -664,7 +723,8 @@ impl Gateway {
                     s.phase().as_str_name()
                 )));
             }
-            let env = s.spec.as_ref().map(|sp| sp.environment.clone()).unwrap_or_default();
+            let mut env = s.spec.as_ref().map(|sp| sp.environment.clone()).unwrap_or_default();
+            env.extend(s.proxy.iter().flat_map(proxy::Proxy::env));
             Ok((s.dir.clone(), env, s.container.clone()))
         })?;
         // Contained, the sandbox sees its home at /sandbox; otherwise it is the fake's folder.
