@@ -106,7 +106,7 @@ pub fn RunDetail(
 }
 
 /// What the run reached on the network, host by host: whether each was reached or
-/// refused (and why), and the bytes each way.
+/// refused (and why), and the bytes each way where they were counted.
 #[component]
 fn NetworkList(reached: Vec<lens_types::NetReach>) -> impl IntoView {
     (!reached.is_empty()).then(|| {
@@ -123,8 +123,8 @@ fn NetworkList(reached: Vec<lens_types::NetReach>) -> impl IntoView {
                             {format!("{outcome}{times}")}<span class="muted">{format!(": {}", r.reason)}</span>
                             {allow}
                         </td>
-                        <td>{size_words(r.bytes_sent)}</td>
-                        <td>{size_words(r.bytes_received)}</td>
+                        <td>{bytes_words(r.bytes_sent)}</td>
+                        <td>{bytes_words(r.bytes_received)}</td>
                     </tr>
                 }
             })
@@ -174,4 +174,9 @@ fn AllowHost(host: String) -> impl IntoView {
             Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
         })}
     }
+}
+
+/// Bytes in words, or "not counted" where the sandbox's driver does not count them.
+fn bytes_words(bytes: Option<u64>) -> String {
+    bytes.map_or_else(|| "not counted".to_owned(), size_words)
 }

@@ -160,8 +160,8 @@ mod tests {
             allowed,
             reason: reason.into(),
             connections: 2,
-            bytes_sent: 1_200,
-            bytes_received: 2_500_000,
+            bytes_sent: Some(1_200),
+            bytes_received: Some(2_500_000),
             allowable: false,
         };
         if let Some(o) = step.output.as_mut() {

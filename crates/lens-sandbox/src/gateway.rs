@@ -6,25 +6,30 @@
 //! frames as on this machine: the Python kernel, live output, endings, Stop and files
 //! are the agent's, so they behave the same on both drivers. What the gateway does
 //! instead of this machine: isolation (its Landlock, seccomp and network namespace),
-//! the network policy (its proxy, by host name), and resources.
+//! the network policy (its proxy, by host name; what a run reached is read back from
+//! the sandbox's log, `network_log.rs`), and resources.
 
 mod bridge;
 mod last_used;
+mod network_log;
 mod policy;
 mod start;
 
 use std::{
     collections::HashMap,
     path::PathBuf,
-    sync::{Arc, Mutex, atomic::Ordering},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
     time::{Duration, SystemTime},
 };
 
 use lens_openshell::{
     GatewayAddress, GatewayError,
     proto::openshell::v1::{
-        DeleteSandboxRequest, GetSandboxRequest, ListSandboxesRequest, Sandbox, SandboxPhase, StopSandboxRequest,
-        UpdateConfigRequest, open_shell_client::OpenShellClient,
+        DeleteSandboxRequest, GetSandboxLogsRequest, GetSandboxRequest, ListSandboxesRequest, Sandbox, SandboxPhase,
+        StopSandboxRequest, UpdateConfigRequest, open_shell_client::OpenShellClient,
     },
     workspace_scope,
 };
@@ -48,6 +53,14 @@ const CHAT_LABEL: &str = "lens-chat";
 
 /// How long a call that changes a sandbox (stop, delete) may take.
 const CALL_DEADLINE: Duration = Duration::from_secs(30);
+
+/// How long after a run its sandbox's log is read: the sandbox's supervisor pushes its
+/// lines to the gateway in batches every half second, so the run's last connections
+/// reach the gateway up to that long after the run.
+const LOG_SETTLE: Duration = Duration::from_millis(1000);
+
+/// How long reading a run's log may take before the run ends without its record.
+const LOG_DEADLINE: Duration = Duration::from_secs(10);
 
 /// How the gateway driver is set up.
 #[derive(Debug, Clone)]
@@ -80,6 +93,10 @@ pub(crate) struct Remote {
     env: Vec<(String, String)>,
     tenancy: Tenancy,
     client: OpenShellClient<Channel>,
+    /// When the run going now began, by this server's clock.
+    run_began: Mutex<Option<SystemTime>>,
+    /// Whether sandboxes have a network now (the driver's, shared).
+    network_on: Arc<AtomicBool>,
 }
 
 impl Remote {
@@ -113,6 +130,37 @@ impl RunHost for Remote {
 
     fn run_started(&self) {
         self.tenancy.active.fetch_add(1, Ordering::SeqCst);
+        if let Ok(mut began) = self.run_began.lock() {
+            *began = Some(SystemTime::now());
+        }
+    }
+
+    /// The gateway's proxy's decisions since the run began, from the sandbox's log
+    /// (none asked for when sandboxes have no network). The gateway's clock is taken to
+    /// agree with this server's, as NTP keeps them.
+    async fn reached(&self) -> Vec<lens_types::NetReach> {
+        let began = self.run_began.lock().ok().and_then(|b| *b);
+        let Some(began) = began.filter(|_| self.network_on.load(Ordering::SeqCst)) else { return Vec::new() };
+        tokio::time::sleep(LOG_SETTLE).await;
+        let ask = GetSandboxLogsRequest {
+            sandbox: self.name.clone(),
+            since_time: Some(began.into()),
+            sources: vec!["sandbox".into()],
+            workspace_scope: workspace_scope(),
+            ..Default::default()
+        };
+        let mut client = self.client.clone();
+        match tokio::time::timeout(LOG_DEADLINE, client.get_sandbox_logs(ask)).await {
+            Ok(Ok(reply)) => network_log::reached(&reply.into_inner().logs),
+            Ok(Err(status)) => {
+                tracing::warn!(sandbox = %self.name, error = %status.message(), "the sandbox's log could not be read");
+                Vec::new()
+            }
+            Err(_) => {
+                tracing::warn!(sandbox = %self.name, "the sandbox's log was not read in time");
+                Vec::new()
+            }
+        }
     }
 
     fn run_ended(&self) {
@@ -159,6 +207,8 @@ pub struct GatewayDriver {
     chat_hosts: crate::relay::ChatHosts,
     /// What Lens decided for conversations (the gateway's proxy logs the rest itself).
     egress_notes: crate::relay::EgressLog,
+    /// Whether sandboxes have a network now: a run's record is read only then.
+    network_on: Arc<AtomicBool>,
     /// Itself, for the tasks `configure` starts.
     me: std::sync::Weak<GatewayDriver>,
 }
@@ -182,6 +232,7 @@ impl GatewayDriver {
             last_used,
             chat_hosts: Default::default(),
             egress_notes: Default::default(),
+            network_on: Arc::new(AtomicBool::new(settings.network.is_some())),
             me: me.clone(),
         }))
     }
@@ -408,13 +459,14 @@ impl SandboxDriver for GatewayDriver {
         if let Ok(mut s) = self.settings.lock() {
             *s = settings.clone();
         }
+        self.network_on.store(settings.network.is_some(), Ordering::SeqCst);
         if changed {
             self.push_policy(None);
         }
     }
 
-    /// The gateway's proxy decides and logs egress itself; Lens sees none of it, only
-    /// what Lens itself decided for conversations.
+    /// The gateway's proxy decides and logs egress itself (in each sandbox's log, which
+    /// a run's record is read from); this log holds what Lens decided for conversations.
     fn egress_log(&self) -> Vec<crate::egress::EgressDecision> {
         self.egress_notes.recent()
     }

@@ -575,7 +575,7 @@ impl RunHost for Running {
         }
     }
 
-    fn reached(&self) -> Vec<lens_types::NetReach> {
+    async fn reached(&self) -> Vec<lens_types::NetReach> {
         self.relay.reached.taken()
     }
 

@@ -85,8 +85,8 @@ impl Reached {
                 allowed: r.allowed,
                 reason: r.reason.clone(),
                 connections: r.connections,
-                bytes_sent: r.bytes.sent.load(Ordering::Relaxed),
-                bytes_received: r.bytes.received.load(Ordering::Relaxed),
+                bytes_sent: Some(r.bytes.sent.load(Ordering::Relaxed)),
+                bytes_received: Some(r.bytes.received.load(Ordering::Relaxed)),
                 allowable: r.unlisted,
             })
             .collect()
@@ -110,7 +110,7 @@ mod tests {
         assert_eq!(taken.len(), 3);
         let first = &taken[0];
         assert_eq!((first.host.as_str(), first.port, first.connections), ("files.example.org", 443, 2));
-        assert_eq!((first.bytes_sent, first.bytes_received), (10, 5));
+        assert_eq!((first.bytes_sent, first.bytes_received), (Some(10), Some(5)));
         assert_eq!(first.reason, "connected to 192.0.2.1:443", "the first reason stays");
         assert_eq!((taken[1].host.as_str(), taken[1].port, taken[1].allowed), ("::1", 80, false));
         assert_eq!((taken[2].host.as_str(), taken[2].port), ("nonsense", 0));

@@ -57,8 +57,9 @@ pub(crate) trait RunHost: Send + Sync + 'static {
 
     fn run_started(&self);
 
-    /// What the run reached on the network so far, where the driver can say.
-    fn reached(&self) -> Vec<lens_types::NetReach> {
+    /// What the run reached on the network, where the driver can say (asked once, as
+    /// the run ends).
+    async fn reached(&self) -> Vec<lens_types::NetReach> {
         Vec::new()
     }
 
@@ -104,12 +105,12 @@ pub(crate) fn run_stream<H: RunHost>(
         }
 
         /// Before the ending, what the run reached on the network, once, if anything.
-        fn with_network(&mut self, event: RunEvent) -> RunEvent {
+        async fn with_network(&mut self, event: RunEvent) -> RunEvent {
             if !matches!(event, RunEvent::Ended(_)) || self.network_told {
                 return event;
             }
             self.network_told = true;
-            let reached = self.running.reached();
+            let reached = self.running.reached().await;
             if reached.is_empty() {
                 return event;
             }
@@ -148,7 +149,7 @@ pub(crate) fn run_stream<H: RunHost>(
         Guard { running, id, ended: false, queued, oom_kills, deadline, timeout, _hold: hold, network_told: false };
     Box::pin(futures_util::stream::unfold((rx, guard), |(mut rx, mut guard)| async move {
         if let Some(event) = guard.queued.pop_front() {
-            let event = guard.with_network(event);
+            let event = guard.with_network(event).await;
             return Some((event, (rx, guard)));
         }
         if guard.ended {
@@ -196,7 +197,7 @@ pub(crate) fn run_stream<H: RunHost>(
                 }
             }
         };
-        let event = guard.with_network(event);
+        let event = guard.with_network(event).await;
         Some((event, (rx, guard)))
     }))
 }

@@ -1,4 +1,5 @@
-//! What only the gateway driver does: the gateway's names, labels and policy, and a
+//! What only the gateway driver does: the gateway's names, labels and policy, what a
+//! run reached read back from the sandbox's log, and a
 //! gateway that misbehaves (unavailable, a stream dropped mid-run, a slow create, a
 //! delete answered "accepted", a certificate folder of another gateway). After each,
 //! the next run in the same conversation works.
@@ -17,7 +18,7 @@ use lens_sandbox::{
 
 mod common;
 
-use common::{agent, bash};
+use common::{agent, bash, reached};
 
 const T: Duration = Duration::from_secs(20);
 
@@ -72,7 +73,12 @@ async fn a_conversation_is_the_gateways_sandbox_lens_chat_id_with_its_labels_and
 async fn network_modes_become_the_gateways_policy_and_changes_reach_running_sandboxes() {
     let (d, fake) = driver(Some(hosts(&["files.example.org"]))).await;
     let (out, _, _) = bash(&*d, "net", "echo \"$PIP_USER/${HTTPS_PROXY:-none}\"", T).await;
-    assert_eq!(out, "1/none\n", "the registries' settings, never Lens's own proxy");
+    let theirs = fake.proxy_address("lens-chat-net").unwrap();
+    assert_eq!(
+        out,
+        format!("1/http://{theirs}\n"),
+        "the registries' settings and the sandbox's own proxy, never Lens's"
+    );
     let rule = fake.policy("lens-chat-net").unwrap().network_policies.remove("lens").unwrap();
     assert_eq!(rule.endpoints[0].host, "files.example.org");
     assert_eq!(rule.endpoints[0].allowed_ips, ["10.9.0.0/16"]);
@@ -125,6 +131,32 @@ async fn network_modes_become_the_gateways_policy_and_changes_reach_running_sand
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("the network was not turned off on the running sandbox");
+}
+
+#[tokio::test]
+async fn each_run_carries_what_the_gateways_proxy_decided_for_it_read_from_the_sandboxs_log() {
+    let (d, _fake) = driver(Some(hosts(&["allowed.invalid"]))).await;
+    // Through the sandbox's proxy: one listed host (twice; it does not resolve, so the
+    // proxy lets it out and then cannot reach it), one host on no list.
+    let script = "for u in https://allowed.invalid/ https://allowed.invalid/a https://refused.invalid/; do \
+                  curl -sS -m 10 -o /dev/null \"$u\" 2>&1 | head -c 200; echo; done";
+    let record = reached(&*d, "seen", script).await.expect("a record");
+    let allowed = record.iter().find(|r| r.allowed).expect("the listed host");
+    assert_eq!((allowed.host.as_str(), allowed.port, allowed.connections), ("allowed.invalid", 443, 2), "{record:?}");
+    assert_eq!(allowed.reason, "allowed by the gateway's policy (lens)");
+    assert_eq!((allowed.bytes_sent, allowed.bytes_received), (None, None), "the gateway counts no bytes");
+    let refused = record.iter().find(|r| !r.allowed).expect("the refused host");
+    assert_eq!(refused.host, "refused.invalid");
+    assert_eq!(refused.reason, "refused by the gateway: endpoint refused.invalid:443 is not allowed by any policy");
+    assert!(refused.allowable, "on no list: a person may allow it where the admin lets them");
+    assert_eq!(record.len(), 2, "{record:?}");
+    // The next run carries only its own.
+    assert_eq!(reached(&*d, "seen", "echo quiet").await, None);
+    let again = reached(&*d, "seen", "curl -sS -m 10 https://refused.invalid/ 2>&1 | head -c 200").await.unwrap();
+    assert_eq!((again.len(), again[0].connections), (1, 1), "{again:?}");
+    // Without a network nothing is read (and nothing could leave).
+    let (off, _fake) = driver(None).await;
+    assert_eq!(reached(&*off, "dark", "curl -sS -m 10 https://refused.invalid/ 2>&1 | head -c 200").await, None);
 }
 
 #[tokio::test]

@@ -133,9 +133,10 @@ pub struct NetReach {
     /// Why, in one sentence: the address connected to, or the reason it was refused.
     pub reason: String,
     pub connections: u32,
-    /// Bytes the run sent to the host, and received from it.
-    pub bytes_sent: u64,
-    pub bytes_received: u64,
+    /// Bytes the run sent to the host, and received from it; `None` where they are not
+    /// counted (on an OpenShell gateway, whose proxy logs decisions, not bytes).
+    pub bytes_sent: Option<u64>,
+    pub bytes_received: Option<u64>,
     /// The person may allow this host for the conversation: it was refused only for
     /// being on no list, and the admin lets people allow hosts.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -276,8 +277,8 @@ mod tests {
             allowed,
             reason: String::new(),
             connections: 1,
-            bytes_sent: 0,
-            bytes_received: 0,
+            bytes_sent: Some(0),
+            bytes_received: Some(0),
             allowable: false,
         };
         let mut output: RunOutput = serde_json::from_str(

@@ -72,6 +72,8 @@ impl GatewayDriver {
             env,
             tenancy: Tenancy::new(ticket, Arc::default()),
             client,
+            run_began: std::sync::Mutex::default(),
+            network_on: self.network_on.clone(),
         }))
     }
 

@@ -77,3 +77,20 @@ pub async fn flood_read_slowly(d: &dyn SandboxDriver) {
     let (out, _, _) = bash(d, "slow", "echo ok", Duration::from_secs(20)).await;
     assert_eq!(out, "ok\n");
 }
+
+/// A run's events, and what it reached on the network (`None`: no such event).
+pub async fn reached(d: &dyn SandboxDriver, chat: &str, script: &str) -> Option<Vec<lens_types::NetReach>> {
+    let timeout = Duration::from_secs(30);
+    let req = ExecRequest { argv: vec!["bash".into(), "-c".into(), script.into()], env: Default::default(), timeout };
+    let mut run = d.exec(chat, req).await.unwrap();
+    let mut network = None;
+    while let Some(event) = run.next().await {
+        match event {
+            RunEvent::Network(n) => network = Some(n),
+            RunEvent::Ended(_) => return network,
+            RunEvent::Failed(e) => panic!("{e}"),
+            _ => {}
+        }
+    }
+    panic!("no ending")
+}
