@@ -265,3 +265,39 @@ async fn on_a_gateway_a_fork_copies_the_workspace_into_a_sandbox_of_its_own() {
     crate::fork::forks_as_a_person_expects(&app).await;
     assert!(fake.sandboxes().len() >= 2, "the fork has its own sandbox there: {:?}", fake.sandboxes());
 }
+
+#[tokio::test]
+async fn on_a_gateway_a_step_says_what_the_gateways_proxy_decided_and_an_allowed_host_reaches_its_policy() {
+    let fake = FakeGateway::start().await.unwrap();
+    let app = on_gateway(&fake, None).await;
+    let admin = app.admin().await;
+    let net = json!({"network": "hosts", "hosts": ["listed.invalid"], "people_allow_hosts": true});
+    let (status, body) = admin.put("/api/v1/admin/sandbox", net).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let cid = admin.new_chat().await;
+    // Neither host resolves: the proxy decides, then a host it lets out cannot be reached.
+    let code = "curl -sS -m 10 -o /dev/null https://listed.invalid/ 2>&1 | head -c 200; echo\n\
+                curl -sS -m 10 -o /dev/null https://wanted.invalid/ 2>&1 | head -c 200";
+    let aid = admin.ask(&cid, &format!("```bash\n{code}\n```")).await;
+    let first = admin.done_after(&cid, &aid, "0").await;
+    let output = first.steps[0].output.as_ref().unwrap();
+    let seen: Vec<(&str, bool, bool)> =
+        output.network.iter().map(|r| (r.host.as_str(), r.allowed, r.allowable)).collect();
+    assert_eq!(seen, [("listed.invalid", true, false), ("wanted.invalid", false, true)], "{:?}", output.network);
+    assert_eq!(output.network_line().as_deref(), Some("reached listed.invalid; 1 refused"));
+    // Saved with the step, bytes not counted.
+    let (_, chat) = admin.get(&format!("/api/v1/chats/{cid}")).await;
+    assert_eq!(chat["messages"][1]["steps"][0]["output"]["network"][0]["bytes_sent"], json!(null), "{chat}");
+
+    // Allowed for this conversation: the run again gets through the gateway's policy.
+    let hosts = format!("/api/v1/chats/{cid}/sandbox/hosts");
+    let (status, body) = admin.post(&hosts, json!({"host": "wanted.invalid"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let again = json!({"message_id": aid, "step_id": "s1", "code": code});
+    assert_eq!(admin.post(&format!("/api/v1/chats/{cid}/runs"), again).await.0, StatusCode::ACCEPTED);
+    let done = admin.done_after(&cid, &aid, "0").await;
+    let output = done.steps.last().and_then(|s| s.output.clone()).unwrap();
+    let wanted = output.network.iter().find(|r| r.host == "wanted.invalid").expect("the allowed host");
+    assert!(wanted.allowed, "{:?}", output.network);
+    assert_eq!(wanted.reason, "allowed by the gateway's policy (lens-conversation)");
+}
