@@ -1,8 +1,9 @@
 //! Forking a conversation at an answer: a new conversation with the history up to and
 //! with that answer (what the model saw included), the files its steps show (copied into
 //! the new conversation's vault), and a copy of the workspace as it is now, file by file
-//! through the sandbox driver, so the same works on a gateway. Python's names are not
-//! copied: a kernel's memory cannot be. A fork that fails midway leaves nothing.
+//! through the sandbox driver, so the same works on a gateway, and the hosts its owner
+//! allowed for it. Python's names are not copied: a kernel's memory cannot be. A fork
+//! that fails midway leaves nothing.
 
 use std::collections::HashMap;
 
@@ -91,6 +92,11 @@ async fn fill(
                 chats.store.save_answer(&ids.answer_id, progress, message.status, message.error.as_ref(), None).await?;
             }
         }
+    }
+    // The owner's leave goes with their conversation; the admin's setting still decides
+    // whether it counts, run by run.
+    for host in chats.store.allowed_hosts(&from.id).await? {
+        chats.store.allow_host(&to.id, &host, crate::routes::sandbox_hosts::MOST_HOSTS).await?;
     }
     copy_workspace(chats, &from.id, &to.id).await
 }

@@ -599,6 +599,12 @@ async fn an_owner_allows_a_refused_host_for_their_conversation_only_where_the_ad
     }
     let (status, body) = admin.post(&hosts, json!({"host": "LocalHost."})).await;
     assert_eq!((status, body["hosts"].clone()), (StatusCode::OK, json!(["localhost"])), "{body}");
+    // A fork takes the owner's leave along.
+    let (status, body) = admin.post(&format!("/api/v1/chats/{cid}/fork"), json!({"message_id": first.id})).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let fork_hosts = format!("/api/v1/chats/{}/sandbox/hosts", body["chat"]["id"].as_str().unwrap());
+    let (_, body) = admin.post(&fork_hosts, json!({"host": "second.invalid"})).await;
+    assert_eq!(body["hosts"], json!(["localhost", "second.invalid"]), "{body}");
     let output = again(bash.clone()).await;
     assert_eq!(output.stdout, "reached with the owner's leave", "{output:?}");
     assert!(output.network[0].reason.ends_with("(allowed in this conversation)"), "{:?}", output.network);
