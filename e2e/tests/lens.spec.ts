@@ -1,8 +1,12 @@
 // Lens in real Chromium against the real release server: setup, login, chat, a Direct
 // answer, reload, Stop, the settings, and another person's chat staying private.
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { test, expect } from '@playwright/test';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, test, expect } from '@playwright/test';
 import { AuthPage, ChatPage, LibraryPage, distanceToEnd, settledText, tallCode } from './pages';
 
 const MODEL_PORT = process.env.LENS_E2E_MODEL_PORT ?? '8182';
@@ -385,6 +389,98 @@ test('a shared file opens beside its download: a sortable table with its count, 
   // Lens's own page still works after it.
   await chat.send('```bash\necho after\n```');
   await expect(chat.lastAnswer().getByTestId('tool-step')).toHaveAttribute('data-status', 'succeeded');
+});
+
+test('a PDF a run made opens in the browser\'s own viewer, page by page, from the preview origin', async ({ page, baseURL }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  const chat = new ChatPage(page);
+  await page.goto('/chat');
+  // Two pages, each a black rectangle, written byte by byte as a PDF is.
+  const code = [
+    '```python',
+    'page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>"',
+    'objs = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 2 >>", page,',
+    '        b"<< /Length 27 >>\\nstream\\n0 0 0 rg 50 50 500 700 re f\\nendstream", page]',
+    'out, offsets = b"%PDF-1.4\\n", []',
+    'for i, o in enumerate(objs, 1):',
+    '    offsets.append(len(out))',
+    '    out += b"%d 0 obj\\n" % i + o + b"\\nendobj\\n"',
+    'xref = len(out)',
+    'out += b"xref\\n0 6\\n0000000000 65535 f \\n" + b"".join(b"%010d 00000 n \\n" % o for o in offsets)',
+    'out += b"trailer\\n<< /Size 6 /Root 1 0 R >>\\nstartxref\\n%d\\n%%%%EOF\\n" % xref',
+    'open("pages.pdf", "wb").write(out)',
+    '```',
+  ].join('\n');
+  await chat.send(code);
+  await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
+  await page.getByTestId('open-workspace').click();
+  const files = page.getByTestId('workspace-files');
+  await files.getByRole('button', { name: 'Share pages.pdf' }).click();
+  const row = files.getByRole('row', { name: /pages\.pdf/ });
+  await row.getByRole('button', { name: 'Open pages.pdf here' }).click();
+  const frame = row.getByTestId('preview-frame');
+  await expect(frame).toBeVisible();
+  // Not sandboxed (Chromium shows no PDF in a sandboxed frame), and from the other origin.
+  expect(await frame.getAttribute('sandbox')).toBeNull();
+  expect(new URL((await frame.getAttribute('src'))!).origin).not.toBe(new URL(baseURL!).origin);
+  // Chromium's viewer took it, and shows both pages.
+  const viewer = () => page.frames().find((f) => f.url().startsWith('chrome-extension://'));
+  await expect.poll(() => viewer() !== undefined, { timeout: 30_000 }).toBe(true);
+  await expect(viewer()!.locator('viewer-thumbnail')).toHaveCount(2, { timeout: 30_000 });
+  await expect(viewer()!.locator('#pageSelector')).toHaveValue('1');
+});
+
+test('a Plotly chart that loads its library from the CDN draws in its preview, the library served in the CDN\'s place', async ({ baseURL }) => {
+  // Plotly writes the chart as a person's run would (`include_plotlyjs='cdn'`); the CDN's
+  // host name is sent to a local HTTPS server with Plotly's own copy of that library.
+  const python = '../.tools/charts/bin/python';
+  const chartHtml = execFileSync(python, ['-c', [
+    'import plotly.graph_objects as go',
+    "print(go.Figure(go.Bar(x=['north', 'south'], y=[2, 3])).to_html(include_plotlyjs='cdn', full_html=True))",
+  ].join('\n')]).toString();
+  const cdn = new URL(chartHtml.match(/<script[^>]*src="(https:\/\/[^"]+)"/)![1]);
+  const library = readFileSync(execFileSync(python, ['-c',
+    'import os, plotly; print(os.path.join(os.path.dirname(plotly.__file__), "package_data", "plotly.min.js"), end="")']).toString());
+  const certs = mkdtempSync(join(tmpdir(), 'lens-e2e-cdn-'));
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', `/CN=${cdn.hostname}`,
+    '-keyout', join(certs, 'key.pem'), '-out', join(certs, 'cert.pem')], { stdio: 'ignore' });
+  let served = 0;
+  const server = createHttpsServer({ key: readFileSync(join(certs, 'key.pem')), cert: readFileSync(join(certs, 'cert.pem')) },
+    (req, res) => {
+      served += req.url === cdn.pathname ? 1 : 0;
+      res.writeHead(req.url === cdn.pathname ? 200 : 404, { 'content-type': 'text/javascript' });
+      res.end(req.url === cdn.pathname ? library : '');
+    });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--no-proxy-server',
+      `--host-resolver-rules=MAP ${cdn.hostname} 127.0.0.1:${port}`, '--ignore-certificate-errors'],
+  });
+  try {
+    const page = await (await browser.newContext({ baseURL })).newPage();
+    await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+    const chat = new ChatPage(page);
+    await page.goto('/chat');
+    await chat.send(['```python', `open("chart.html", "w").write(${JSON.stringify(chartHtml)})`, '```'].join('\n'));
+    await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
+    await page.getByTestId('open-workspace').click();
+    const files = page.getByTestId('workspace-files');
+    await files.getByRole('button', { name: 'Share chart.html' }).click();
+    const row = files.getByRole('row', { name: /chart\.html/ });
+    await row.getByRole('button', { name: 'Open chart.html here' }).click();
+    await expect(row.getByTestId('preview-frame')).toHaveAttribute('sandbox', 'allow-scripts');
+    // Plotly drew it: its SVG, one bar for each of the two values.
+    const chart = row.frameLocator('[data-testid=preview-frame]');
+    await expect(chart.locator('svg.main-svg').first()).toBeVisible({ timeout: 30_000 });
+    await expect(chart.locator('g.point')).toHaveCount(2);
+    expect(served).toBe(1);
+  } finally {
+    await browser.close();
+    server.close();
+    rmSync(certs, { recursive: true, force: true });
+  }
 });
 
 test('Fork from here opens a new conversation with the history and the files, and says Python starts fresh', async ({ page }) => {
