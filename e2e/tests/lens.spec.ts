@@ -448,7 +448,9 @@ test('a Plotly chart that loads its library from the CDN draws in its preview, t
   const server = createHttpsServer({ key: readFileSync(join(certs, 'key.pem')), cert: readFileSync(join(certs, 'cert.pem')) },
     (req, res) => {
       served += req.url === cdn.pathname ? 1 : 0;
-      res.writeHead(req.url === cdn.pathname ? 200 : 404, { 'content-type': 'text/javascript' });
+      // As a CDN answers: the page asks with `crossorigin` to check the file's integrity.
+      res.writeHead(req.url === cdn.pathname ? 200 : 404,
+        { 'content-type': 'text/javascript', 'access-control-allow-origin': '*' });
       res.end(req.url === cdn.pathname ? library : '');
     });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
