@@ -430,54 +430,69 @@ test('a PDF a run made opens in the browser\'s own viewer, page by page, from th
   await expect(viewer()!.locator('#pageSelector')).toHaveValue('1');
 });
 
-test('a Plotly chart that loads its library from the CDN draws in its preview, the library served in the CDN\'s place', async ({ baseURL }) => {
-  // Plotly writes the chart as a person's run would (`include_plotlyjs='cdn'`); the CDN's
-  // host name is sent to a local HTTPS server with Plotly's own copy of that library.
-  const python = '../.tools/charts/bin/python';
-  const chartHtml = execFileSync(python, ['-c', [
-    'import plotly.graph_objects as go',
-    "print(go.Figure(go.Bar(x=['north', 'south'], y=[2, 3])).to_html(include_plotlyjs='cdn', full_html=True))",
-  ].join('\n')]).toString();
-  const cdn = new URL(chartHtml.match(/<script[^>]*src="(https:\/\/[^"]+)"/)![1]);
-  const library = readFileSync(execFileSync(python, ['-c',
-    'import os, plotly; print(os.path.join(os.path.dirname(plotly.__file__), "package_data", "plotly.min.js"), end="")']).toString());
+test('Plotly, Bokeh and Altair charts that load their libraries from CDNs draw in their previews', async ({ baseURL }) => {
+  // The charts as a person's run would write them; each CDN's host name is sent to a local
+  // HTTPS server with the library's own copy (Plotly's and Bokeh's from their packages,
+  // Vega from npm at the versions Altair names).
+  const made = JSON.parse(execFileSync('../.tools/charts/bin/python', ['charts.py']).toString()) as {
+    charts: Record<string, string>; files: Record<string, string>; npm: string[];
+  };
+  const served = new Map<string, Buffer>();
+  for (const [url, file] of Object.entries(made.files)) served.set(url, readFileSync(file));
+  for (const url of made.npm) {
+    const [name, version] = new URL(url).pathname.replace('/npm/', '').split('@');
+    const pkg = JSON.parse(readFileSync(`node_modules/${name}/package.json`, 'utf8'));
+    expect(`${pkg.version}.`.startsWith(`${version}.`), `${name} ${pkg.version} is not the ${version} Altair names`).toBe(true);
+    served.set(url, readFileSync(`node_modules/${name}/${pkg.jsdelivr}`));
+  }
   const certs = mkdtempSync(join(tmpdir(), 'lens-e2e-cdn-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', `/CN=${cdn.hostname}`,
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=cdn',
     '-keyout', join(certs, 'key.pem'), '-out', join(certs, 'cert.pem')], { stdio: 'ignore' });
-  let served = 0;
+  const asked = new Set<string>();
   const server = createHttpsServer({ key: readFileSync(join(certs, 'key.pem')), cert: readFileSync(join(certs, 'cert.pem')) },
     (req, res) => {
-      served += req.url === cdn.pathname ? 1 : 0;
-      // As a CDN answers: the page asks with `crossorigin` to check the file's integrity.
-      res.writeHead(req.url === cdn.pathname ? 200 : 404,
-        { 'content-type': 'text/javascript', 'access-control-allow-origin': '*' });
-      res.end(req.url === cdn.pathname ? library : '');
+      const url = `https://${req.headers.host}${req.url}`;
+      const body = served.get(url);
+      if (body) asked.add(url);
+      // As a CDN answers: a page that checks a file's integrity asks with `crossorigin`.
+      res.writeHead(body ? 200 : 404, { 'content-type': 'text/javascript', 'access-control-allow-origin': '*' });
+      res.end(body ?? '');
     });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
+  const hosts = [...new Set([...served.keys()].map((u) => new URL(u).hostname))];
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--no-proxy-server',
-      `--host-resolver-rules=MAP ${cdn.hostname} 127.0.0.1:${port}`, '--ignore-certificate-errors'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--no-proxy-server', '--ignore-certificate-errors',
+      `--host-resolver-rules=${hosts.map((h) => `MAP ${h} 127.0.0.1:${port}`).join(', ')}`],
   });
   try {
     const page = await (await browser.newContext({ baseURL })).newPage();
     await new AuthPage(page).login(ADMIN.name, ADMIN.password);
     const chat = new ChatPage(page);
     await page.goto('/chat');
-    await chat.send(['```python', `open("chart.html", "w").write(${JSON.stringify(chartHtml)})`, '```'].join('\n'));
+    const writes = Object.entries(made.charts).map(([name, html]) => `open(${JSON.stringify(name)}, "w").write(${JSON.stringify(html)})`);
+    await chat.send(['```python', ...writes, '```'].join('\n'));
     await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
     await page.getByTestId('open-workspace').click();
     const files = page.getByTestId('workspace-files');
-    await files.getByRole('button', { name: 'Share chart.html' }).click();
-    const row = files.getByRole('row', { name: /chart\.html/ });
-    await row.getByRole('button', { name: 'Open chart.html here' }).click();
-    await expect(row.getByTestId('preview-frame')).toHaveAttribute('sandbox', 'allow-scripts');
-    // Plotly drew it: its SVG, one bar for each of the two values.
-    const chart = row.frameLocator('[data-testid=preview-frame]');
-    await expect(chart.locator('svg.main-svg').first()).toBeVisible({ timeout: 30_000 });
-    await expect(chart.locator('g.point')).toHaveCount(2);
-    expect(served).toBe(1);
+    // What each library draws when it has run: Plotly an SVG with a group per bar, Bokeh
+    // its canvas, Vega-Embed its view.
+    const drawn: Record<string, string> = {
+      'plotly.html': 'svg.main-svg g.point',
+      'bokeh.html': 'canvas',
+      'altair.html': '.vega-embed canvas, .vega-embed svg.marks',
+    };
+    for (const name of Object.keys(made.charts)) {
+      await files.getByRole('button', { name: `Share ${name}` }).click();
+      const row = files.getByRole('row', { name: new RegExp(name.replace('.', '\\.')) });
+      await row.getByRole('button', { name: `Open ${name} here` }).click();
+      await expect(row.getByTestId('preview-frame')).toHaveAttribute('sandbox', 'allow-scripts');
+      const chart = row.frameLocator('[data-testid=preview-frame]');
+      await expect(chart.locator(drawn[name]).first(), `${name} drew`).toBeVisible({ timeout: 30_000 });
+      await row.getByRole('button', { name: `Open ${name} here` }).click();
+    }
+    await expect.poll(() => asked.size).toBe(served.size);
   } finally {
     await browser.close();
     server.close();
