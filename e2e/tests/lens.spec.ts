@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, test, expect } from '@playwright/test';
-import { AuthPage, ChatPage, LibraryPage, distanceToEnd, settledText, tallCode } from './pages';
+import { AuthPage, ChatPage, LibraryPage, WorkspaceFiles, distanceToEnd, settledText, tallCode } from './pages';
 
 const MODEL_PORT = process.env.LENS_E2E_MODEL_PORT ?? '8182';
 const ADMIN = { name: 'admin', password: 'admin-password-1' };
@@ -355,15 +355,12 @@ test('a shared file opens beside its download: a sortable table with its count, 
   ].join('\n');
   await chat.send(code);
   await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
-  await page.getByTestId('open-workspace').click();
-  const files = page.getByTestId('workspace-files');
-  for (const name of ['big.csv', 'probe.html']) {
-    await files.getByRole('button', { name: `Share ${name}` }).click();
-  }
+  const files = new WorkspaceFiles(page);
+  await files.open();
+  for (const name of ['big.csv', 'probe.html']) await files.share(name);
 
   // The table: the first thousand rows, then the count of all; sorted by a column.
-  const csvRow = files.getByRole('row', { name: /big\.csv/ });
-  await csvRow.getByRole('button', { name: 'Open big.csv here' }).click();
+  const csvRow = await files.togglePreview('big.csv');
   const preview = csvRow.getByRole('region', { name: 'Preview of big.csv' });
   const table = preview.getByTestId('preview-table');
   await expect(table.locator('tbody tr')).toHaveCount(1000);
@@ -374,12 +371,11 @@ test('a shared file opens beside its download: a sortable table with its count, 
   await n.getByRole('button').click();
   await expect(n).toHaveAttribute('aria-sort', 'descending');
   await expect(table.locator('tbody tr').first()).toHaveText('999item 999');
-  await csvRow.getByRole('button', { name: 'Open big.csv here' }).click();
+  await files.togglePreview('big.csv');
   await expect(preview).toHaveCount(0);
 
   // HTML: its script runs, in a frame from the other origin, and can reach nothing of Lens.
-  const htmlRow = files.getByRole('row', { name: /probe\.html/ });
-  await htmlRow.getByRole('button', { name: 'Open probe.html here' }).click();
+  const htmlRow = await files.togglePreview('probe.html');
   const frame = htmlRow.getByTestId('preview-frame');
   await expect(frame).toHaveAttribute('sandbox', 'allow-scripts');
   const src = await frame.getAttribute('src');
@@ -413,11 +409,10 @@ test('a PDF a run made opens in the browser\'s own viewer, page by page, from th
   ].join('\n');
   await chat.send(code);
   await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
-  await page.getByTestId('open-workspace').click();
-  const files = page.getByTestId('workspace-files');
-  await files.getByRole('button', { name: 'Share pages.pdf' }).click();
-  const row = files.getByRole('row', { name: /pages\.pdf/ });
-  await row.getByRole('button', { name: 'Open pages.pdf here' }).click();
+  const files = new WorkspaceFiles(page);
+  await files.open();
+  await files.share('pages.pdf');
+  const row = await files.togglePreview('pages.pdf');
   const frame = row.getByTestId('preview-frame');
   await expect(frame).toBeVisible();
   // Not sandboxed (Chromium shows no PDF in a sandboxed frame), and from the other origin.
@@ -474,8 +469,8 @@ test('Plotly, Bokeh and Altair charts that load their libraries from CDNs draw i
     const writes = Object.entries(made.charts).map(([name, html]) => `open(${JSON.stringify(name)}, "w").write(${JSON.stringify(html)})`);
     await chat.send(['```python', ...writes, '```'].join('\n'));
     await expect(chat.lastAnswer()).toHaveAttribute('data-status', 'complete');
-    await page.getByTestId('open-workspace').click();
-    const files = page.getByTestId('workspace-files');
+    const files = new WorkspaceFiles(page);
+    await files.open();
     // What each library draws when it has run: Plotly an SVG with a group per bar, Bokeh
     // its canvas, Vega-Embed its view.
     const drawn: Record<string, string> = {
@@ -484,13 +479,12 @@ test('Plotly, Bokeh and Altair charts that load their libraries from CDNs draw i
       'altair.html': '.vega-embed canvas, .vega-embed svg.marks',
     };
     for (const name of Object.keys(made.charts)) {
-      await files.getByRole('button', { name: `Share ${name}` }).click();
-      const row = files.getByRole('row', { name: new RegExp(name.replace('.', '\\.')) });
-      await row.getByRole('button', { name: `Open ${name} here` }).click();
+      await files.share(name);
+      const row = await files.togglePreview(name);
       await expect(row.getByTestId('preview-frame')).toHaveAttribute('sandbox', 'allow-scripts');
       const chart = row.frameLocator('[data-testid=preview-frame]');
       await expect(chart.locator(drawn[name]).first(), `${name} drew`).toBeVisible({ timeout: 30_000 });
-      await row.getByRole('button', { name: `Open ${name} here` }).click();
+      await files.togglePreview(name);
     }
     await expect.poll(() => asked.size).toBe(served.size);
   } finally {

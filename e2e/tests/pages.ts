@@ -109,3 +109,31 @@ export class LibraryPage {
     return panel;
   }
 }
+
+/** The workspace browser of the conversation on screen (the chat page's or the panel's). */
+export class WorkspaceFiles {
+  readonly list: Locator;
+
+  constructor(readonly within: Page | Locator) {
+    this.list = within.getByTestId('workspace-files');
+  }
+
+  async open() {
+    await this.within.getByTestId('open-workspace').click();
+  }
+
+  row(name: string): Locator {
+    return this.list.getByRole('row', { name: new RegExp(name.replace(/\./g, '\\.')) });
+  }
+
+  async share(name: string) {
+    await this.list.getByRole('button', { name: `Share ${name}` }).click();
+  }
+
+  /** Opens (or closes) a shared file's preview; its row. */
+  async togglePreview(name: string): Promise<Locator> {
+    const row = this.row(name);
+    await row.getByRole('button', { name: `Open ${name} here` }).click();
+    return row;
+  }
+}

@@ -9,16 +9,13 @@
 //!
 //! (NVIDIA's OpenShell, `openshell-ocsf/src/format/shorthand.rs`.) Older gateways logged
 //! the message `CONNECT` with the decision in fields (`action`, `dst_host`, `dst_port`,
-//! `policy`, `reason`); both are read. The gateway counts no bytes, so none are given.
+//! `policy`, `reason`); both are read. The decisions are kept as this machine's proxy
+//! keeps its own ([`Reached`]); the gateway counts no bytes, so none are given.
 
 use lens_openshell::proto::openshell::v1::SandboxLogLine;
 use lens_types::NetReach;
 
-/// The most records a run keeps, as on this machine.
-const MAX_RECORDS: usize = 100;
-
-/// The longest reason kept, in characters.
-const MAX_REASON: usize = 200;
+use crate::reached::Reached;
 
 /// The deny reasons of a host on no list (the gateway's policy engine): a person may
 /// allow such a host for their conversation.
@@ -35,20 +32,10 @@ struct Decision {
 }
 
 /// The records of a run's log lines: one per host, port and outcome, in the order first
-/// seen, at most [`MAX_RECORDS`].
+/// seen, as many as a run keeps.
 pub(crate) fn reached(lines: &[SandboxLogLine]) -> Vec<NetReach> {
-    let mut records: Vec<NetReach> = Vec::new();
+    let records = Reached::default();
     for decision in lines.iter().filter_map(decision) {
-        if let Some(r) = records
-            .iter_mut()
-            .find(|r| r.host == decision.host && r.port == decision.port && r.allowed == decision.allowed)
-        {
-            r.connections += 1;
-            continue;
-        }
-        if records.len() == MAX_RECORDS {
-            continue;
-        }
         let unlisted = !decision.allowed
             && UNLISTED.iter().any(|u| decision.why.contains(u))
             && decision.host.parse::<std::net::IpAddr>().is_err();
@@ -57,18 +44,10 @@ pub(crate) fn reached(lines: &[SandboxLogLine]) -> Vec<NetReach> {
         } else {
             format!("refused by the gateway: {}", decision.why)
         };
-        records.push(NetReach {
-            host: decision.host,
-            port: decision.port,
-            allowed: decision.allowed,
-            reason: reason.chars().take(MAX_REASON).collect(),
-            connections: 1,
-            bytes_sent: None,
-            bytes_received: None,
-            allowable: unlisted,
-        });
+        let target = format!("{}:{}", decision.host, decision.port);
+        records.record_why(&target, decision.allowed, &reason, unlisted);
     }
-    records
+    records.taken().into_iter().map(|r| NetReach { bytes_sent: None, bytes_received: None, ..r }).collect()
 }
 
 fn decision(line: &SandboxLogLine) -> Option<Decision> {
@@ -80,7 +59,7 @@ fn decision(line: &SandboxLogLine) -> Option<Decision> {
         let allowed = field("action").eq_ignore_ascii_case("allow");
         let why = if allowed { field("policy") } else { field("reason") };
         return Some(Decision {
-            host: field("dst_host").to_ascii_lowercase(),
+            host: field("dst_host").to_owned(),
             port: field("dst_port").parse().ok()?,
             allowed,
             why: why.to_owned(),
@@ -112,7 +91,7 @@ fn shorthand(message: &str) -> Option<Decision> {
         Some(rest[..end].to_owned())
     };
     let why = if allowed { tag("policy").unwrap_or_default() } else { tag("reason").unwrap_or_default() };
-    Some(Decision { host: host.to_ascii_lowercase(), port: port.parse().ok()?, allowed, why })
+    Some(Decision { host: host.to_owned(), port: port.parse().ok()?, allowed, why })
 }
 
 #[cfg(test)]
@@ -172,6 +151,6 @@ mod tests {
             .chain([line("NET:OPEN [INFO] ALLOWED -(-) -> nohost [policy:lens engine:opa]")])
             .chain([line("NET:OPEN [INFO] ALLOWED -(-) -> h.example:99999 [policy:lens engine:opa]")])
             .collect();
-        assert_eq!(reached(&lines).len(), MAX_RECORDS);
+        assert_eq!(reached(&lines).len(), crate::reached::MOST_HOSTS);
     }
 }
