@@ -390,6 +390,25 @@ fn memory_limit(spec: &SandboxSpec) -> Option<u64> {
     container::quantity(memory)
 }
 
+/// The Docker driver's refusal of resource requests: it takes `limits` only (ported
+/// from its `docker_resource_limits`).
+fn no_requests(spec: &SandboxSpec) -> Result<(), Status> {
+    use prost_types::value::Kind;
+    let Some(resources) = spec.template.as_ref().and_then(|t| t.resources.as_ref()) else { return Ok(()) };
+    let Some(Kind::StructValue(requests)) = resources.fields.get("requests").and_then(|r| r.kind.as_ref()) else {
+        return Ok(());
+    };
+    for what in ["cpu", "memory"] {
+        if matches!(requests.fields.get(what).and_then(|v| v.kind.as_ref()), Some(Kind::StringValue(v)) if !v.trim().is_empty())
+        {
+            return Err(Status::failed_precondition(format!(
+                "docker compute driver does not support resources.requests.{what}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 struct Gateway {
     state: Arc<State>,
 }
@@ -457,6 +476,7 @@ impl OpenShell for Gateway {
         }
         let baseline = r.spec.as_ref().and_then(|spec| spec.policy.clone());
         baseline.as_ref().map(policy_checks::check).transpose()?;
+        r.spec.as_ref().map(no_requests).transpose()?;
         let slow = self.state.faults.slow_create_ms.load(Ordering::SeqCst);
         let wait = if slow > 0 { Duration::from_millis(slow) } else { self.state.provision };
         let proxy = match self.state.containers {
@@ -640,7 +660,8 @@ impl OpenShell for Gateway {
             let _ = input_tx.send(stdin).await;
         }
         drop(input_tx);
-        self.exec(r, input).await
+        // The request's input, then EOF: the command runs on to its exit.
+        self.exec(r, input, false).await
     }
 
     async fn exec_sandbox_interactive(
@@ -656,7 +677,8 @@ impl OpenShell for Gateway {
         };
         let (input_tx, input) = tokio::sync::mpsc::channel(4);
         tokio::spawn(async move {
-            // Half-close (or a broken stream) is EOF on the command's stdin.
+            // Half-close (or a broken stream) is EOF on the command's stdin, and then the
+            // end of the command: the gateway closes its channel right after the EOF.
             while let Ok(Some(frame)) = inputs.message().await {
                 if let Some(exec_sandbox_input::Payload::Stdin(bytes)) = frame.payload
                     && input_tx.send(bytes).await.is_err()
@@ -665,7 +687,7 @@ impl OpenShell for Gateway {
                 }
             }
         });
-        self.exec(start, input).await
+        self.exec(start, input, true).await
     }
 
     async fn update_config(&self, r: Request<UpdateConfigRequest>) -> Result<Response<UpdateConfigResponse>, Status> {
@@ -713,6 +735,7 @@ impl Gateway {
         &self,
         r: ExecSandboxRequest,
         input: tokio::sync::mpsc::Receiver<Vec<u8>>,
+        input_end_kills: bool,
     ) -> Result<Response<EventStream>, Status> {
         scoped(&r.workspace_scope)?;
         let (dir, env, container) = self.with(&r.sandbox, |s| {
@@ -740,7 +763,7 @@ impl Gateway {
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         exec::spawn(
             self.state.clone(),
-            exec::Job { sandbox: r.sandbox.clone(), home: dir, line, env, container, request: r },
+            exec::Job { sandbox: r.sandbox.clone(), home: dir, line, env, container, request: r, input_end_kills },
             input,
             tx,
         )?;

@@ -7,9 +7,9 @@ use lens_openshell::{
     GatewayAddress, GatewayError, connect,
     fake::{FakeGateway, FakeOptions, write_certs},
     proto::openshell::v1::{
-        CreateSandboxRequest, DeleteSandboxRequest, DeletionOutcome, ExecSandboxEvent, ExecSandboxRequest,
-        GetSandboxRequest, HealthRequest, SandboxPhase, ServiceStatus, exec_sandbox_event::Payload,
-        open_shell_client::OpenShellClient,
+        CreateSandboxRequest, DeleteSandboxRequest, DeletionOutcome, ExecSandboxEvent, ExecSandboxInput,
+        ExecSandboxRequest, GetSandboxRequest, HealthRequest, SandboxPhase, SandboxSpec, SandboxTemplate,
+        ServiceStatus, exec_sandbox_event::Payload, exec_sandbox_input, open_shell_client::OpenShellClient,
     },
     workspace_scope,
 };
@@ -365,4 +365,59 @@ async fn lists_come_in_pages_and_a_nameless_create_is_named() {
     let mut all = vec![name, "lens-chat-p1".into(), "lens-chat-p2".into(), "lens-chat-p3".into()];
     all.sort();
     assert_eq!(seen, all, "each sandbox once");
+}
+
+#[tokio::test]
+async fn resource_requests_are_refused_as_the_docker_driver_refuses_them() {
+    use prost_types::{Struct, Value, value::Kind};
+    let fake = FakeGateway::start().await.unwrap();
+    let mut c = client(&fake).await;
+    let amounts = |cpu: &str| Value {
+        kind: Some(Kind::StructValue(Struct {
+            fields: [("cpu".to_string(), Value { kind: Some(Kind::StringValue(cpu.into())) })].into_iter().collect(),
+        })),
+    };
+    let with = |keys: &[&str]| {
+        let mut r = create("lens-chat-r1");
+        let fields = keys.iter().map(|k| (k.to_string(), amounts("500m"))).collect();
+        r.spec = Some(SandboxSpec {
+            template: Some(SandboxTemplate { resources: Some(Struct { fields }), ..Default::default() }),
+            ..Default::default()
+        });
+        r
+    };
+    let refused = c.create_sandbox(with(&["limits", "requests"])).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::FailedPrecondition);
+    assert_eq!(refused.message(), "docker compute driver does not support resources.requests.cpu");
+    c.create_sandbox(with(&["limits"])).await.expect("limits alone are taken");
+}
+
+#[tokio::test]
+async fn an_interactive_execs_input_ending_ends_its_command_but_a_unary_execs_does_not() {
+    let fake = FakeGateway::start().await.unwrap();
+    let mut c = ready(&fake, "lens-chat-i1").await;
+    // Unary, the input in the request: the command reads it, then EOF, and runs on.
+    let mut r = exec("lens-chat-i1", &["sh", "-c", "cat; sleep 0.2; echo done"]);
+    r.stdin = b"in;".to_vec();
+    let out = events(&mut c, r).await.unwrap();
+    assert_eq!(stdout_of(&out), "in;done\n");
+    assert!(matches!(out.last().unwrap().payload, Some(Payload::Exit(ref x)) if x.exit_code == 0));
+    // Interactive, its input half-closed: the gateway closes the command's channel.
+    let start = exec("lens-chat-i1", &["sh", "-c", "cat; sleep 2; echo done"]);
+    let frames = [
+        ExecSandboxInput { payload: Some(exec_sandbox_input::Payload::Start(start)) },
+        ExecSandboxInput { payload: Some(exec_sandbox_input::Payload::Stdin(b"in;".to_vec())) },
+    ];
+    let mut stream = c.exec_sandbox_interactive(tokio_stream::iter(frames)).await.unwrap().into_inner();
+    let mut stdout = Vec::new();
+    let ended = loop {
+        match stream.message().await {
+            Ok(Some(ExecSandboxEvent { payload: Some(Payload::Stdout(o)) })) => stdout.extend(o.data),
+            Ok(Some(other)) => panic!("no exit event after the input ended: {other:?}"),
+            Ok(None) => panic!("the stream ended without a status"),
+            Err(status) => break status,
+        }
+    };
+    assert_eq!(ended.code(), tonic::Code::Unavailable);
+    assert!(!String::from_utf8_lossy(&stdout).contains("done"), "the command was ended: {stdout:?}");
 }

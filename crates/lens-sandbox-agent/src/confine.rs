@@ -23,7 +23,10 @@ pub struct Confinement {
     pub landlock_abi: u32,
     /// Whether every requested Landlock right is enforced (ABI 6 or more).
     pub landlock_full: bool,
+    /// Whether the agent's own seccomp allow-list is in force.
     pub seccomp: bool,
+    /// Seccomp filters the sandbox had installed before the agent's.
+    pub seccomp_inherited: u32,
 }
 
 /// Per-process limits; the cgroup is the guard on the sandbox as a whole.
@@ -44,7 +47,7 @@ pub fn confine(writable: &[&Path], limits: &ProcessLimits) -> Result<Confinement
     nix::sys::prctl::set_no_new_privs().map_err(|e| AgentError::System { call: "no_new_privs", source: e.into() })?;
     let (landlock_abi, landlock_full) = landlock(writable)?;
     let seccomp = seccomp_policy::apply()?;
-    Ok(Confinement { landlock_abi, landlock_full, seccomp })
+    Ok(Confinement { landlock_abi, landlock_full, seccomp: seccomp.own, seccomp_inherited: seccomp.inherited })
 }
 
 fn landlock(writable: &[&Path]) -> Result<(u32, bool), AgentError> {

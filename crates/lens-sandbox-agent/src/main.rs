@@ -142,6 +142,7 @@ fn main() {
         landlock_full: confinement.landlock_full,
         seccomp: confinement.seccomp,
         signals_scoped: agent.domain.signals_scoped,
+        seccomp_inherited: confinement.seccomp_inherited,
     });
     // The egress proxy listens before any program runs, so none can take its port.
     if let Some(port) = proxy_port {

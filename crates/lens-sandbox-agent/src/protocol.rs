@@ -101,10 +101,15 @@ pub enum Reply {
         landlock_abi: u32,
         /// Whether every Landlock right asked for is enforced.
         landlock_full: bool,
+        /// Whether the agent's own seccomp allow-list is in force.
         seccomp: bool,
         /// Whether the programs it starts are kept from signalling it (Landlock ABI 6).
         #[serde(default)]
         signals_scoped: bool,
+        /// Seccomp filters already in force before the agent's (an OpenShell sandbox's
+        /// supervisor installs its own): 0 on this machine's sandboxes.
+        #[serde(default)]
+        seccomp_inherited: u32,
     },
     /// A chunk of a running command's output (bytes: programs print bytes, not text).
     Output {

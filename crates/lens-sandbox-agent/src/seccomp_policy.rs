@@ -356,16 +356,64 @@ mod x86_64 {
 
 use crate::error::AgentError;
 
+/// What the agent's seccomp filters came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Applied {
+    /// Whether the agent's own filters are in force (false: no policy for the architecture,
+    /// or a sandbox that refuses every further filter).
+    pub own: bool,
+    /// Filters already in force when the agent started: an OpenShell sandbox's supervisor
+    /// installs its own deny-list first.
+    pub inherited: u32,
+}
+
 /// Applies the filters to this thread (the agent does it before starting any other).
-/// `Ok(false)` where no policy exists for the architecture.
-pub fn apply() -> Result<bool, AgentError> {
+///
+/// Inside an OpenShell sandbox a filter is already in force, and it refuses
+/// `seccomp(SECCOMP_SET_MODE_FILTER)` so that no program can replace it. Filters only
+/// ever add up (the strictest answer wins), so the agent's allow-list goes in through
+/// `prctl(PR_SET_SECCOMP)`, the older door to the same thing; where that is refused too,
+/// the sandbox's own filter stays the only one, and the agent says so.
+pub fn apply() -> Result<Applied, AgentError> {
+    let inherited = inherited_filters();
     #[cfg(target_arch = "x86_64")]
     {
-        for program in x86_64::programs()? {
-            seccompiler::apply_filter(&program)?;
+        for (i, program) in x86_64::programs()?.iter().enumerate() {
+            match seccompiler::apply_filter(program) {
+                Ok(()) => {}
+                Err(seccompiler::Error::Seccomp(e)) if e.raw_os_error() == Some(libc::EPERM) && inherited > 0 => {
+                    match install_with_prctl(program) {
+                        Ok(()) => {}
+                        // None of the agent's went in: the sandbox's filter alone, said plainly.
+                        Err(_) if i == 0 => return Ok(Applied { own: false, inherited }),
+                        Err(e) => return Err(AgentError::System { call: "prctl(PR_SET_SECCOMP)", source: e }),
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
-        Ok(true)
+        Ok(Applied { own: true, inherited })
     }
     #[cfg(not(target_arch = "x86_64"))]
-    Ok(false)
+    Ok(Applied { own: false, inherited })
+}
+
+/// How many seccomp filters this process runs under, from `/proc/self/status`.
+fn inherited_filters() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field =
+        |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse::<u32>().ok());
+    // `Seccomp_filters` is Linux 5.9+; `Seccomp: 2` (filter mode) says at least one.
+    field("Seccomp_filters:").unwrap_or(u32::from(field("Seccomp:") == Some(2)))
+}
+
+#[cfg(target_arch = "x86_64")]
+fn install_with_prctl(program: &seccompiler::BpfProgram) -> std::io::Result<()> {
+    let len = u16::try_from(program.len()).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    // The same layout the kernel reads: seccompiler's instructions are `struct sock_filter`.
+    let prog = libc::sock_fprog { len, filter: program.as_ptr() as *mut libc::sock_filter };
+    // SAFETY: `prog` points at `program`, which outlives the call; the kernel copies it.
+    let rc =
+        unsafe { libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog as *const libc::sock_fprog, 0, 0) };
+    if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
 }

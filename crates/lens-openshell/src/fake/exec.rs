@@ -42,6 +42,9 @@ pub(crate) struct Job {
     /// The sandbox's container, when the fake contains.
     pub container: Option<Arc<super::container::Container>>,
     pub request: ExecSandboxRequest,
+    /// Whether the end of the caller's input ends the command: an interactive exec's does,
+    /// as the gateway follows the input's EOF with closing the command's SSH channel.
+    pub input_end_kills: bool,
 }
 
 /// Where `requested` (a path inside, as the sandbox sees it) is when the fake runs
@@ -118,14 +121,18 @@ pub(crate) fn spawn(
     let mut drops = state.drops();
     drops.borrow_and_update();
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    let input_end_kills = job.input_end_kills;
     tokio::spawn(async move {
         if let Some(mut stdin) = stdin {
             while let Some(bytes) = input.recv().await {
                 if stdin.write_all(&bytes).await.is_err() {
-                    break;
+                    return;
                 }
             }
             // Dropped here: EOF for the command.
+        }
+        if input_end_kills {
+            kill_group(pgid);
         }
     });
     let readers = [

@@ -1,5 +1,6 @@
 //! Exec streams as byte pipes: one long-lived interactive exec carries the agent's frames
-//! (its stdin and stdout), and one-off execs run small commands to their end.
+//! (its stdin and stdout), and one-off execs run small commands, their input given whole,
+//! to their end.
 
 use std::time::Duration;
 
@@ -65,7 +66,8 @@ pub(crate) async fn interactive(
                 break;
             }
         }
-        // Dropping the sender half-closes the request stream: EOF on the command's stdin.
+        // Dropping the sender half-closes the request stream, which ends the command on
+        // the gateway: Lens closes the agent's input only to let it go.
     });
     let receive = tokio::spawn(async move {
         loop {
@@ -102,23 +104,35 @@ pub(crate) struct Finished {
     pub code: i32,
 }
 
-/// Runs a command to its end, feeding it `stdin` in frames, within `deadline`.
+/// The most input one command may be given: with the request's other fields, under the
+/// gateway's 1 MiB message limit.
+pub(crate) const MAX_STDIN: usize = 768 * 1024;
+
+/// Runs a command to its end with `stdin` as its whole input, within `deadline`.
+///
+/// A unary `ExecSandbox` carrying the input in the request, as NVIDIA's SDK runs a
+/// command: its gateway writes the input and then ends it, and the command runs to its
+/// exit. An interactive exec cannot do this: when the client's side of its input ends,
+/// the gateway closes the command's channel and the command is killed.
 pub(crate) async fn run(
     client: &mut OpenShellClient<Channel>,
-    start: ExecSandboxRequest,
+    mut start: ExecSandboxRequest,
     stdin: &[u8],
     deadline: Duration,
 ) -> Result<Finished, SandboxError> {
+    if stdin.len() > MAX_STDIN {
+        return Err(SandboxError::Backend(format!("a command's input is over {MAX_STDIN} bytes")));
+    }
+    start.stdin = stdin.to_vec();
     let work = async {
-        let mut pipes = open(client, start).await?;
-        for chunk in stdin.chunks(STDIN_CHUNK) {
-            let frame = ExecSandboxInput { payload: Some(exec_sandbox_input::Payload::Stdin(chunk.to_vec())) };
-            pipes.0.send(frame).await.map_err(|_| SandboxError::Backend("the exec stream closed early".into()))?;
-        }
-        drop(pipes.0);
+        let mut events = client
+            .exec_sandbox(start)
+            .await
+            .map_err(|s| gateway_error(GatewayError::rpc("ExecSandbox", &s)))?
+            .into_inner();
         let mut out = Finished { stdout: Vec::new(), stderr: Vec::new(), code: -1 };
         loop {
-            let event = pipes.1.message().await.map_err(|s| gateway_error(GatewayError::rpc("ExecSandbox", &s)))?;
+            let event = events.message().await.map_err(|s| gateway_error(GatewayError::rpc("ExecSandbox", &s)))?;
             match event.and_then(|e| e.payload) {
                 Some(Payload::Stdout(o)) => out.stdout.extend(o.data),
                 Some(Payload::Stderr(e)) => out.stderr.extend(e.data),

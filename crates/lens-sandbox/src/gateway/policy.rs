@@ -20,6 +20,15 @@ const WEB_PORTS: &[u32] = &[443, 80];
 /// engine's glob for any path.
 const ANY_PROGRAM: &str = "/**";
 
+/// What every process in a sandbox may read, under the supervisor's Landlock: the
+/// system, and as NVIDIA's default policy lists them, `/proc` (a process's own view of
+/// itself) and `/dev/urandom`.
+const READ_ONLY: &[&str] = &["/usr", "/etc", "/lib", "/bin", "/proc", "/dev/urandom"];
+
+/// What it may write besides the home: scratch space, and `/dev/null`, without which no
+/// program whose output is thrown away could start (`sh: cannot create /dev/null`).
+const READ_WRITE: &[&str] = &["/tmp", "/dev/shm", "/dev/null"];
+
 /// What a sandbox may touch and reach. Off: no network rule, so the gateway's proxy
 /// lets nothing out. Registries or hosts: each listed name on the web ports, and its
 /// public addresses only (the gateway refuses private ones unless listed in
@@ -76,8 +85,8 @@ pub(crate) fn policy(network: Option<&Network>, home: &str, also: &[String]) -> 
         version: 1,
         filesystem: Some(FilesystemPolicy {
             include_workdir: true,
-            read_only: ["/usr", "/etc", "/lib", "/bin"].iter().map(|s| s.to_string()).collect(),
-            read_write: [home, "/tmp", "/dev/shm"].iter().map(|s| s.to_string()).collect(),
+            read_only: READ_ONLY.iter().map(|s| s.to_string()).collect(),
+            read_write: [home].iter().chain(READ_WRITE).map(|s| s.to_string()).collect(),
         }),
         landlock: Some(LandlockPolicy { compatibility: "hard_requirement".to_owned() }),
         process: Some(ProcessPolicy { run_as_user: "sandbox".to_owned(), run_as_group: "sandbox".to_owned() }),
@@ -85,7 +94,9 @@ pub(crate) fn policy(network: Option<&Network>, home: &str, also: &[String]) -> 
     }
 }
 
-/// The limits as Kubernetes-style resources, which the gateway's drivers read.
+/// The limits as Kubernetes-style resources, which the gateway's drivers read: `limits`
+/// only, since the Docker driver refuses any `requests` (FAILED_PRECONDITION "docker
+/// compute driver does not support resources.requests.cpu").
 pub(crate) fn resources(limits: &Limits) -> prost_types::Struct {
     use prost_types::{Struct, Value, value::Kind};
     let text = |s: String| Value { kind: Some(Kind::StringValue(s)) };
@@ -96,15 +107,23 @@ pub(crate) fn resources(limits: &Limits) -> prost_types::Struct {
             .collect();
         Value { kind: Some(Kind::StructValue(Struct { fields })) }
     };
-    Struct { fields: [("limits".to_owned(), amounts()), ("requests".to_owned(), amounts())].into_iter().collect() }
+    Struct { fields: [("limits".to_owned(), amounts())].into_iter().collect() }
 }
 
-/// The environment a network adds to runs, less the local driver's own proxy: on a
-/// gateway, programs go out through the gateway's proxy, which the sandbox names itself.
-pub(crate) fn network_env(network: Option<&Network>) -> Vec<(String, String)> {
-    network
-        .map(|n| n.env.iter().filter(|(k, _)| !k.to_ascii_uppercase().ends_with("_PROXY")).cloned().collect())
-        .unwrap_or_default()
+/// The environment a network adds to runs, less the local driver's own proxy and what
+/// the sandbox sets itself (`sandbox_own`): on a gateway, programs go out through the
+/// gateway's proxy, which ends their TLS, and trust the CA the sandbox names for it. pip
+/// is pointed at that CA too, or at the system's when the sandbox names none.
+pub(crate) fn network_env(network: Option<&Network>, sandbox_own: &[(String, String)]) -> Vec<(String, String)> {
+    let Some(network) = network else { return Vec::new() };
+    let own = |k: &str| sandbox_own.iter().any(|(o, _)| o.eq_ignore_ascii_case(k));
+    let mut env: Vec<(String, String)> =
+        network.env.iter().filter(|(k, _)| !k.to_ascii_uppercase().ends_with("_PROXY") && !own(k)).cloned().collect();
+    let sandbox_ca = sandbox_own.iter().find(|(k, _)| k == "SSL_CERT_FILE" || k == "REQUESTS_CA_BUNDLE");
+    if let (Some((_, ca)), Some(pip)) = (sandbox_ca, env.iter_mut().find(|(k, _)| k == "PIP_CERT")) {
+        pip.1 = ca.clone();
+    }
+    env
 }
 
 #[cfg(test)]
@@ -133,7 +152,34 @@ mod tests {
         assert_eq!(rule.endpoints[0].allowed_ips, ["10.0.0.0/8"]);
         assert_eq!(rule.endpoints[0].access(), NetworkAccessPreset::Unspecified, "hosts mode: a plain tunnel");
         assert_eq!(rule.binaries, [NetworkBinary { path: "/**".into() }], "every program may use the rule");
-        assert_eq!(network_env(Some(&network)), [("PIP_USER".to_string(), "1".to_string())]);
+        assert_eq!(network_env(Some(&network), &[]), [("PIP_USER".to_string(), "1".to_string())]);
+    }
+
+    #[test]
+    fn the_sandboxs_own_ca_wins_and_pip_trusts_it() {
+        let network = Network {
+            policy: EgressPolicy { hosts: vec!["index.example.org".into()], trusted: vec![] },
+            env: crate::registries::sandbox_env(&Default::default()),
+            read_only: None,
+        };
+        let ca = "/etc/openshell-tls/ca-bundle.pem".to_string();
+        let own = [("SSL_CERT_FILE".to_string(), ca.clone()), ("REQUESTS_CA_BUNDLE".to_string(), ca.clone())];
+        let env = network_env(Some(&network), &own);
+        assert!(!env.iter().any(|(k, _)| k == "SSL_CERT_FILE" || k == "REQUESTS_CA_BUNDLE"), "{env:?}");
+        assert!(env.contains(&("PIP_CERT".to_string(), ca)), "{env:?}");
+        assert!(env.contains(&("NODE_EXTRA_CA_CERTS".to_string(), "/etc/ssl/certs/ca-certificates.crt".into())));
+    }
+
+    #[test]
+    fn limits_only_and_the_paths_every_program_needs() {
+        let r = resources(&Limits::default());
+        assert_eq!(r.fields.keys().collect::<Vec<_>>(), ["limits"], "the Docker driver refuses requests");
+        let fs = policy(None, "/sandbox", &[]).filesystem.unwrap();
+        for p in ["/proc", "/dev/urandom"] {
+            assert!(fs.read_only.iter().any(|r| r == p), "{p} readable");
+        }
+        assert!(fs.read_write.iter().any(|r| r == "/dev/null"), "/dev/null writable");
+        assert_eq!(fs.read_write[0], "/sandbox");
     }
 
     #[test]

@@ -20,11 +20,18 @@ const AGENT_TIMEOUT: Duration = Duration::from_secs(30);
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Readies the sandbox's home and says where it is, whether the agent is there, and
-/// the sandbox's own proxy settings (its programs go out through the gateway's proxy).
-const PREPARE: &str = "mkdir -p workspace .lens && pwd && env | grep -i '^[a-z_]*_proxy=' ; test -x \"$1\"";
+/// the sandbox's own network settings: its proxy (its programs go out through the
+/// gateway's proxy) and the certificates that proxy's TLS is checked with (it ends TLS
+/// for every host and names its CA in these variables).
+const PREPARE: &str = "mkdir -p workspace .lens && pwd && env | grep -iE \
+    '^([a-z_]*_proxy|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|NODE_EXTRA_CA_CERTS|GIT_SSL_CAINFO)=' ; \
+    test -x \"$1\"";
 
-/// Writes stdin to the agent's file, whole or not at all.
-const DELIVER: &str = "cat > \"$1.part\" && chmod 700 \"$1.part\" && mv \"$1.part\" \"$1\"";
+/// The agent's file is written in parts, each a command's whole input (a gateway message
+/// holds at most 1 MiB), and moved in place after the last: whole or not at all.
+const DELIVER_FIRST: &str = "cat > \"$1.part\"";
+const DELIVER_MORE: &str = "cat >> \"$1.part\"";
+const DELIVER_DONE: &str = "chmod 700 \"$1.part\" && mv \"$1.part\" \"$1\"";
 
 impl GatewayDriver {
     pub(super) async fn start(&self, chat_id: &str, name: &str) -> Result<Arc<Remote>, SandboxError> {
@@ -39,8 +46,9 @@ impl GatewayDriver {
         let (home, proxy_env) = self.prepare(&mut client, name).await?;
         let workspace = format!("{home}/workspace");
         let mut env = settings.limits.sandbox_env(&workspace);
+        // The sandbox's own proxy and certificates win over what Lens's settings add.
+        env.extend(policy::network_env(settings.network.as_ref(), &proxy_env));
         env.extend(proxy_env);
-        env.extend(policy::network_env(settings.network.as_ref()));
         let argv = vec![
             format!("{home}/{}", self.agent_file),
             "--root".into(),
@@ -58,7 +66,15 @@ impl GatewayDriver {
             SandboxError::Unavailable(message)
         };
         match first {
-            Ok(Some(Reply::Ready { .. })) => {}
+            Ok(Some(Reply::Ready { landlock_abi, landlock_full, seccomp, seccomp_inherited, .. })) => {
+                tracing::info!(
+                    sandbox = %name, landlock_abi, landlock_full, seccomp, seccomp_inherited,
+                    "the sandbox's agent is confined"
+                );
+                if !seccomp {
+                    tracing::warn!(sandbox = %name, seccomp_inherited, "the gateway's sandbox refused the agent's seccomp filter: only its own applies");
+                }
+            }
             Ok(Some(Reply::Failed { message, .. })) => return Err(fail(message)),
             Ok(_) => return Err(fail("the sandbox's agent ended while starting".into())),
             Err(_) => return Err(fail("the sandbox's agent did not start in time".into())),
@@ -166,7 +182,7 @@ impl GatewayDriver {
     }
 
     /// Readies the home folder, delivers the agent if it is not there, and returns the
-    /// home's real path and the sandbox's proxy settings.
+    /// home's real path and the sandbox's network settings.
     async fn prepare(
         &self,
         client: &mut OpenShellClient<Channel>,
@@ -187,17 +203,32 @@ impl GatewayDriver {
         let proxy_env =
             lines.filter_map(|l| l.split_once('=')).map(|(k, v)| (k.to_owned(), v.to_owned())).collect::<Vec<_>>();
         if prepared.code != 0 {
-            let delivered =
-                bridge::run(client, bridge::request(name, home, script(DELIVER), &[]), &self.agent, DELIVERY_TIMEOUT)
-                    .await?;
-            if delivered.code != 0 {
+            self.deliver(client, name).await?;
+        }
+        Ok((real_home, proxy_env))
+    }
+
+    /// Writes the agent into the sandbox, part by part.
+    async fn deliver(&self, client: &mut OpenShellClient<Channel>, name: &str) -> Result<(), SandboxError> {
+        let home = &self.options.home;
+        let script = |s: &str| vec!["sh".into(), "-c".into(), s.into(), "sh".into(), self.agent_file.clone()];
+        let parts = self.agent.chunks(bridge::MAX_STDIN).map(Some).chain([None]);
+        for (i, part) in parts.enumerate() {
+            let (step, input) = match part {
+                Some(bytes) if i == 0 => (DELIVER_FIRST, bytes),
+                Some(bytes) => (DELIVER_MORE, bytes),
+                None => (DELIVER_DONE, &[][..]),
+            };
+            let done =
+                bridge::run(client, bridge::request(name, home, script(step), &[]), input, DELIVERY_TIMEOUT).await?;
+            if done.code != 0 {
                 return Err(SandboxError::Unavailable(format!(
                     "the sandbox's agent could not be delivered: {}",
-                    String::from_utf8_lossy(&delivered.stderr).trim()
+                    String::from_utf8_lossy(&done.stderr).trim()
                 )));
             }
         }
-        Ok((real_home, proxy_env))
+        Ok(())
     }
 
     /// Lets go of the sandbox idle longest (a dead one first) to make room for `for_name`.
