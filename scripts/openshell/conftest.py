@@ -17,7 +17,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="session")
 def fake_gateway():
-    """`lens-fake-gateway` on loopback with mutual TLS: its address and certificate folder."""
+    """`lens-fake-gateway` on loopback with mutual TLS: its address and certificate folder;
+    under scripts/openshell/real-gateway, NVIDIA's real gateway behind Lens's test bridge."""
+    if os.environ.get("LENS_TEST_OPENSHELL_GATEWAY"):
+        yield {"address": os.environ["LENS_TEST_OPENSHELL_GATEWAY"], "cert_dir": os.environ["LENS_TEST_OPENSHELL_CERTS"]}
+        return
     binary = os.environ.get("LENS_FAKE_GATEWAY", str(ROOT / "target/release/lens-fake-gateway"))
     proc = subprocess.Popen([binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:

@@ -3,6 +3,8 @@ fake speaks the gateway's protocol as NVIDIA's client expects it, not only as Le
 
 from __future__ import annotations
 
+import os
+import threading
 import uuid
 
 import grpc
@@ -34,9 +36,13 @@ def test_exec_gives_output_exit_code_and_takes_stdin_and_environment(client, san
     assert (result.exit_code, result.stdout, result.stderr) == (3, "out\n", "err\n")
     result = client.exec(sandbox, ["cat"], workspace=WORKSPACE, stdin=b"from stdin")
     assert result.stdout == "from stdin"
-    value = "a b $HOME 'q' \"d\"\nnext"
+    value = "a b $HOME 'q' \"d\" `id` next"
     result = client.exec(sandbox, ["sh", "-c", 'printf %s "$LENS_VALUE"'], workspace=WORKSPACE, env={"LENS_VALUE": value})
     assert result.stdout == value
+    # An environment value is one line: the gateway refuses a newline in it.
+    with pytest.raises(Exception) as refused:
+        client.exec(sandbox, ["true"], workspace=WORKSPACE, env={"LENS_VALUE": "a\nb"})
+    assert "newline" in str(refused.value)
 
 
 def test_interactive_exec_carries_stdin_and_ends_with_the_exit(client, sandbox):
@@ -46,18 +52,42 @@ def test_interactive_exec_carries_stdin_and_ends_with_the_exit(client, sandbox):
         workspace_scope=datamodel_pb2.WorkspaceSelector(workspace=WORKSPACE),
         request_id=str(uuid.uuid4()),
     )
-    inputs = iter(
-        [openshell_pb2.ExecSandboxInput(start=start), openshell_pb2.ExecSandboxInput(stdin=b"hello world")]
-    )
+    # The input stays open until the command has exited: the gateway ends a command whose
+    # interactive input ends (it closes the channel after the EOF).
+    exited = threading.Event()
+
+    def inputs():
+        yield openshell_pb2.ExecSandboxInput(start=start)
+        yield openshell_pb2.ExecSandboxInput(stdin=b"hello world")
+        exited.wait(60)
+
     out, exits = b"", []
-    for event in client._stub.ExecSandboxInteractive(inputs, timeout=60):
+    for event in client._stub.ExecSandboxInteractive(inputs(), timeout=60):
         kind = event.WhichOneof("payload")
         if kind == "stdout":
             out += event.stdout.data
         elif kind == "exit":
             exits.append(event.exit.exit_code)
+            exited.set()
     assert out == b"hello\n"
     assert exits == [7], "exactly one exit event"
+
+
+def test_interactive_exec_ends_its_command_when_its_input_ends(client, sandbox):
+    start = openshell_pb2.ExecSandboxRequest(
+        sandbox=sandbox,
+        command=["sh", "-c", "cat; sleep 2; echo done"],
+        workspace_scope=datamodel_pb2.WorkspaceSelector(workspace=WORKSPACE),
+        request_id=str(uuid.uuid4()),
+    )
+    inputs = iter([openshell_pb2.ExecSandboxInput(start=start), openshell_pb2.ExecSandboxInput(stdin=b"in")])
+    out = b""
+    with pytest.raises(grpc.RpcError) as ended:
+        for event in client._stub.ExecSandboxInteractive(inputs, timeout=60):
+            assert event.WhichOneof("payload") != "exit", "the command was ended, not exited"
+            out += event.stdout.data
+    assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert b"done" not in out
 
 
 def test_list_finds_it_by_label_and_get_reads_it(client, sandbox):
@@ -69,7 +99,14 @@ def test_list_finds_it_by_label_and_get_reads_it(client, sandbox):
 
 
 def test_update_config_takes_a_policy(client, sandbox):
+    # What was applied at the sandbox's start (its filesystem, Landlock and process) stays
+    # as it is: a live sandbox refuses changes to it. A sandbox made with no policy has
+    # the one its supervisor found.
+    scope = datamodel_pb2.WorkspaceSelector(workspace=WORKSPACE)
+    live = client._stub.GetSandbox(openshell_pb2.GetSandboxRequest(name=sandbox, workspace_scope=scope), timeout=60)
     policy = sandbox_pb2.SandboxPolicy(version=1)
+    policy.CopyFrom(live.sandbox.spec.policy)
+    policy.network_policies.clear()
     rule = policy.network_policies["lens"]
     rule.name = "lens"
     rule.endpoints.add(host="files.example.org", ports=[443])
@@ -98,6 +135,11 @@ for target in sys.argv[1:]:
 """
 
 
+@pytest.mark.skipif(
+    bool(os.environ.get("LENS_TEST_OPENSHELL_GATEWAY")),
+    reason="the fake's proxy on loopback: the real gateway's proxy refuses loopback, and Lens's"
+    " real-gateway tests read its lines",
+)
 def test_the_proxy_decides_by_policy_and_its_lines_come_back_from_get_sandbox_logs(client, sandbox):
     import socket
     import threading

@@ -107,9 +107,8 @@ fn uri(address: &str) -> Result<(String, String), GatewayError> {
     Ok((format!("https://{dial}:{}", port.unwrap_or(DEFAULT_PORT)), host.to_owned()))
 }
 
-/// Connects (TCP, TLS and HTTP/2) and hands back a client; a failed handshake comes back
-/// as a sentence saying which side's certificate was refused.
-pub async fn connect(to: &GatewayAddress) -> Result<OpenShellClient<Channel>, GatewayError> {
+/// The connection (TCP, TLS and HTTP/2) a client of the gateway uses.
+pub(crate) async fn channel(to: &GatewayAddress) -> Result<Channel, GatewayError> {
     use_ring();
     let certs = CertFolder::read(&to.cert_dir)?;
     let (uri, host) = uri(&to.address)?;
@@ -127,10 +126,16 @@ pub async fn connect(to: &GatewayAddress) -> Result<OpenShellClient<Channel>, Ga
         .http2_keep_alive_interval(Duration::from_secs(20))
         .keep_alive_timeout(Duration::from_secs(20))
         .keep_alive_while_idle(true);
-    let channel = tokio::time::timeout(CONNECT_TIMEOUT + Duration::from_secs(2), endpoint.connect())
+    tokio::time::timeout(CONNECT_TIMEOUT + Duration::from_secs(2), endpoint.connect())
         .await
         .map_err(|_| GatewayError::Connect(format!("the gateway at {} did not answer within 10 s", to.address)))?
-        .map_err(|e| GatewayError::Connect(format!("{} ({})", explain(&chain(&e)), to.address)))?;
+        .map_err(|e| GatewayError::Connect(format!("{} ({})", explain(&chain(&e)), to.address)))
+}
+
+/// Connects (TCP, TLS and HTTP/2) and hands back a client; a failed handshake comes back
+/// as a sentence saying which side's certificate was refused.
+pub async fn connect(to: &GatewayAddress) -> Result<OpenShellClient<Channel>, GatewayError> {
+    let channel = channel(to).await?;
     let mut client =
         OpenShellClient::new(channel).max_decoding_message_size(MAX_MESSAGE).max_encoding_message_size(MAX_MESSAGE);
     // Under TLS 1.3 the gateway judges Lens's certificate after the client thinks the

@@ -23,6 +23,8 @@ pub mod proto {
     }
 }
 
+#[cfg(feature = "bridge")]
+pub mod bridge;
 pub mod client;
 mod error;
 #[cfg(feature = "fake")]

@@ -287,19 +287,23 @@ async fn arguments_environment_and_workdir_cross_the_sandboxs_shell_intact() {
     let mut argv = vec!["sh", "-c", "printf '[%s]' \"$@\"; printf '{%s}' \"$V\"; pwd", "sh"];
     argv.extend(hard);
     let mut r = exec("lens-chat-q1", &argv);
-    r.environment.insert("V".into(), "it's $HOME \"q\"\nx y".into());
+    r.environment.insert("V".into(), "it's $HOME \"q\" x y".into());
     events(&mut c, exec("lens-chat-q1", &["mkdir", "-p", "dir 'w' $x"])).await.unwrap();
     r.workdir = "/sandbox/dir 'w' $x".into();
     let out = stdout_of(&events(&mut c, r).await.unwrap());
     let expected_args: String = hard.iter().map(|a| format!("[{a}]")).collect();
     let (args, rest) = out.split_at(expected_args.len());
     assert_eq!(args, expected_args, "every argument as it was sent");
-    assert!(rest.starts_with("{it's $HOME \"q\"\nx y}"), "the environment value as it was sent: {rest:?}");
+    assert!(rest.starts_with("{it's $HOME \"q\" x y}"), "the environment value as it was sent: {rest:?}");
     assert!(rest.trim_end().ends_with("/dir 'w' $x"), "the workdir: {rest:?}");
     // The gateway's refusals of what cannot become a command line.
     let mut bad_key = exec("lens-chat-q1", &["true"]);
     bad_key.environment.insert("NOT-A-NAME".into(), "1".into());
     assert_eq!(events(&mut c, bad_key).await.unwrap_err().code(), tonic::Code::InvalidArgument);
+    let mut two_lines = exec("lens-chat-q1", &["true"]);
+    two_lines.environment.insert("V".into(), "a\nb".into());
+    let refused = events(&mut c, two_lines).await.unwrap_err();
+    assert_eq!(refused.message(), "environment value for 'V' contains newline or carriage return characters");
     let nul = exec("lens-chat-q1", &["echo", "a\0b"]);
     let refused = events(&mut c, nul).await.unwrap_err();
     assert!(refused.message().contains("null bytes"), "{}", refused.message());

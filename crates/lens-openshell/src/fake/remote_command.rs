@@ -37,12 +37,62 @@ fn valid_env_key(key: &str) -> bool {
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
+/// The gateway's limits on an exec's fields (its `validation.rs`).
+const MAX_EXEC_COMMAND_ARGS: usize = 1024;
+const MAX_EXEC_ARG_LEN: usize = 32 * 1024;
+const MAX_EXEC_WORKDIR_LEN: usize = 4096;
+
+/// The gateway's checks of an exec's fields before it builds the line, as it words them
+/// (ported from its `validate_exec_request_fields`): at most 1024 arguments of 32 KiB,
+/// no null byte in them; environment values of at most 32 KiB with no null byte, newline
+/// or carriage return; no `OPENSHELL_` names; a workdir of at most 4096 bytes, on one line.
+fn validate(request: &ExecSandboxRequest) -> Result<(), Status> {
+    let refuse = |m: String| Err(Status::invalid_argument(m));
+    if request.command.len() > MAX_EXEC_COMMAND_ARGS {
+        return refuse(format!("command array exceeds {MAX_EXEC_COMMAND_ARGS} argument limit"));
+    }
+    for (i, arg) in request.command.iter().enumerate() {
+        if arg.len() > MAX_EXEC_ARG_LEN {
+            return refuse(format!("command argument {i} exceeds {MAX_EXEC_ARG_LEN} byte limit"));
+        }
+        if arg.bytes().any(|b| b == 0) {
+            return refuse(format!("command argument {i} contains null bytes"));
+        }
+    }
+    let one_line = |value: &str, what: &str| {
+        if value.bytes().any(|b| b == 0) {
+            return refuse(format!("{what} contains null bytes"));
+        }
+        if value.bytes().any(|b| b == b'\n' || b == b'\r') {
+            return refuse(format!("{what} contains newline or carriage return characters"));
+        }
+        Ok(())
+    };
+    for (key, value) in &request.environment {
+        if value.len() > MAX_EXEC_ARG_LEN {
+            return refuse(format!("environment value for '{key}' exceeds {MAX_EXEC_ARG_LEN} byte limit"));
+        }
+        one_line(value, &format!("environment value for '{key}'"))?;
+        if !valid_env_key(key) {
+            return refuse(format!("environment keys must match ^[A-Za-z_][A-Za-z0-9_]*$; got '{key}'"));
+        }
+        if key.starts_with("OPENSHELL_") && key != "OPENSHELL_PYFUNC_B64" {
+            return refuse(format!("environment keys starting with OPENSHELL_ are reserved; got '{key}'"));
+        }
+    }
+    if request.workdir.len() > MAX_EXEC_WORKDIR_LEN {
+        return refuse(format!("workdir exceeds {MAX_EXEC_WORKDIR_LEN} byte limit"));
+    }
+    one_line(&request.workdir, "workdir")
+}
+
 /// The command line for `request`, with `workdir` standing for its `workdir` (the fake
 /// may put the sandbox's home elsewhere); the gateway's refusals as it words them.
 pub fn build(request: &ExecSandboxRequest, workdir: &str) -> Result<String, Status> {
     if request.command.is_empty() {
         return Err(Status::invalid_argument("command is required"));
     }
+    validate(request)?;
     if request.environment.keys().any(|key| !valid_env_key(key)) {
         return Err(Status::invalid_argument("environment keys must match ^[A-Za-z_][A-Za-z0-9_]*$"));
     }
