@@ -26,7 +26,9 @@ run: web server
 	@echo "Lens runs code in a bubblewrap sandbox per conversation (--sandbox); see docs/sandbox.md"
 	@$(ENV) ./target/release/lens serve --data-dir $(DATA) --web-dist ./dist --sandbox
 
+# The tests' own tools beyond setup's: NVIDIA's real gateway, its supervisor and podman.
 test: setup
+	@scripts/openshell/real-setup
 	@$(ENV) scripts/test
 
 # PostgreSQL, Garage, the fake OpenShell gateway, three replicas and nginx on loopback:

@@ -76,6 +76,11 @@ pub struct Faults {
     pub slow_create_ms: AtomicU64,
     /// A delete answers ACCEPTED and finishes a little later.
     pub delete_accepted: AtomicBool,
+    /// A stop answers after this many milliseconds, as the Docker driver's does after
+    /// its container's stop timeout (10 s).
+    pub slow_stop_ms: AtomicU64,
+    /// Stops being answered now.
+    pub stopping: AtomicU64,
     /// Bumped to drop every exec stream open now, mid-run.
     drops: tokio::sync::watch::Sender<u64>,
 }
@@ -579,6 +584,12 @@ impl OpenShell for Gateway {
         let r = r.into_inner();
         scoped(&r.workspace_scope)?;
         self.with(&r.name, |_| Ok(()))?;
+        let slow = self.state.faults.slow_stop_ms.load(Ordering::SeqCst);
+        if slow > 0 {
+            self.state.faults.stopping.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(slow)).await;
+            self.state.faults.stopping.fetch_sub(1, Ordering::SeqCst);
+        }
         self.state.kill_all(&r.name);
         self.with(&r.name, |s| {
             if !matches!(s.life, Life::Deleting(_)) {

@@ -209,6 +209,8 @@ pub struct GatewayDriver {
     egress_notes: crate::relay::EgressLog,
     /// Whether sandboxes have a network now: a run's record is read only then.
     network_on: Arc<AtomicBool>,
+    /// Stops going on in the background (`stop_later`), awaited at shutdown.
+    stopping: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// Itself, for the tasks `configure` starts.
     me: std::sync::Weak<GatewayDriver>,
 }
@@ -233,6 +235,7 @@ impl GatewayDriver {
             chat_hosts: Default::default(),
             egress_notes: Default::default(),
             network_on: Arc::new(AtomicBool::new(settings.network.is_some())),
+            stopping: Mutex::default(),
             me: me.clone(),
         }))
     }
@@ -491,14 +494,14 @@ impl SandboxDriver for GatewayDriver {
         self.stop_idle("", only).await;
     }
 
-    /// Lets go of every agent and stops the sandboxes; their workspaces stay on the gateway.
+    /// Lets go of every agent and stops the sandboxes, all at once (each may take the
+    /// container's stop timeout); their workspaces stay on the gateway.
     async fn shutdown(&self) {
         let names: Vec<String> = self.running.lock().await.keys().cloned().collect();
-        for name in names {
-            if let Some(chat_id) = name.strip_prefix("lens-chat-") {
-                let _ = self.stop(chat_id).await;
-            }
-        }
+        let stops = names.iter().filter_map(|n| n.strip_prefix("lens-chat-")).map(|chat_id| self.stop(chat_id));
+        futures_util::future::join_all(stops).await;
+        let later = self.stopping.lock().map(|mut s| std::mem::take(&mut *s)).unwrap_or_default();
+        futures_util::future::join_all(later).await;
         self.last_used.write();
     }
 }

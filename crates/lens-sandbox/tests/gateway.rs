@@ -332,3 +332,17 @@ async fn every_sandbox_is_listed_when_the_gateway_gives_them_in_pages() {
     listed.sort();
     assert_eq!(listed, ["p1", "p2", "p3", "p4", "p5"], "three pages of two, each sandbox once");
 }
+
+#[tokio::test]
+async fn a_sandbox_stopped_to_make_room_does_not_keep_the_next_one_waiting_on_its_stop() {
+    let fake = FakeGateway::start().await.unwrap();
+    let mut one_room = settings(None);
+    one_room.admission.max_running = 1;
+    let d = lens_sandbox::start_gateway(options(&fake), &one_room).unwrap();
+    bash(&*d, "first", "true", T).await;
+    // As the Docker driver's stop, which waits for its container's stop timeout.
+    fake.faults().slow_stop_ms.store(60_000, Ordering::SeqCst);
+    let (out, _, _) = bash(&*d, "second", "echo in", T).await;
+    assert_eq!(out, "in\n");
+    assert_eq!(fake.faults().stopping.load(Ordering::SeqCst), 1, "the first is still being stopped, in the background");
+}

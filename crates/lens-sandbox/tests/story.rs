@@ -15,13 +15,14 @@ use lens_sandbox::{
 
 mod common;
 
-use common::agent;
+use common::{agent, python};
 
 /// What keeps a backend alive while its test runs.
 #[allow(dead_code)]
 enum Keep {
     Folder(tempfile::TempDir),
     Gateway(FakeGateway),
+    Nothing,
 }
 
 fn settings(max_running: usize, wait: Duration) -> DriverSettings {
@@ -47,6 +48,25 @@ async fn gateway(settings: DriverSettings) -> (Arc<dyn SandboxDriver>, Keep) {
         GatewayAddress { address: fake.address_string(), cert_dir: fake.cert_dir().to_owned(), server_name: None };
     let d = lens_sandbox::start_gateway(GatewayOptions::new(address, agent()), &settings).unwrap();
     (d, Keep::Gateway(fake))
+}
+
+/// The gateway driver on NVIDIA's real gateway and supervisor, started by
+/// scripts/openshell/real-gateway (`None` elsewhere: the test says so and passes). Its
+/// sandboxes outlive a test, so each test begins by deleting what an earlier one left,
+/// and the tests run one at a time (`--test-threads=1`): their conversations' names meet.
+async fn real_gateway(settings: DriverSettings) -> Option<(Arc<dyn SandboxDriver>, Keep)> {
+    let Ok(address) = std::env::var("LENS_TEST_OPENSHELL_GATEWAY") else {
+        eprintln!("not run: NVIDIA's gateway runs under scripts/openshell/real-gateway");
+        return None;
+    };
+    let cert_dir = std::env::var("LENS_TEST_OPENSHELL_CERTS").expect("the gateway's certificates").into();
+    let mut options = GatewayOptions::new(GatewayAddress { address, cert_dir, server_name: None }, agent());
+    options.image = std::env::var("LENS_TEST_OPENSHELL_IMAGE").unwrap_or_default();
+    let d = lens_sandbox::start_gateway(options, &settings).unwrap();
+    for left in d.list().await.unwrap() {
+        d.delete(&left.chat_id).await.unwrap();
+    }
+    Some((d, Keep::Nothing))
 }
 
 /// A local driver whose workspaces are mounted in the test's folder (`mounts`), where the
@@ -179,11 +199,6 @@ async fn bad_names_and_paths_are_refused(d: Arc<dyn SandboxDriver>) {
     );
     let missing = d.list_files("ok", "nowhere").await;
     assert!(matches!(missing, Err(SandboxError::NotFound(_))), "{missing:?}");
-}
-
-async fn python(d: &dyn SandboxDriver, chat: &str, code: &str) -> (String, String, RunEnding) {
-    let run = run_to_end(d.run_python(chat, code, T).await.unwrap()).await.unwrap();
-    (run.stdout_text(), run.stderr_text(), run.ending)
 }
 
 async fn python_keeps_its_names_between_runs_and_sees_the_same_files(d: Arc<dyn SandboxDriver>) {
@@ -512,7 +527,8 @@ async fn the_pool_gives_way_to_a_start_that_needs_its_room() {
     assert_eq!((d.pooled(), d.admitted().0), (0, 1), "the pre-started sandbox gave its room");
 }
 
-/// Every scenario above, on both drivers.
+/// Every scenario above, on both drivers: the gateway's on the fake, and on NVIDIA's real
+/// gateway where it runs.
 macro_rules! both {
     ($($name:ident $(($max:expr, $wait:expr))?),* $(,)?) => {
         mod on_local {
@@ -532,6 +548,17 @@ macro_rules! both {
                 async fn $name() {
                     let (d, _keep) = gateway(both!(@settings $(($max, $wait))?)).await;
                     super::$name(d).await;
+                }
+            )*
+        }
+        mod on_real_gateway {
+            use super::*;
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let Some((d, _keep)) = real_gateway(both!(@settings $(($max, $wait))?)).await else { return };
+                    super::$name(d.clone()).await;
+                    d.shutdown().await;
                 }
             )*
         }

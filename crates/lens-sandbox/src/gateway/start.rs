@@ -234,17 +234,33 @@ impl GatewayDriver {
     /// Lets go of the sandbox idle longest (a dead one first) to make room for `for_name`.
     pub(super) async fn stop_idle(&self, for_name: &str, only: Option<String>) {
         let Some((name, slot)) = crate::room::idlest(&self.running, for_name, only.as_deref()).await else { return };
-        // Held while it stops: a call that wants it meanwhile starts it again after.
-        let mut live = slot.lock().await;
+        let mut live = slot.lock_owned().await;
         // Looked at again under the lock: a call may have taken it since.
         if crate::room::may_give_way(&live)
             && let Some(taken) = live.take()
         {
             tracing::info!(sandbox = %name, "stopping an idle sandbox to make room for another");
+            // Its room is given back here; the gateway stops it in the background.
             taken.release().await;
-            if let Err(e) = self.stop_on_gateway(&name).await {
-                tracing::warn!(sandbox = %name, error = %e, "an idle sandbox could not be stopped on the gateway");
+            self.stop_later(name, live);
+        }
+    }
+
+    /// Stops sandbox `name` on the gateway in the background, its slot held (`held`)
+    /// until the gateway has: a run for that conversation meanwhile starts it afresh
+    /// after, and nobody else waits on the container's stop timeout (10 s on the Docker
+    /// driver), as a person opening another conversation would.
+    pub(super) fn stop_later(&self, name: String, held: tokio::sync::OwnedMutexGuard<Option<Arc<Remote>>>) {
+        let Some(driver) = self.me.upgrade() else { return };
+        let task = tokio::spawn(async move {
+            if let Err(e) = driver.stop_on_gateway(&name).await {
+                tracing::warn!(sandbox = %name, error = %e, "a sandbox could not be stopped on the gateway");
             }
+            drop(held);
+        });
+        if let Ok(mut stopping) = self.stopping.lock() {
+            stopping.retain(|t| !t.is_finished());
+            stopping.push(task);
         }
     }
 }

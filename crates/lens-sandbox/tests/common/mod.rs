@@ -94,3 +94,9 @@ pub async fn reached(d: &dyn SandboxDriver, chat: &str, script: &str) -> Option<
     }
     panic!("no ending")
 }
+
+/// Runs `code` in the conversation's Python kernel to its end: (stdout, stderr, ending).
+pub async fn python(d: &dyn SandboxDriver, chat: &str, code: &str) -> (String, String, RunEnding) {
+    let run = run_to_end(d.run_python(chat, code, Duration::from_secs(60)).await.unwrap()).await.unwrap();
+    (run.stdout_text(), run.stderr_text(), run.ending)
+}
