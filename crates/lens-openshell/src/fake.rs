@@ -52,9 +52,9 @@ use crate::{
         v1::{
             CreateSandboxRequest, DeleteSandboxRequest, DeleteSandboxResponse, DeletionOutcome, ExecSandboxEvent,
             ExecSandboxInput, ExecSandboxRequest, GetSandboxLogsRequest, GetSandboxLogsResponse, GetSandboxRequest,
-            HealthRequest, HealthResponse, ListSandboxesRequest, ListSandboxesResponse, Sandbox, SandboxPhase,
-            SandboxResponse, SandboxSpec, SandboxStatus, ServiceStatus, StartSandboxRequest, StopSandboxRequest,
-            UpdateConfigRequest, UpdateConfigResponse, exec_sandbox_input,
+            HealthRequest, HealthResponse, ListSandboxesRequest, ListSandboxesResponse, Sandbox, SandboxCondition,
+            SandboxPhase, SandboxResponse, SandboxSpec, SandboxStatus, ServiceStatus, StartSandboxRequest,
+            StopSandboxRequest, UpdateConfigRequest, UpdateConfigResponse, exec_sandbox_input,
             open_shell_server::{OpenShell, OpenShellServer},
         },
     },
@@ -102,6 +102,9 @@ enum Life {
     Ready,
     /// Its supervisor stand-in could not run in it.
     Failed,
+    /// Its container was ended from outside: the gateway holds it in ERROR ("Container
+    /// exited") and will neither stop nor start it, only delete it.
+    Exited,
     Stopped,
     /// Deleted (ACCEPTED) and gone at the instant.
     Deleting(Instant),
@@ -128,7 +131,7 @@ impl FakeSandbox {
         match self.life {
             Life::Coming(phase, _) => phase,
             Life::Ready => SandboxPhase::Ready,
-            Life::Failed => SandboxPhase::Error,
+            Life::Failed | Life::Exited => SandboxPhase::Error,
             Life::Stopped => SandboxPhase::Stopped,
             Life::Deleting(_) => SandboxPhase::Deleting,
         }
@@ -148,6 +151,15 @@ impl FakeSandbox {
             status: Some(SandboxStatus {
                 phase: phase as i32,
                 current_policy_version: self.policy_version,
+                conditions: match self.life {
+                    Life::Exited => vec![SandboxCondition {
+                        r#type: "Ready".into(),
+                        status: "False".into(),
+                        reason: "ContainerExited".into(),
+                        message: "Container exited".into(),
+                    }],
+                    _ => Vec::new(),
+                },
                 ..Default::default()
             }),
         }
@@ -359,6 +371,22 @@ impl FakeGateway {
     /// that reports no exit status.
     pub fn kill_commands(&self, name: &str) {
         self.state.kill_all(name);
+    }
+
+    /// Ends sandbox `name`'s container from outside, as `docker kill` would: its commands
+    /// die, its files go, and the gateway holds it in ERROR.
+    pub fn kill_container(&self, name: &str) {
+        self.state.kill_all(name);
+        if let Ok(mut all) = self.state.sandboxes.lock()
+            && let Some(s) = all.get_mut(name)
+        {
+            s.life = Life::Exited;
+            if let Ok(entries) = std::fs::read_dir(&s.dir) {
+                for e in entries.flatten() {
+                    let _ = std::fs::remove_dir_all(e.path()).or_else(|_| std::fs::remove_file(e.path()));
+                }
+            }
+        }
     }
 
     /// Commands running now, in every sandbox.
@@ -583,7 +611,12 @@ impl OpenShell for Gateway {
         roles::check(&r)?;
         let r = r.into_inner();
         scoped(&r.workspace_scope)?;
-        self.with(&r.name, |_| Ok(()))?;
+        self.with(&r.name, |s| match s.phase() {
+            SandboxPhase::Error => {
+                Err(Status::failed_precondition("sandbox must be Ready to stop (current phase: Error)"))
+            }
+            _ => Ok(()),
+        })?;
         let slow = self.state.faults.slow_stop_ms.load(Ordering::SeqCst);
         if slow > 0 {
             self.state.faults.stopping.fetch_add(1, Ordering::SeqCst);
@@ -615,6 +648,9 @@ impl OpenShell for Gateway {
                 Ok(())
             }
             Life::Deleting(_) => Err(Status::failed_precondition("the sandbox is being deleted")),
+            Life::Failed | Life::Exited => {
+                Err(Status::failed_precondition("sandbox must be Stopped to start (current phase: Error)"))
+            }
             _ => Ok(()),
         })?;
         self.respond(&r.name)

@@ -97,6 +97,8 @@ pub(crate) struct Remote {
     run_began: Mutex<Option<SystemTime>>,
     /// Whether sandboxes have a network now (the driver's, shared).
     network_on: Arc<AtomicBool>,
+    /// Whether the gateway's sandbox was made anew at this start, its files lost.
+    remade: bool,
 }
 
 impl Remote {
@@ -126,6 +128,10 @@ impl Idle for Remote {
 impl RunHost for Remote {
     fn link(&self) -> &AgentLink {
         &self.link
+    }
+
+    fn restart_note(&self) -> &'static str {
+        if self.remade { crate::run_stream::REMADE } else { crate::run_stream::RESTARTED }
     }
 
     fn run_started(&self) {
@@ -298,7 +304,7 @@ impl GatewayDriver {
         *live = Some(remote.clone());
         self.used(&name);
         let hold = InUse::new(&remote.tenancy.in_use);
-        Ok((remote, healed, hold))
+        Ok((remote.clone(), healed || remote.remade, hold))
     }
 
     fn used(&self, name: &str) {
@@ -535,20 +541,25 @@ impl GatewayDriver {
             remote.release().await;
         }
         let mut client = self.client().await?;
+        self.delete_on_gateway(&mut client, &name).await?;
+        self.last_used.forget(&name);
+        Ok(())
+    }
+
+    /// Deletes the gateway's sandbox, if it has one. An ACCEPTED delete finishes on the
+    /// gateway; a start meanwhile waits for it.
+    async fn delete_on_gateway(&self, client: &mut OpenShellClient<Channel>, name: &str) -> Result<(), SandboxError> {
         let request = DeleteSandboxRequest {
-            name: name.clone(),
+            name: name.to_owned(),
             workspace_scope: workspace_scope(),
             allow_missing: true,
             request_id: uuid::Uuid::new_v4().to_string(),
         };
-        // An ACCEPTED delete finishes on the gateway; a start meanwhile waits for it.
         match tokio::time::timeout(CALL_DEADLINE, client.delete_sandbox(request)).await {
-            Ok(Ok(_)) => {}
-            Ok(Err(s)) => return Err(gateway_error(GatewayError::rpc("DeleteSandbox", &s))),
-            Err(_) => return Err(SandboxError::Unavailable("the gateway did not delete the sandbox in time".into())),
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(s)) => Err(gateway_error(GatewayError::rpc("DeleteSandbox", &s))),
+            Err(_) => Err(SandboxError::Unavailable("the gateway did not delete the sandbox in time".into())),
         }
-        self.last_used.forget(&name);
-        Ok(())
     }
 
     /// Lens's sandboxes on the gateway (those labelled for a conversation).

@@ -27,6 +27,11 @@ pub(crate) const RESTARTED: &str = "[Lens restarted this conversation's sandbox:
                                     killed, it ran out of memory or stopped answering). Files in /workspace are kept; \
                                     Python names and imports are gone.]\n";
 
+/// What the step says when a gateway's sandbox had to be made anew, its files lost.
+pub(crate) const REMADE: &str = "[Lens made this conversation's sandbox anew: the gateway had lost it (its container \
+                                 was ended from outside). Files in /workspace are gone, and so are Python names and \
+                                 imports.]\n";
+
 /// A hold on a running sandbox while a call uses it: making room for another sandbox
 /// never stops one a call has been handed and not yet used (a run counts as active only
 /// once it is sent). Dropped, the hold is let go.
@@ -56,6 +61,11 @@ pub(crate) trait RunHost: Send + Sync + 'static {
     }
 
     fn run_started(&self);
+
+    /// What a run says when its sandbox had to be started afresh.
+    fn restart_note(&self) -> &'static str {
+        RESTARTED
+    }
 
     /// What the run reached on the network, where the driver can say (asked once, as
     /// the run ends).
@@ -143,7 +153,7 @@ pub(crate) fn run_stream<H: RunHost>(
     let deadline = tokio::time::Instant::now() + timeout + RUN_GRACE;
     let mut queued = std::collections::VecDeque::new();
     if healed {
-        queued.push_back(note_event(RESTARTED));
+        queued.push_back(note_event(running.restart_note()));
     }
     let guard =
         Guard { running, id, ended: false, queued, oom_kills, deadline, timeout, _hold: hold, network_told: false };

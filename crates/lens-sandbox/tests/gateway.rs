@@ -346,3 +346,20 @@ async fn a_sandbox_stopped_to_make_room_does_not_keep_the_next_one_waiting_on_it
     assert_eq!(out, "in\n");
     assert_eq!(fake.faults().stopping.load(Ordering::SeqCst), 1, "the first is still being stopped, in the background");
 }
+
+#[tokio::test]
+async fn a_sandbox_whose_container_was_killed_from_outside_is_made_anew_and_the_person_told_its_files_went() {
+    let (d, fake) = driver(None).await;
+    bash(&*d, "dead", "echo kept > f", T).await;
+    // As `docker kill` does on the real gateway: ERROR, and no stop or start takes it back.
+    fake.kill_container("lens-chat-dead");
+    let mut after = bash(&*d, "dead", "ls; echo back", T).await;
+    if after.2 != (RunEnding::Exited { code: 0 }) {
+        assert!(after.1.contains("[the sandbox stopped during this run]"), "{after:?}");
+        after = bash(&*d, "dead", "ls; echo back", T).await;
+    }
+    assert_eq!((after.0.as_str(), after.2), ("back\n", RunEnding::Exited { code: 0 }), "a fresh workspace");
+    assert!(after.1.contains("Files in /workspace are gone"), "the person is told: {:?}", after.1);
+    let (out, err, _) = bash(&*d, "dead", "echo again", T).await;
+    assert_eq!((out.as_str(), err.as_str()), ("again\n", ""));
+}

@@ -1,7 +1,7 @@
 //! The gateway driver on NVIDIA's real gateway and supervisor (podman, mutual TLS, the
 //! test bridge), started by scripts/openshell/real-gateway: what the fake cannot show.
-//! The supervisor's own seccomp filter, Landlock and CA; the gateway restarted
-//! mid-conversation. After each, the next run works. Elsewhere
+//! The supervisor's own seccomp filter, Landlock and CA; a sandbox killed from outside;
+//! the gateway restarted mid-conversation. After each, the next run works. Elsewhere
 //! these tests say they were not run, and pass.
 
 use std::{sync::Arc, time::Duration};
@@ -93,6 +93,41 @@ async fn runs_and_the_python_kernel_trust_the_ca_the_sandbox_names_for_its_proxy
     assert!(lines.iter().all(|l| l.contains("openshell")), "the sandbox's own, not the system's: {lines:?}");
     let kernel = common::python(&*d, "ca", "import os; print(os.environ['SSL_CERT_FILE'])").await;
     assert_eq!(format!("SSL_CERT_FILE={}", ok(&kernel).trim()), lines[0]);
+}
+
+/// The sandbox's container, by its name on the gateway.
+fn container(name: &str) -> String {
+    let out = std::process::Command::new("podman")
+        .args(["--runtime", "runc", "ps", "-q", "--filter", &format!("label=openshell.ai/sandbox-name={name}")])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+#[tokio::test]
+async fn a_sandbox_killed_from_outside_is_started_again_by_the_next_run() {
+    let Some(d) = driver(None).await else { return };
+    ok(&bash(&*d, "killed", "echo kept > f", T).await);
+    let id = container("lens-chat-killed");
+    assert!(!id.is_empty(), "the sandbox runs in a container");
+    let killed = std::process::Command::new("podman")
+        .args(["--runtime", "runc", "kill", &id])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    // The gateway keeps such a sandbox in ERROR and will neither stop nor start it: the
+    // next run has it made anew, and says that its files went with the container.
+    let mut after = bash(&*d, "killed", "ls; echo back", T).await;
+    if after.2 != (RunEnding::Exited { code: 0 }) {
+        // Sent before the gateway's stream told of the death: it says the sandbox stopped.
+        assert!(after.1.contains("[the sandbox stopped during this run]"), "{after:?}");
+        after = bash(&*d, "killed", "ls; echo back", T).await;
+    }
+    assert_eq!(ok(&after), "back\n", "a fresh, empty workspace");
+    assert!(after.1.contains("Files in /workspace are gone"), "the person is told: {:?}", after.1);
+    let next = bash(&*d, "killed", "echo again", T).await;
+    assert_eq!((ok(&next), next.1.as_str()), ("again\n", ""), "and the run after it is plain");
 }
 
 #[tokio::test]

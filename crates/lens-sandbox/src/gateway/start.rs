@@ -42,7 +42,7 @@ impl GatewayDriver {
             .admit(name, chat_id, settings.limits.memory_bytes, |only| self.stop_idle(name, only))
             .await?;
         let mut client = self.client().await?;
-        self.provision(&mut client, chat_id, name, &settings).await?;
+        let remade = self.provision(&mut client, chat_id, name, &settings).await?;
         let (home, proxy_env) = self.prepare(&mut client, name).await?;
         let workspace = format!("{home}/workspace");
         let mut env = settings.limits.sandbox_env(&workspace);
@@ -90,28 +90,30 @@ impl GatewayDriver {
             client,
             run_began: std::sync::Mutex::default(),
             network_on: self.network_on.clone(),
+            remade,
         }))
     }
 
     /// Makes the sandbox if the gateway has none, starts it if stopped, and waits until
-    /// it is ready.
+    /// it is ready; `true` when a failed one was made anew.
     async fn provision(
         &self,
         client: &mut OpenShellClient<Channel>,
         chat_id: &str,
         name: &str,
         settings: &DriverSettings,
-    ) -> Result<(), SandboxError> {
+    ) -> Result<bool, SandboxError> {
         let deadline = Instant::now() + READY_TIMEOUT;
         // Looked at again soon, then less often: a sandbox that is ready in milliseconds
         // is not kept waiting, one that pulls its image is not asked about a hundred times.
         let mut pause = Duration::from_millis(2);
+        let mut remade = false;
         loop {
             let sandbox = self.get(name).await?;
             let phase = sandbox.as_ref().and_then(|s| s.status.as_ref()).map(|s| s.phase());
             match phase {
                 None => self.create(client, chat_id, name, settings).await?,
-                Some(SandboxPhase::Ready) => return Ok(()),
+                Some(SandboxPhase::Ready) => return Ok(remade),
                 Some(SandboxPhase::Stopped | SandboxPhase::Completed) => {
                     let request = StartSandboxRequest {
                         name: name.to_owned(),
@@ -129,7 +131,17 @@ impl GatewayDriver {
                         .and_then(|s| s.conditions.into_iter().find(|c| !c.message.is_empty()))
                         .map(|c| c.message)
                         .unwrap_or_else(|| "no reason given".into());
-                    return Err(SandboxError::Unavailable(format!("the gateway could not start the sandbox: {why}")));
+                    // A sandbox whose container was ended from outside stays in ERROR: the
+                    // gateway will neither stop nor start it. It is made afresh, once (its
+                    // files went with its container); a fresh one in ERROR is the gateway's.
+                    if remade {
+                        return Err(SandboxError::Unavailable(format!(
+                            "the gateway could not start the sandbox: {why}"
+                        )));
+                    }
+                    tracing::warn!(sandbox = %name, reason = %why, "the gateway's sandbox had failed; making it afresh");
+                    remade = true;
+                    self.delete_on_gateway(client, name).await?;
                 }
                 // Provisioning, starting, stopping or being deleted: wait and look again.
                 Some(_) => {}
