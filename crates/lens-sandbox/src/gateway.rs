@@ -371,6 +371,24 @@ impl GatewayDriver {
         policy::policy(self.settings().network.as_ref(), &self.options.home, &self.chat_hosts.of(name))
     }
 
+    /// Sends `policy` to sandbox `name`; a refusal is logged.
+    async fn send_policy(
+        &self,
+        client: &mut OpenShellClient<Channel>,
+        name: &str,
+        policy: lens_openshell::proto::openshell::sandbox::v1::SandboxPolicy,
+    ) {
+        let request = UpdateConfigRequest {
+            sandbox: name.to_owned(),
+            policy: Some(policy),
+            workspace_scope: workspace_scope(),
+            request_id: uuid::Uuid::new_v4().to_string(),
+        };
+        if let Err(s) = client.update_config(request).await {
+            tracing::warn!(sandbox = %name, error = %GatewayError::rpc("UpdateConfig", &s), "the network policy was not applied");
+        }
+    }
+
     /// Sends the current network policy to every connected sandbox (or to `only`).
     fn push_policy(&self, only: Option<String>) {
         let driver = self.me.clone();
@@ -384,15 +402,7 @@ impl GatewayDriver {
                     continue;
                 }
                 let Ok(mut client) = driver.client().await else { return };
-                let request = UpdateConfigRequest {
-                    sandbox: name.clone(),
-                    policy: Some(policy.clone()),
-                    workspace_scope: workspace_scope(),
-                    request_id: uuid::Uuid::new_v4().to_string(),
-                };
-                if let Err(s) = client.update_config(request).await {
-                    tracing::warn!(sandbox = %name, error = %GatewayError::rpc("UpdateConfig", &s), "the network policy was not applied");
-                }
+                driver.send_policy(&mut client, &name, policy).await;
             }
         });
     }

@@ -363,3 +363,17 @@ async fn a_sandbox_whose_container_was_killed_from_outside_is_made_anew_and_the_
     let (out, err, _) = bash(&*d, "dead", "echo again", T).await;
     assert_eq!((out.as_str(), err.as_str()), ("again\n", ""));
 }
+
+#[tokio::test]
+async fn a_sandbox_stopped_while_the_network_changed_starts_again_under_the_new_policy() {
+    let (d, fake) = driver(Some(hosts(&["one.example.org"]))).await;
+    bash(&*d, "later", "true", T).await;
+    d.stop("later").await.unwrap();
+    // Lens started again with other settings while the sandbox was stopped: nothing was
+    // sent to it, and the gateway starts it with the policy it had.
+    let again = lens_sandbox::start_gateway(options(&fake), &settings(Some(hosts(&["two.example.org"])))).unwrap();
+    bash(&*again, "later", "true", T).await;
+    let policy = fake.policy("lens-chat-later").unwrap();
+    let listed: Vec<&str> = policy.network_policies["lens"].endpoints.iter().map(|e| e.host.as_str()).collect();
+    assert_eq!(listed, ["two.example.org"], "the policy at the sandbox's new start");
+}

@@ -3,8 +3,9 @@
 
 use std::time::Instant;
 
-use lens_openshell::proto::openshell::v1::{
-    CreateSandboxRequest, HealthRequest, SandboxSpec, SandboxTemplate, ServiceStatus, StartSandboxRequest,
+use lens_openshell::proto::openshell::{
+    sandbox::v1::SandboxPolicy,
+    v1::{CreateSandboxRequest, HealthRequest, SandboxSpec, SandboxTemplate, ServiceStatus, StartSandboxRequest},
 };
 
 use super::*;
@@ -42,7 +43,8 @@ impl GatewayDriver {
             .admit(name, chat_id, settings.limits.memory_bytes, |only| self.stop_idle(name, only))
             .await?;
         let mut client = self.client().await?;
-        let remade = self.provision(&mut client, chat_id, name, &settings).await?;
+        let (remade, held) = self.provision(&mut client, chat_id, name, &settings).await?;
+        self.bring_policy_up_to_date(&mut client, name, held).await;
         let (home, proxy_env) = self.prepare(&mut client, name).await?;
         let workspace = format!("{home}/workspace");
         let mut env = settings.limits.sandbox_env(&workspace);
@@ -95,14 +97,15 @@ impl GatewayDriver {
     }
 
     /// Makes the sandbox if the gateway has none, starts it if stopped, and waits until
-    /// it is ready; `true` when a failed one was made anew.
+    /// it is ready; `true` when a failed one was made anew, and the policy the gateway
+    /// holds for it.
     async fn provision(
         &self,
         client: &mut OpenShellClient<Channel>,
         chat_id: &str,
         name: &str,
         settings: &DriverSettings,
-    ) -> Result<bool, SandboxError> {
+    ) -> Result<(bool, Option<SandboxPolicy>), SandboxError> {
         let deadline = Instant::now() + READY_TIMEOUT;
         // Looked at again soon, then less often: a sandbox that is ready in milliseconds
         // is not kept waiting, one that pulls its image is not asked about a hundred times.
@@ -113,7 +116,9 @@ impl GatewayDriver {
             let phase = sandbox.as_ref().and_then(|s| s.status.as_ref()).map(|s| s.phase());
             match phase {
                 None => self.create(client, chat_id, name, settings).await?,
-                Some(SandboxPhase::Ready) => return Ok(remade),
+                Some(SandboxPhase::Ready) => {
+                    return Ok((remade, sandbox.and_then(|s| s.spec).and_then(|s| s.policy)));
+                }
                 Some(SandboxPhase::Stopped | SandboxPhase::Completed) => {
                     let request = StartSandboxRequest {
                         name: name.to_owned(),
@@ -218,6 +223,23 @@ impl GatewayDriver {
             self.deliver(client, name).await?;
         }
         Ok((real_home, proxy_env))
+    }
+
+    /// Sends the current policy when the gateway holds another: a sandbox stopped while
+    /// the settings (or its conversation's hosts) changed was not sent the change, and
+    /// the gateway starts it again with the policy it had. A refusal is logged; the run
+    /// goes on under the old policy.
+    async fn bring_policy_up_to_date(
+        &self,
+        client: &mut OpenShellClient<Channel>,
+        name: &str,
+        held: Option<SandboxPolicy>,
+    ) {
+        let policy = self.policy_of(name);
+        if held.as_ref() == Some(&policy) {
+            return;
+        }
+        self.send_policy(client, name, policy).await;
     }
 
     /// Writes the agent into the sandbox, part by part.
