@@ -377,3 +377,24 @@ async fn a_sandbox_stopped_while_the_network_changed_starts_again_under_the_new_
     let listed: Vec<&str> = policy.network_policies["lens"].endpoints.iter().map(|e| e.host.as_str()).collect();
     assert_eq!(listed, ["two.example.org"], "the policy at the sandbox's new start");
 }
+
+#[tokio::test]
+async fn under_a_supervisor_that_refuses_seccomp2_the_agent_adds_its_allow_list_all_the_same() {
+    // Contained, the fake's sandboxes have a filter in force that refuses further filters
+    // through seccomp(2), as NVIDIA's supervisor's does.
+    let fake = FakeGateway::start_with(lens_openshell::fake::FakeOptions { contain: true, ..Default::default() })
+        .await
+        .unwrap();
+    let d = lens_sandbox::start_gateway(options(&fake), &settings(None)).unwrap();
+    let (out, err, ending) = bash(&*d, "sec", "sed -n 's/^Seccomp_filters:\\s*//p' /proc/self/status", T).await;
+    assert_eq!(ending, RunEnding::Exited { code: 0 }, "{err}");
+    let filters: u32 = out.trim().parse().unwrap();
+    assert!(filters >= 3, "the sandbox's filter and the agent's two: {filters}");
+    // A call the agent's allow-list refuses and the sandbox's filter lets through.
+    let probe = "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); \
+                 buf = ctypes.create_string_buffer(8); mount = ctypes.c_int(); \
+                 r = libc.syscall(303, -100, b'/', buf, ctypes.byref(mount), 0); \
+                 print(r, os.strerror(ctypes.get_errno()))";
+    let (out, _, _) = bash(&*d, "sec", &format!("python3 -c \"{probe}\""), T).await;
+    assert_eq!(out.trim(), "-1 Operation not permitted");
+}

@@ -22,12 +22,60 @@ const MAX_PROCESSES: u32 = 256;
 
 const MOUNT: &str = "/sys/fs/cgroup";
 
+/// The descriptor bubblewrap reads the supervisor's seccomp filter from.
+const SECCOMP_FD: i32 = 9;
+
+/// A filter as NVIDIA's supervisor installs its own (`openshell-supervisor-process`,
+/// `seccomp.rs`): among its refusals, `seccomp(SECCOMP_SET_MODE_FILTER)` is EPERM, so no
+/// program in the sandbox can install a filter of its own that way. Compiled once, as
+/// the raw `struct sock_filter` array bubblewrap's `--seccomp` takes.
+fn supervisor_filter() -> &'static [u8] {
+    static FILTER: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    FILTER.get_or_init(|| {
+        use seccompiler::{
+            SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
+        };
+        let set_mode_filter = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, 1)
+            .and_then(|c| SeccompRule::new(vec![c]))
+            .expect("a fixed condition");
+        let rules = [(nix::libc::SYS_seccomp, vec![set_mode_filter])].into_iter().collect();
+        let arch = std::env::consts::ARCH.try_into().expect("an architecture seccompiler knows");
+        let filter =
+            SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(nix::libc::EPERM as u32), arch)
+                .expect("a fixed filter");
+        let program: seccompiler::BpfProgram = filter.try_into().expect("it compiles");
+        program
+            .iter()
+            .flat_map(|i| {
+                let mut raw = Vec::with_capacity(8);
+                raw.extend_from_slice(&i.code.to_ne_bytes());
+                raw.extend([i.jt, i.jf]);
+                raw.extend_from_slice(&i.k.to_ne_bytes());
+                raw
+            })
+            .collect()
+    })
+}
+
+/// A folder with the supervisor's filter in it, readable by the containers' user.
+fn filter_folder() -> Result<tempfile::TempDir, FakeError> {
+    use std::os::unix::fs::PermissionsExt;
+    let files = tempfile::tempdir().map_err(FakeError::io("a temporary folder"))?;
+    fs::set_permissions(files.path(), fs::Permissions::from_mode(0o755)).map_err(FakeError::io("its mode"))?;
+    let path = files.path().join("filter.bpf");
+    fs::write(&path, supervisor_filter()).map_err(FakeError::io("the seccomp filter"))?;
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).map_err(FakeError::io("its mode"))?;
+    Ok(files)
+}
+
 /// Where one fake gateway's containers' cgroups live.
 #[derive(Debug)]
 pub(crate) struct Containers {
     /// v2: the unified folder alone; v1: the memory folder, then the pids folder.
     bases: Vec<PathBuf>,
     v2: bool,
+    /// Holds the supervisor's seccomp filter, `filter.bpf`.
+    files: tempfile::TempDir,
 }
 
 /// One sandbox's container.
@@ -35,6 +83,8 @@ pub(crate) struct Containers {
 pub(crate) struct Container {
     dirs: Vec<PathBuf>,
     v2: bool,
+    /// The supervisor's seccomp filter, as a file.
+    filter: PathBuf,
 }
 
 /// The cgroup path of this process for `controller` ("" for v2's unified line).
@@ -73,7 +123,7 @@ impl Containers {
             make(&base)?;
             fs::write(base.join("cgroup.subtree_control"), "+memory +pids")
                 .map_err(FakeError::io(format_args!("cannot hand controllers down in {}", base.display())))?;
-            return Ok(Self { bases: vec![base], v2: true });
+            return Ok(Self { bases: vec![base], v2: true, files: filter_folder()? });
         }
         let mut bases = Vec::new();
         for controller in ["memory", "pids"] {
@@ -83,7 +133,7 @@ impl Containers {
             make(&base)?;
             bases.push(base);
         }
-        Ok(Self { bases, v2: false })
+        Ok(Self { bases, v2: false, files: filter_folder()? })
     }
 
     /// A container for sandbox `name`, holding at most `memory` bytes.
@@ -110,7 +160,7 @@ impl Containers {
             }
             set(&dirs[1], "pids.max", MAX_PROCESSES.to_string())?;
         }
-        Ok(Container { dirs, v2: self.v2 })
+        Ok(Container { dirs, v2: self.v2, filter: self.files.path().join("filter.bpf") })
     }
 }
 
@@ -145,7 +195,7 @@ impl Container {
         let procs: Vec<String> = self.dirs.iter().map(|d| d.join("cgroup.procs").display().to_string()).collect();
         let uid = HOST_UID.to_string();
         let mut cmd = tokio::process::Command::new("sh");
-        cmd.args(["-c", MOVE_THEN_BECOME, "sh", &procs.len().to_string()]).args(&procs);
+        cmd.args(["-c", MOVE_THEN_BECOME, "sh"]).arg(&self.filter).arg(procs.len().to_string()).args(&procs);
         cmd.args(["setpriv", &format!("--reuid={uid}"), &format!("--regid={uid}"), "--clear-groups", "--", "bwrap"]);
         cmd.args(["--unshare-user", "--uid", "1000", "--gid", "1000", "--unshare-pid", "--unshare-ipc"]);
         cmd.args(["--unshare-uts", "--unshare-net", "--unshare-cgroup-try", "--hostname", "sandbox"]);
@@ -156,6 +206,9 @@ impl Container {
         }
         cmd.args(["--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev"]);
         cmd.args(["--tmpfs", "/tmp", "--tmpfs", "/dev/shm", "--bind"]).arg(home).arg("/sandbox");
+        // The supervisor's seccomp filter, or the part of it Lens meets: no further filter
+        // through seccomp(2). bubblewrap loads it from the descriptor the shell opened.
+        cmd.args(["--seccomp", &SECCOMP_FD.to_string()]);
         // Where a container sees its own cgroup: v2 at the mount point, v1 per controller.
         let inside = if self.v2 { MOUNT.to_owned() } else { format!("{MOUNT}/memory") };
         cmd.arg("--ro-bind").arg(&self.dirs[0]).arg(inside);
@@ -195,8 +248,7 @@ impl Drop for Container {
 }
 
 /// `sh -c` script: `$1` cgroup.procs files follow, then the command to become.
-const MOVE_THEN_BECOME: &str =
-    "n=$1; shift; while [ \"$n\" -gt 0 ]; do echo $$ > \"$1\" || exit 125; shift; n=$((n-1)); done; exec \"$@\"";
+const MOVE_THEN_BECOME: &str = "exec 9< \"$1\" || exit 125; shift; n=$1; shift; while [ \"$n\" -gt 0 ]; do echo $$ > \"$1\" || exit 125; shift; n=$((n-1)); done; exec \"$@\"";
 
 /// A Kubernetes-style quantity in bytes: digits, with an optional binary or decimal suffix.
 pub(crate) fn quantity(text: &str) -> Option<u64> {
