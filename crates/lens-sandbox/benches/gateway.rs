@@ -17,7 +17,8 @@
 //! through exec streams), not a real gateway's container start.
 //!
 //! Run: `cargo build --release -p lens-sandbox-agent && cargo bench -p lens-sandbox --bench gateway`
-//! (`make bench` does both).
+//! (`make bench` does both). Under `scripts/openshell/real-gateway` the same bench measures
+//! NVIDIA's real gateway instead (`mod real`).
 
 use std::{
     path::PathBuf,
@@ -146,6 +147,9 @@ async fn file_out(d: &dyn SandboxDriver, chat: &str) -> f64 {
 
 #[tokio::main]
 async fn main() {
+    if std::env::var("LENS_TEST_OPENSHELL_GATEWAY").is_ok() {
+        return real::main().await;
+    }
     let dir = tempfile::tempdir().unwrap();
     let local: Arc<dyn SandboxDriver> =
         Arc::new(LocalDriver::new(LocalOptions::new(&dir.path().join("sandboxes"), &agent())).unwrap());
@@ -199,6 +203,132 @@ async fn main() {
         let (failures, p50, p99, wall) = many_at_once(d, tag).await;
         println!(
             "  {CONVERSATIONS} conversations x {RUNS_EACH} runs at once, {name}: {failures} failures of {n}; run p50 {p50:.1} ms, p99 {p99:.1} ms, all in {wall:.1} s"
+        );
+    }
+}
+
+/// On NVIDIA's real gateway and supervisor (podman, mutual TLS, the test bridge), under
+/// scripts/openshell/real-gateway: a first run (and how much of it is the gateway making
+/// its sandbox ready, CreateSandbox until READY asked directly), a warm run, and a person
+/// opening a conversation while an idle sandbox holds the only room (on the gateway its
+/// container's stop waits out a 10 s timeout; Lens stops it in the background; target:
+/// at most 2 s), each next to this machine's sandbox.
+mod real {
+    use lens_openshell::{
+        proto::openshell::v1::{
+            CreateSandboxRequest, DeleteSandboxRequest, GetSandboxRequest, SandboxPhase, SandboxSpec, SandboxTemplate,
+        },
+        workspace_scope,
+    };
+
+    use super::*;
+
+    /// CreateSandbox until READY, asked of the gateway directly.
+    async fn ready_times(address: &GatewayAddress, image: &str) -> f64 {
+        let mut client = lens_openshell::connect(address).await.unwrap();
+        let mut times = Vec::new();
+        for i in 0..5 {
+            let name = format!("lens-bench-ready-{i}");
+            let start = Instant::now();
+            let template = SandboxTemplate { image: image.to_owned(), ..Default::default() };
+            let spec = SandboxSpec { template: Some(template), ..Default::default() };
+            let create = CreateSandboxRequest {
+                name: name.clone(),
+                spec: Some(spec),
+                workspace_scope: workspace_scope(),
+                ..Default::default()
+            };
+            client.create_sandbox(create).await.unwrap();
+            loop {
+                let get = GetSandboxRequest { name: name.clone(), workspace_scope: workspace_scope() };
+                let phase = client
+                    .get_sandbox(get)
+                    .await
+                    .unwrap()
+                    .into_inner()
+                    .sandbox
+                    .and_then(|s| s.status)
+                    .map(|s| s.phase());
+                if phase == Some(SandboxPhase::Ready) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            times.push(ms(start.elapsed()));
+            let delete = DeleteSandboxRequest {
+                name,
+                workspace_scope: workspace_scope(),
+                allow_missing: true,
+                ..Default::default()
+            };
+            client.delete_sandbox(delete).await.unwrap();
+        }
+        pct(times, 50)
+    }
+
+    /// A first run in a conversation while an idle sandbox holds the only room.
+    async fn opening_with_a_full_room(d: &dyn SandboxDriver, tag: &str) -> f64 {
+        let mut times = Vec::new();
+        for i in 0..5 {
+            print_one(d, &format!("{tag}idle{i}")).await;
+            times.push(print_one(d, &format!("{tag}new{i}")).await);
+        }
+        d.shutdown().await;
+        for s in d.list().await.unwrap() {
+            d.delete(&s.chat_id).await.unwrap();
+        }
+        pct(times, 50)
+    }
+
+    fn settings(max_running: usize) -> DriverSettings {
+        DriverSettings {
+            limits: Default::default(),
+            admission: AdmissionLimits {
+                max_running,
+                max_memory_bytes: 64 << 30,
+                wait: Duration::from_secs(120),
+                per_person: max_running,
+            },
+            pool_size: 0,
+            network: None,
+        }
+    }
+
+    /// The figures on NVIDIA's real gateway, next to this machine's sandbox.
+    pub(super) async fn main() {
+        let Ok(address) = std::env::var("LENS_TEST_OPENSHELL_GATEWAY") else { return };
+        let cert_dir = std::env::var("LENS_TEST_OPENSHELL_CERTS").expect("the gateway's certificates").into();
+        let address = GatewayAddress { address, cert_dir, server_name: None };
+        let mut options = GatewayOptions::new(address.clone(), agent());
+        options.image = std::env::var("LENS_TEST_OPENSHELL_IMAGE").unwrap_or_default();
+        let dir = tempfile::tempdir().unwrap();
+        let local_driver = |max_running| -> Arc<dyn SandboxDriver> {
+            let d = LocalDriver::new(LocalOptions::new(&dir.path().join(format!("s{max_running}")), &agent())).unwrap();
+            d.configure(&settings(max_running));
+            Arc::new(d)
+        };
+        let (local, gateway) = (local_driver(8), lens_sandbox::start_gateway(options.clone(), &settings(8)).unwrap());
+
+        println!(
+            "lens on NVIDIA's real gateway (podman, mutual TLS, the test bridge) against this machine's sandbox (p50; 2-core machine)"
+        );
+        let (first_l, first_g) = (first_runs(&*local, "fl").await, first_runs(&*gateway, "fg").await);
+        let ready = ready_times(&address, &options.image).await;
+        println!(
+            "  first run in a new conversation  gateway {first_g:>8.1} ms   local {first_l:>8.1} ms  ({:.1}x; of it the gateway's sandbox made ready: {ready:.1} ms)",
+            first_g / first_l
+        );
+        let (warm_l, warm_g) = (warm_runs(&*local, "wl").await, warm_runs(&*gateway, "wg").await);
+        println!(
+            "  warm run_python print(1)         gateway {warm_g:>8.1} ms   local {warm_l:>8.1} ms  (adds {:.1} ms)",
+            warm_g - warm_l
+        );
+        let one_room = lens_sandbox::start_gateway(options, &settings(1)).unwrap();
+        let (open_l, open_g) =
+            (opening_with_a_full_room(&*local_driver(1), "ol").await, opening_with_a_full_room(&*one_room, "og").await);
+        println!(
+            "  opening a conversation, the only room held by an idle sandbox  gateway {open_g:>8.1} ms   local {open_l:>8.1} ms  (target <= 2000 ms: {})",
+            if open_g <= 2000.0 { "met" } else { "NOT met" }
         );
     }
 }

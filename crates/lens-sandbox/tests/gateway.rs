@@ -391,10 +391,7 @@ async fn under_a_supervisor_that_refuses_seccomp2_the_agent_adds_its_allow_list_
     let filters: u32 = out.trim().parse().unwrap();
     assert!(filters >= 3, "the sandbox's filter and the agent's two: {filters}");
     // A call the agent's allow-list refuses and the sandbox's filter lets through.
-    let probe = "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); \
-                 buf = ctypes.create_string_buffer(8); mount = ctypes.c_int(); \
-                 r = libc.syscall(303, -100, b'/', buf, ctypes.byref(mount), 0); \
-                 print(r, os.strerror(ctypes.get_errno()))";
+    let probe = common::REFUSED_BY_THE_AGENT_ALONE;
     let (out, _, _) = bash(&*d, "sec", &format!("python3 -c \"{probe}\""), T).await;
     assert_eq!(out.trim(), "-1 Operation not permitted");
 }

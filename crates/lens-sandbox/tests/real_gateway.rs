@@ -6,13 +6,11 @@
 
 use std::{sync::Arc, time::Duration};
 
-use lens_sandbox::{
-    AdmissionLimits, DriverSettings, GatewayAddress, GatewayOptions, Network, RunEnding, SandboxDriver,
-};
+use lens_sandbox::{AdmissionLimits, DriverSettings, Network, RunEnding, SandboxDriver};
 
 mod common;
 
-use common::{agent, bash};
+use common::bash;
 
 const T: Duration = Duration::from_secs(60);
 
@@ -25,20 +23,8 @@ fn settings(network: Option<Network>) -> DriverSettings {
     }
 }
 
-/// The driver on the real gateway, every sandbox an earlier test left deleted first.
 async fn driver(network: Option<Network>) -> Option<Arc<dyn SandboxDriver>> {
-    let Ok(address) = std::env::var("LENS_TEST_OPENSHELL_GATEWAY") else {
-        eprintln!("not run: NVIDIA's gateway runs under scripts/openshell/real-gateway");
-        return None;
-    };
-    let cert_dir = std::env::var("LENS_TEST_OPENSHELL_CERTS").expect("the gateway's certificates").into();
-    let mut options = GatewayOptions::new(GatewayAddress { address, cert_dir, server_name: None }, agent());
-    options.image = std::env::var("LENS_TEST_OPENSHELL_IMAGE").unwrap_or_default();
-    let d = lens_sandbox::start_gateway(options, &settings(network)).unwrap();
-    for left in d.list().await.unwrap() {
-        d.delete(&left.chat_id).await.unwrap();
-    }
-    Some(d)
+    common::real_gateway(&settings(network)).await
 }
 
 fn ok(out: &(String, String, RunEnding)) -> &str {
@@ -55,10 +41,7 @@ async fn the_agents_seccomp_allow_list_stands_on_the_supervisors_filter() {
     assert!(filters >= 4, "the agent's filters on top of the supervisor's: {filters}");
     // name_to_handle_at: allowed by the supervisor's deny-list, refused by the agent's
     // allow-list (EPERM), where the call alone would fail with EOVERFLOW.
-    let probe = "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); \
-                 buf = ctypes.create_string_buffer(8); mount = ctypes.c_int(); \
-                 r = libc.syscall(303, -100, b'/', buf, ctypes.byref(mount), 0); \
-                 print(r, os.strerror(ctypes.get_errno()))";
+    let probe = common::REFUSED_BY_THE_AGENT_ALONE;
     let refused = bash(&*d, "seccomp", &format!("python3 -c \"{probe}\""), T).await;
     assert_eq!(ok(&refused).trim(), "-1 Operation not permitted");
 }

@@ -50,23 +50,9 @@ async fn gateway(settings: DriverSettings) -> (Arc<dyn SandboxDriver>, Keep) {
     (d, Keep::Gateway(fake))
 }
 
-/// The gateway driver on NVIDIA's real gateway and supervisor, started by
-/// scripts/openshell/real-gateway (`None` elsewhere: the test says so and passes). Its
-/// sandboxes outlive a test, so each test begins by deleting what an earlier one left,
-/// and the tests run one at a time (`--test-threads=1`): their conversations' names meet.
+/// The gateway driver on NVIDIA's real gateway, where scripts/openshell/real-gateway runs it.
 async fn real_gateway(settings: DriverSettings) -> Option<(Arc<dyn SandboxDriver>, Keep)> {
-    let Ok(address) = std::env::var("LENS_TEST_OPENSHELL_GATEWAY") else {
-        eprintln!("not run: NVIDIA's gateway runs under scripts/openshell/real-gateway");
-        return None;
-    };
-    let cert_dir = std::env::var("LENS_TEST_OPENSHELL_CERTS").expect("the gateway's certificates").into();
-    let mut options = GatewayOptions::new(GatewayAddress { address, cert_dir, server_name: None }, agent());
-    options.image = std::env::var("LENS_TEST_OPENSHELL_IMAGE").unwrap_or_default();
-    let d = lens_sandbox::start_gateway(options, &settings).unwrap();
-    for left in d.list().await.unwrap() {
-        d.delete(&left.chat_id).await.unwrap();
-    }
-    Some((d, Keep::Nothing))
+    Some((common::real_gateway(&settings).await?, Keep::Nothing))
 }
 
 /// A local driver whose workspaces are mounted in the test's folder (`mounts`), where the

@@ -100,3 +100,31 @@ pub async fn python(d: &dyn SandboxDriver, chat: &str, code: &str) -> (String, S
     let run = run_to_end(d.run_python(chat, code, Duration::from_secs(60)).await.unwrap()).await.unwrap();
     (run.stdout_text(), run.stderr_text(), run.ending)
 }
+
+/// The gateway driver on NVIDIA's real gateway and supervisor, started by
+/// scripts/openshell/real-gateway (`None` elsewhere: the test says so and passes). Its
+/// sandboxes outlive a test, so each test begins by deleting what an earlier one left,
+/// and the tests run one at a time (`--test-threads=1`): their conversations' names meet.
+pub async fn real_gateway(settings: &lens_sandbox::DriverSettings) -> Option<std::sync::Arc<dyn SandboxDriver>> {
+    let Ok(address) = std::env::var("LENS_TEST_OPENSHELL_GATEWAY") else {
+        eprintln!("not run: NVIDIA's gateway runs under scripts/openshell/real-gateway");
+        return None;
+    };
+    let cert_dir = std::env::var("LENS_TEST_OPENSHELL_CERTS").expect("the gateway's certificates").into();
+    let address = lens_sandbox::GatewayAddress { address, cert_dir, server_name: None };
+    let mut options = lens_sandbox::GatewayOptions::new(address, agent());
+    options.image = std::env::var("LENS_TEST_OPENSHELL_IMAGE").unwrap_or_default();
+    let d = lens_sandbox::start_gateway(options, settings).unwrap();
+    for left in d.list().await.unwrap() {
+        d.delete(&left.chat_id).await.unwrap();
+    }
+    Some(d)
+}
+
+/// Python that calls `name_to_handle_at`, which a supervisor's deny-list lets through and
+/// the agent's allow-list refuses: it prints `-1 Operation not permitted` under the agent's
+/// filter, `-1 Value too large for defined data type` without it.
+pub const REFUSED_BY_THE_AGENT_ALONE: &str = "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); \
+     buf = ctypes.create_string_buffer(8); mount = ctypes.c_int(); \
+     r = libc.syscall(303, -100, b'/', buf, ctypes.byref(mount), 0); \
+     print(r, os.strerror(ctypes.get_errno()))";
