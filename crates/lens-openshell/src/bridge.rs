@@ -4,6 +4,7 @@
 //! Lens makes, its few differing fields rewritten on the wire (`translate.rs`), and
 //! passes everything else through byte for byte. Nothing of it is in Lens's server.
 
+mod error;
 mod translate;
 mod wire;
 
@@ -70,13 +71,8 @@ impl Decoder for Raw {
 
 type Events = Pin<Box<dyn Stream<Item = Result<ExecSandboxEvent, Status>> + Send>>;
 
-/// A rewrite that failed: the bridge's own fault, said as such.
-fn bridge_fault(e: String) -> Status {
-    Status::internal(format!("the test bridge could not translate: {e}"))
-}
-
 fn typed<M: prost::Message + Default>(bytes: Vec<u8>) -> Result<Response<M>, Status> {
-    M::decode(&*bytes).map(Response::new).map_err(|e| bridge_fault(e.to_string()))
+    Ok(Response::new(M::decode(&*bytes).map_err(error::WireError::from)?))
 }
 
 fn path(method: &str) -> http::uri::PathAndQuery {
@@ -101,10 +97,16 @@ impl Bridge {
         Ok(grpc.unary(Request::new(body), path(method), Raw).await?.into_inner())
     }
 
+    /// A call that names one sandbox and answers with it (get, stop, start).
+    async fn by_name(&self, method: &str, request: Vec<u8>) -> Result<Response<SandboxResponse>, Status> {
+        let body = translate::by_name(&request)?;
+        typed(translate::sandbox_response(&self.unary(method, body).await?)?)
+    }
+
     /// The sandbox's id on the gateway, looked up by its name.
     async fn id_of(&self, name: &str) -> Result<String, Status> {
         let answer = self.unary("GetSandbox", translate::get_by_name(name)).await?;
-        translate::sandbox_id(&answer).map_err(bridge_fault)
+        Ok(translate::sandbox_id(&answer)?)
     }
 }
 
@@ -118,40 +120,37 @@ impl OpenShell for Bridge {
     }
 
     async fn create_sandbox(&self, r: Request<CreateSandboxRequest>) -> Result<Response<SandboxResponse>, Status> {
-        let body = translate::create(&r.into_inner().encode_to_vec()).map_err(bridge_fault)?;
-        typed(translate::sandbox_response(&self.unary("CreateSandbox", body).await?).map_err(bridge_fault)?)
+        let body = translate::create(&r.into_inner().encode_to_vec())?;
+        typed(translate::sandbox_response(&self.unary("CreateSandbox", body).await?)?)
     }
 
     async fn get_sandbox(&self, r: Request<GetSandboxRequest>) -> Result<Response<SandboxResponse>, Status> {
-        let body = translate::by_name(&r.into_inner().encode_to_vec()).map_err(bridge_fault)?;
-        typed(translate::sandbox_response(&self.unary("GetSandbox", body).await?).map_err(bridge_fault)?)
+        self.by_name("GetSandbox", r.into_inner().encode_to_vec()).await
     }
 
     async fn list_sandboxes(
         &self,
         r: Request<ListSandboxesRequest>,
     ) -> Result<Response<ListSandboxesResponse>, Status> {
-        let (body, offset, limit) = translate::list(&r.into_inner().encode_to_vec()).map_err(bridge_fault)?;
-        typed(translate::listed(&self.unary("ListSandboxes", body).await?, offset, limit).map_err(bridge_fault)?)
+        let (body, offset, limit) = translate::list(&r.into_inner().encode_to_vec())?;
+        typed(translate::listed(&self.unary("ListSandboxes", body).await?, offset, limit)?)
     }
 
     async fn stop_sandbox(&self, r: Request<StopSandboxRequest>) -> Result<Response<SandboxResponse>, Status> {
-        let body = translate::by_name(&r.into_inner().encode_to_vec()).map_err(bridge_fault)?;
-        typed(translate::sandbox_response(&self.unary("StopSandbox", body).await?).map_err(bridge_fault)?)
+        self.by_name("StopSandbox", r.into_inner().encode_to_vec()).await
     }
 
     async fn start_sandbox(&self, r: Request<StartSandboxRequest>) -> Result<Response<SandboxResponse>, Status> {
-        let body = translate::by_name(&r.into_inner().encode_to_vec()).map_err(bridge_fault)?;
-        typed(translate::sandbox_response(&self.unary("StartSandbox", body).await?).map_err(bridge_fault)?)
+        self.by_name("StartSandbox", r.into_inner().encode_to_vec()).await
     }
 
     async fn delete_sandbox(
         &self,
         r: Request<DeleteSandboxRequest>,
     ) -> Result<Response<DeleteSandboxResponse>, Status> {
-        let (body, allow_missing) = translate::delete(&r.into_inner().encode_to_vec()).map_err(bridge_fault)?;
+        let (body, allow_missing) = translate::delete(&r.into_inner().encode_to_vec())?;
         match self.unary("DeleteSandbox", body).await {
-            Ok(answer) => typed(translate::deleted(&answer).map_err(bridge_fault)?),
+            Ok(answer) => typed(translate::deleted(&answer)?),
             Err(s) if s.code() == tonic::Code::NotFound && allow_missing => typed(translate::already_absent()),
             Err(s) => Err(s),
         }
@@ -159,8 +158,8 @@ impl OpenShell for Bridge {
 
     async fn exec_sandbox(&self, r: Request<ExecSandboxRequest>) -> Result<Response<Events>, Status> {
         let bytes = r.into_inner().encode_to_vec();
-        let id = self.id_of(&translate::named_sandbox(&bytes).map_err(bridge_fault)?).await?;
-        let body = translate::exec(&bytes, &id).map_err(bridge_fault)?;
+        let id = self.id_of(&translate::named_sandbox(&bytes)?).await?;
+        let body = translate::exec(&bytes, &id)?;
         let mut grpc = self.grpc();
         grpc.ready().await.map_err(|e| Status::unavailable(format!("the gateway: {e}")))?;
         let events = grpc.server_streaming(Request::new(body), path("ExecSandbox"), Raw).await?.into_inner();
@@ -174,8 +173,8 @@ impl OpenShell for Bridge {
         let mut frames = r.into_inner();
         let first = frames.message().await?.ok_or_else(|| Status::invalid_argument("no start frame"))?;
         let first = first.encode_to_vec();
-        let id = self.id_of(&translate::exec_start_sandbox(&first).map_err(bridge_fault)?).await?;
-        let start = translate::exec_start(&first, &id).map_err(bridge_fault)?;
+        let id = self.id_of(&translate::exec_start_sandbox(&first)?).await?;
+        let start = translate::exec_start(&first, &id)?;
         // The rest as they come; their end (Lens's half-close) is the gateway's to act on.
         let rest = futures_util::stream::unfold(frames, |mut frames| async move {
             match frames.message().await {
@@ -191,7 +190,7 @@ impl OpenShell for Bridge {
     }
 
     async fn update_config(&self, r: Request<UpdateConfigRequest>) -> Result<Response<UpdateConfigResponse>, Status> {
-        let body = translate::update_config(&r.into_inner().encode_to_vec()).map_err(bridge_fault)?;
+        let body = translate::update_config(&r.into_inner().encode_to_vec())?;
         typed(self.unary("UpdateConfig", body).await?)
     }
 
@@ -200,9 +199,9 @@ impl OpenShell for Bridge {
         r: Request<GetSandboxLogsRequest>,
     ) -> Result<Response<GetSandboxLogsResponse>, Status> {
         let bytes = r.into_inner().encode_to_vec();
-        let id = self.id_of(&translate::named_sandbox(&bytes).map_err(bridge_fault)?).await?;
-        let body = translate::get_logs(&bytes, &id).map_err(bridge_fault)?;
-        typed(translate::logs(&self.unary("GetSandboxLogs", body).await?).map_err(bridge_fault)?)
+        let id = self.id_of(&translate::named_sandbox(&bytes)?).await?;
+        let body = translate::get_logs(&bytes, &id)?;
+        typed(translate::logs(&self.unary("GetSandboxLogs", body).await?)?)
     }
 }
 
@@ -210,7 +209,7 @@ impl OpenShell for Bridge {
 fn events_of(events: Streaming<Vec<u8>>) -> Events {
     Box::pin(events.map(|event| {
         let bytes = event?;
-        ExecSandboxEvent::decode(&*bytes).map_err(|e| bridge_fault(e.to_string()))
+        Ok(ExecSandboxEvent::decode(&*bytes).map_err(error::WireError::from)?)
     }))
 }
 

@@ -9,9 +9,12 @@
 //! milliseconds. Answers, 0.0.x to 0.1.x: the reverse of those, a creation time in
 //! milliseconds becoming a timestamp, a delete's `deleted` becoming its outcome.
 
-use super::wire::{Message, Value};
+use super::{
+    error::WireError,
+    wire::{Message, Value},
+};
 
-type Result<T> = std::result::Result<T, String>;
+type Result<T> = std::result::Result<T, WireError>;
 
 /// Field numbers, named as in the two `.proto`s.
 mod field {
@@ -63,8 +66,8 @@ fn policy_to_old(policy: &mut Message) -> Result<()> {
     each_endpoint(policy, &|endpoint| {
         for (number, names) in modes() {
             for value in endpoint.take(number) {
-                let Value::Varint(v) = value else { return Err(format!("endpoint field {number} is not an enum")) };
-                let name = names.get(v as usize).ok_or_else(|| format!("endpoint field {number}: no value {v}"))?;
+                let Value::Varint(v) = value else { return Err(WireError::NotAnEnum(number)) };
+                let name = names.get(v as usize).ok_or(WireError::NoSuchValue { field: number, value: v })?;
                 endpoint.push_string(number, name);
             }
         }
@@ -76,7 +79,7 @@ fn policy_to_new(policy: &mut Message) -> Result<()> {
     each_endpoint(policy, &|endpoint| {
         for (number, names) in modes() {
             for value in endpoint.take(number) {
-                let Value::Bytes(text) = value else { return Err(format!("endpoint field {number} is not a string")) };
+                let Value::Bytes(text) = value else { return Err(WireError::NotAString(number)) };
                 let text = String::from_utf8_lossy(&text).to_ascii_lowercase();
                 let v = names.iter().position(|n| *n == text).unwrap_or(0);
                 if v != 0 {
@@ -137,7 +140,7 @@ pub fn list(bytes: &[u8]) -> Result<(Vec<u8>, u64, u64)> {
     let mut m = decode(bytes)?;
     let limit = m.varint(1).unwrap_or(0);
     let token = m.string(2);
-    let offset = if token.is_empty() { 0 } else { token.parse().map_err(|_| format!("bad page token {token:?}"))? };
+    let offset = if token.is_empty() { 0 } else { token.parse().map_err(|_| WireError::PageToken(token.clone()))? };
     m.take(2);
     if offset > 0 {
         m.push(2, Value::Varint(offset));
@@ -234,7 +237,7 @@ pub fn exec(bytes: &[u8], id: &str) -> Result<Vec<u8>> {
 /// An interactive exec's first frame (`ExecSandboxInput.start`, field 1).
 pub fn exec_start(bytes: &[u8], id: &str) -> Result<Vec<u8>> {
     let mut m = decode(bytes)?;
-    let mut out = Err("the first frame must be `start`".to_string());
+    let mut out = Err(WireError::NoStart);
     for value in m.take(1) {
         if let Value::Bytes(start) = value {
             out = exec(&start, id);
@@ -246,7 +249,7 @@ pub fn exec_start(bytes: &[u8], id: &str) -> Result<Vec<u8>> {
 
 /// The sandbox an interactive exec's first frame names.
 pub fn exec_start_sandbox(bytes: &[u8]) -> Result<String> {
-    named_sandbox(decode(bytes)?.bytes(1).ok_or("the first frame must be `start`")?)
+    named_sandbox(decode(bytes)?.bytes(1).ok_or(WireError::NoStart)?)
 }
 
 /// `UpdateConfig`: the policy's modes as strings, selector 10 as workspace 10, no request id 11.

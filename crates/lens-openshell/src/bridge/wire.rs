@@ -3,6 +3,8 @@
 
 use prost::encoding::{WireType, decode_key, decode_varint, encode_key, encode_varint};
 
+use super::error::WireError;
+
 /// One field's value as the wire carries it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Value {
@@ -17,19 +19,23 @@ pub enum Value {
 pub struct Message(pub Vec<(u32, Value)>);
 
 impl Message {
-    pub fn decode(mut buf: &[u8]) -> Result<Self, String> {
+    pub fn decode(mut buf: &[u8]) -> Result<Self, WireError> {
         let mut fields = Vec::new();
         while !buf.is_empty() {
-            let (number, kind) = decode_key(&mut buf).map_err(|e| e.to_string())?;
+            let (number, kind) = decode_key(&mut buf)?;
             let value = match kind {
-                WireType::Varint => Value::Varint(decode_varint(&mut buf).map_err(|e| e.to_string())?),
-                WireType::SixtyFourBit => Value::Fixed64(take(&mut buf, 8)?.try_into().map_err(|_| "short")?),
-                WireType::ThirtyTwoBit => Value::Fixed32(take(&mut buf, 4)?.try_into().map_err(|_| "short")?),
-                WireType::LengthDelimited => {
-                    let len = decode_varint(&mut buf).map_err(|e| e.to_string())?;
-                    Value::Bytes(take(&mut buf, usize::try_from(len).map_err(|_| "too long")?)?.to_vec())
+                WireType::Varint => Value::Varint(decode_varint(&mut buf)?),
+                WireType::SixtyFourBit => {
+                    Value::Fixed64(take(&mut buf, 8)?.try_into().map_err(|_| WireError::Truncated)?)
                 }
-                WireType::StartGroup | WireType::EndGroup => return Err("groups are not used here".into()),
+                WireType::ThirtyTwoBit => {
+                    Value::Fixed32(take(&mut buf, 4)?.try_into().map_err(|_| WireError::Truncated)?)
+                }
+                WireType::LengthDelimited => {
+                    let len = decode_varint(&mut buf)?;
+                    Value::Bytes(take(&mut buf, usize::try_from(len).map_err(|_| WireError::Truncated)?)?.to_vec())
+                }
+                WireType::StartGroup | WireType::EndGroup => return Err(WireError::Group),
             };
             fields.push((number, value));
         }
@@ -107,13 +113,13 @@ impl Message {
     pub fn each(
         &mut self,
         number: u32,
-        mut change: impl FnMut(&mut Message) -> Result<(), String>,
-    ) -> Result<(), String> {
+        mut change: impl FnMut(&mut Message) -> Result<(), WireError>,
+    ) -> Result<(), WireError> {
         for (n, value) in &mut self.0 {
             if *n != number {
                 continue;
             }
-            let Value::Bytes(bytes) = value else { return Err(format!("field {number} is not a message")) };
+            let Value::Bytes(bytes) = value else { return Err(WireError::NotAMessage(number)) };
             let mut inner = Message::decode(bytes)?;
             change(&mut inner)?;
             *bytes = inner.encode();
@@ -122,9 +128,9 @@ impl Message {
     }
 }
 
-fn take<'a>(buf: &mut &'a [u8], n: usize) -> Result<&'a [u8], String> {
+fn take<'a>(buf: &mut &'a [u8], n: usize) -> Result<&'a [u8], WireError> {
     if buf.len() < n {
-        return Err("a field runs past the message's end".into());
+        return Err(WireError::Truncated);
     }
     let (head, rest) = buf.split_at(n);
     *buf = rest;
