@@ -81,7 +81,7 @@ async fn runs_and_the_python_kernel_trust_the_ca_the_sandbox_names_for_its_proxy
 /// The sandbox's container, by its name on the gateway.
 fn container(name: &str) -> String {
     let out = std::process::Command::new("podman")
-        .args(["--runtime", "runc", "ps", "-q", "--filter", &format!("label=openshell.ai/sandbox-name={name}")])
+        .args(["ps", "-q", "--filter", &format!("label=openshell.ai/sandbox-name={name}")])
         .output()
         .unwrap();
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
@@ -94,7 +94,7 @@ async fn a_sandbox_killed_from_outside_is_started_again_by_the_next_run() {
     let id = container("lens-chat-killed");
     assert!(!id.is_empty(), "the sandbox runs in a container");
     let killed = std::process::Command::new("podman")
-        .args(["--runtime", "runc", "kill", &id])
+        .args(["kill", &id])
         .stdout(std::process::Stdio::null())
         .status()
         .unwrap();
