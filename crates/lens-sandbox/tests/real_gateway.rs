@@ -93,11 +93,8 @@ async fn a_sandbox_killed_from_outside_is_started_again_by_the_next_run() {
     ok(&bash(&*d, "killed", "echo kept > f", T).await);
     let id = container("lens-chat-killed");
     assert!(!id.is_empty(), "the sandbox runs in a container");
-    let killed = std::process::Command::new("podman")
-        .args(["kill", &id])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
+    let killed =
+        std::process::Command::new("podman").args(["kill", &id]).stdout(std::process::Stdio::null()).status().unwrap();
     assert!(killed.success());
     // The gateway keeps such a sandbox in ERROR and will neither stop nor start it: the
     // next run has it made anew, and says that its files went with the container.
