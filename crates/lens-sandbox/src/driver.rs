@@ -2,7 +2,10 @@
 
 use std::{collections::BTreeMap, pin::Pin, time::Duration};
 
-use futures_util::Stream;
+use futures_util::{
+    FutureExt, Stream,
+    future::{BoxFuture, Shared},
+};
 use lens_types::{OutputStream, RunEnding};
 use serde::{Deserialize, Serialize};
 
@@ -58,9 +61,52 @@ pub enum RunEvent {
     /// What the run reached on the network, host by host; comes just before `Ended`
     /// (after `Files`), and only when the run made connections and the driver can say.
     Network(Vec<lens_types::NetReach>),
+    /// In place of `Network` where the driver learns it only after the run's ending.
+    NetworkSoon(NetworkSoon),
     Ended(RunEnding),
     /// The run could not start (no such program, ...); nothing more comes.
     Failed(String),
+}
+
+/// What a run reached on the network, where the driver learns it only after the run
+/// has ended (an OpenShell gateway's proxy logs its decisions, and its sandbox pushes
+/// the lines up to a second late): the run ends without waiting, and whoever keeps the
+/// run's record adds this to it when it comes (empty: nothing to add).
+#[derive(Clone)]
+pub struct NetworkSoon(Shared<BoxFuture<'static, Vec<lens_types::NetReach>>>);
+
+impl NetworkSoon {
+    pub fn new(reached: impl Future<Output = Vec<lens_types::NetReach>> + Send + 'static) -> Self {
+        Self(reached.boxed().shared())
+    }
+
+    /// The record, when it has come.
+    pub async fn get(self) -> Vec<lens_types::NetReach> {
+        self.0.await
+    }
+
+    /// The same record, changed as it comes (what a person may allow, say).
+    pub fn map(
+        self,
+        change: impl FnOnce(Vec<lens_types::NetReach>) -> Vec<lens_types::NetReach> + Send + 'static,
+    ) -> Self {
+        Self::new(async move { change(self.get().await) })
+    }
+}
+
+/// The same record, not an equal one: a record to come has no value to compare yet.
+impl PartialEq for NetworkSoon {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.ptr_eq(&other.0)
+    }
+}
+
+impl Eq for NetworkSoon {}
+
+impl std::fmt::Debug for NetworkSoon {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NetworkSoon(..)")
+    }
 }
 
 /// A run in progress. Dropping it stops the run and kills its processes.
@@ -258,7 +304,7 @@ pub async fn run_to_end(mut run: RunStream) -> Result<WholeRun, SandboxError> {
         match event {
             RunEvent::Output { stream: OutputStream::Stdout, bytes } => stdout.extend(bytes),
             RunEvent::Output { stream: OutputStream::Stderr, bytes } => stderr.extend(bytes),
-            RunEvent::Files(_) | RunEvent::Network(_) => {}
+            RunEvent::Files(_) | RunEvent::Network(_) | RunEvent::NetworkSoon(_) => {}
             RunEvent::Ended(ending) => return Ok(WholeRun { stdout, stderr, ending }),
             RunEvent::Failed(message) => return Err(SandboxError::Backend(message)),
         }

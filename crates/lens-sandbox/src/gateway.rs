@@ -56,7 +56,8 @@ const CALL_DEADLINE: Duration = Duration::from_secs(30);
 
 /// How long after a run its sandbox's log is read: the sandbox's supervisor pushes its
 /// lines to the gateway in batches every half second, so the run's last connections
-/// reach the gateway up to that long after the run.
+/// reach the gateway up to that long after the run. The run does not wait for it: its
+/// record is added to its step when read (`NetworkSoon`).
 const LOG_SETTLE: Duration = Duration::from_millis(1000);
 
 /// How long reading a run's log may take before the run ends without its record.
@@ -142,12 +143,12 @@ impl RunHost for Remote {
     }
 
     /// The gateway's proxy's decisions since the run began, from the sandbox's log
-    /// (none asked for when sandboxes have no network). The gateway's clock is taken to
-    /// agree with this server's, as NTP keeps them.
-    async fn reached(&self) -> Vec<lens_types::NetReach> {
+    /// once its last lines have reached the gateway (none asked for when sandboxes have
+    /// no network). The gateway's clock is taken to agree with this server's, as NTP
+    /// keeps them.
+    fn reached_soon(&self) -> Option<crate::NetworkSoon> {
         let began = self.run_began.lock().ok().and_then(|b| *b);
-        let Some(began) = began.filter(|_| self.network_on.load(Ordering::SeqCst)) else { return Vec::new() };
-        tokio::time::sleep(LOG_SETTLE).await;
+        let began = began.filter(|_| self.network_on.load(Ordering::SeqCst))?;
         let ask = GetSandboxLogsRequest {
             sandbox: self.name.clone(),
             since_time: Some(began.into()),
@@ -155,18 +156,21 @@ impl RunHost for Remote {
             workspace_scope: workspace_scope(),
             ..Default::default()
         };
-        let mut client = self.client.clone();
-        match tokio::time::timeout(LOG_DEADLINE, client.get_sandbox_logs(ask)).await {
-            Ok(Ok(reply)) => network_log::reached(&reply.into_inner().logs),
-            Ok(Err(status)) => {
-                tracing::warn!(sandbox = %self.name, error = %status.message(), "the sandbox's log could not be read");
-                Vec::new()
+        let (mut client, name) = (self.client.clone(), self.name.clone());
+        Some(crate::NetworkSoon::new(async move {
+            tokio::time::sleep(LOG_SETTLE).await;
+            match tokio::time::timeout(LOG_DEADLINE, client.get_sandbox_logs(ask)).await {
+                Ok(Ok(reply)) => network_log::reached(&reply.into_inner().logs),
+                Ok(Err(status)) => {
+                    tracing::warn!(sandbox = %name, error = %status.message(), "the sandbox's log could not be read");
+                    Vec::new()
+                }
+                Err(_) => {
+                    tracing::warn!(sandbox = %name, "the sandbox's log was not read in time");
+                    Vec::new()
+                }
             }
-            Err(_) => {
-                tracing::warn!(sandbox = %self.name, "the sandbox's log was not read in time");
-                Vec::new()
-            }
-        }
+        }))
     }
 
     fn run_ended(&self) {

@@ -46,8 +46,8 @@ pub use admission::{Admission, AdmissionLimits, Elsewhere, Held, OwnerOf, host_m
 pub use capture::{CapturedRun, MODEL_TEXT_LIMIT, OutputCapture};
 pub use check::check;
 pub use driver::{
-    DriverSettings, ExecRequest, FileEntry, FilePart, RunEvent, RunStream, SandboxDriver, SandboxInfo, SandboxState,
-    WholeRun, run_to_end,
+    DriverSettings, ExecRequest, FileEntry, FilePart, NetworkSoon, RunEvent, RunStream, SandboxDriver, SandboxInfo,
+    SandboxState, WholeRun, run_to_end,
 };
 pub use error::SandboxError;
 pub use gateway::{GatewayCheck, GatewayDriver, GatewayOptions, check_gateway, start_gateway};

@@ -73,6 +73,12 @@ pub(crate) trait RunHost: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// What the run reached on the network, where the driver learns it only after the
+    /// run's ending (asked once, as the run ends, in place of [`reached`](Self::reached)).
+    fn reached_soon(&self) -> Option<crate::NetworkSoon> {
+        None
+    }
+
     /// The run is over (ended, or its reader let go).
     fn run_ended(&self);
 
@@ -120,6 +126,10 @@ pub(crate) fn run_stream<H: RunHost>(
                 return event;
             }
             self.network_told = true;
+            if let Some(soon) = self.running.reached_soon() {
+                self.queued.push_front(event);
+                return RunEvent::NetworkSoon(soon);
+            }
             let reached = self.running.reached().await;
             if reached.is_empty() {
                 return event;

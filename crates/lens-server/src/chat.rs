@@ -10,6 +10,7 @@ pub mod endings;
 pub mod fork;
 pub mod history;
 pub mod hub;
+mod late_network;
 pub mod live_run;
 pub mod machine;
 pub mod notebook;

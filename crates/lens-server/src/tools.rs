@@ -37,11 +37,14 @@ pub struct ToolOutcome {
     pub result: String,
     pub output: Option<RunOutput>,
     pub file: Option<SharedFileRef>,
+    /// What the run reached on the network, when it comes only after the run's ending:
+    /// the answer adds it to the run's step then (`output.network` is empty till then).
+    pub network_soon: Option<lens_sandbox::NetworkSoon>,
 }
 
 impl ToolOutcome {
     pub fn failed(message: impl Into<String>) -> Self {
-        Self { ok: false, cut: false, result: message.into(), output: None, file: None }
+        Self { ok: false, cut: false, result: message.into(), output: None, file: None, network_soon: None }
     }
 }
 

@@ -29,6 +29,8 @@ struct Decision {
     allowed: bool,
     /// The rule that allowed it, or why it was refused.
     why: String,
+    /// Refused: it failed on its way rather than by a rule.
+    failed: bool,
 }
 
 /// The records of a run's log lines: one per host, port and outcome, in the order first
@@ -41,6 +43,8 @@ pub(crate) fn reached(lines: &[SandboxLogLine]) -> Vec<NetReach> {
             && decision.host.parse::<std::net::IpAddr>().is_err();
         let reason = if decision.allowed {
             format!("allowed by the gateway's policy ({})", decision.why)
+        } else if decision.failed {
+            decision.why.clone()
         } else {
             format!("refused by the gateway: {}", decision.why)
         };
@@ -51,8 +55,14 @@ pub(crate) fn reached(lines: &[SandboxLogLine]) -> Vec<NetReach> {
 }
 
 fn decision(line: &SandboxLogLine) -> Option<Decision> {
+    if line.message.starts_with("NET:FAIL ") {
+        return failure(&line.message);
+    }
     if line.message.starts_with("NET:") {
         return shorthand(&line.message);
+    }
+    if line.message.starts_with("HTTP:") {
+        return http_refusal(&line.message);
     }
     if line.message == "CONNECT" {
         let field = |k: &str| line.fields.get(k).map(String::as_str).unwrap_or_default();
@@ -63,6 +73,7 @@ fn decision(line: &SandboxLogLine) -> Option<Decision> {
             port: field("dst_port").parse().ok()?,
             allowed,
             why: why.to_owned(),
+            failed: false,
         });
     }
     None
@@ -71,27 +82,88 @@ fn decision(line: &SandboxLogLine) -> Option<Decision> {
 /// A network event's shorthand: its action, `-> host:port`, and the `[policy:…]` and
 /// `[reason:…]` tags.
 fn shorthand(message: &str) -> Option<Decision> {
-    let allowed = if message.contains("] ALLOWED ") {
-        true
-    } else if message.contains("] DENIED ") {
-        false
-    } else {
-        return None;
-    };
+    let allowed = action(message)?;
     let (_, after) = message.split_once(" -> ")?;
-    let target = after.split_whitespace().next()?;
-    // A protocol follows bypass events (`host:443/tcp`).
+    let (host, port) = host_port(after.split_whitespace().next()?)?;
+    let why = if allowed { tag(message, "policy").unwrap_or_default() } else { reason(message).unwrap_or_default() };
+    Some(Decision { host, port, allowed, why, failed: false })
+}
+
+/// A connection the proxy let through that then failed (`NET:FAIL [LOW] host:port`,
+/// a TLS or relay error upstream): not reached. The proxy's message is kept out of the
+/// shorthand when a destination is named, so the reason is the proxy's word only.
+fn failure(message: &str) -> Option<Decision> {
+    let target = message.split_whitespace().nth(2).filter(|t| !t.starts_with('['))?;
+    let (host, port) = host_port(target)?;
+    let why = match tag(message, "msg") {
+        Some(msg) => format!("the connection failed at the gateway's proxy ({msg})"),
+        None => "the connection failed at the gateway's proxy".to_owned(),
+    };
+    Some(Decision { host, port, allowed: false, why, failed: true })
+}
+
+/// A request the proxy refused inside an allowed connection (its L7 rules: the
+/// read-only registries' upload). Allowed requests are not records of their own: the
+/// connection's `NET:OPEN` line is.
+///
+/// ```text
+/// HTTP:POST [MED] DENIED pip(9) -> POST https://registry.example/legacy/ [policy:registries engine:l7] [reason:L7_REQUEST deny …]
+/// ```
+fn http_refusal(message: &str) -> Option<Decision> {
+    if action(message)? {
+        return None;
+    }
+    let after = message.split_once(" -> ").map_or_else(
+        // Without a process the request follows the action: `DENIED POST https://…`.
+        || message.split_once("] DENIED ").map(|(_, rest)| rest),
+        |(_, rest)| Some(rest),
+    )?;
+    let mut words = after.split_whitespace();
+    let method = words.next()?;
+    let url = words.next()?;
+    let (scheme, rest) = url.split_once("://")?;
+    let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
+    let (host, port) = match host_port(authority) {
+        Some(hp) => hp,
+        None => (authority.to_owned(), if scheme == "http" { 80 } else { 443 }),
+    };
+    let refusal = reason(message).unwrap_or_else(|| "refused by its rules".into());
+    Some(Decision { host, port, allowed: false, why: format!("{method} /{path}: {refusal}"), failed: false })
+}
+
+/// `ALLOWED` or `DENIED`; `None` for events that decide nothing.
+fn action(message: &str) -> Option<bool> {
+    if message.contains("] ALLOWED ") {
+        Some(true)
+    } else if message.contains("] DENIED ") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// `host:port`, with a protocol after bypass events' targets (`host:443/tcp`).
+fn host_port(target: &str) -> Option<(String, u16)> {
     let target = target.split_once('/').map_or(target, |(t, _)| t);
     let (host, port) = target.rsplit_once(':')?;
-    let tag = |name: &str| {
-        let start = message.find(&format!("[{name}:"))? + name.len() + 2;
-        let rest = &message[start..];
-        // A reason runs to its tag's end: the last `]` (it may hold brackets itself).
-        let end = if name == "reason" { rest.rfind(']')? } else { rest.find([' ', ']'])? };
-        Some(rest[..end].to_owned())
-    };
-    let why = if allowed { tag("policy").unwrap_or_default() } else { tag("reason").unwrap_or_default() };
-    Some(Decision { host: host.to_owned(), port: port.parse().ok()?, allowed, why })
+    Some((host.trim_matches(['[', ']']).to_owned(), port.parse().ok()?))
+}
+
+/// A `[name:…]` tag's value, to its first space or `]` (`msg` to the tag's end).
+fn tag(message: &str, name: &str) -> Option<String> {
+    let start = message.find(&format!("[{name}:"))? + name.len() + 2;
+    let rest = &message[start..];
+    let end = if name == "msg" { rest.rfind(']')? } else { rest.find([' ', ']'])? };
+    Some(rest[..end].to_owned())
+}
+
+/// The refusal's reason: the last field of its bracket (`[reason:…]`, or after other
+/// fields, `[attempt:2 reason:…]`), running to the bracket's end (it may hold brackets).
+fn reason(message: &str) -> Option<String> {
+    let start = message.find("[reason:").or_else(|| message.find(" reason:"))?;
+    let rest = &message[start..];
+    let rest = &rest[rest.find(':')? + 1..];
+    Some(rest[..rest.rfind(']')?].to_owned())
 }
 
 #[cfg(test)]
@@ -118,7 +190,7 @@ mod tests {
             line("some other line"),
         ];
         let records = reached(&lines);
-        assert_eq!(records.len(), 3, "{records:?}");
+        assert_eq!(records.len(), 3, "an allowed request is its connection's record: {records:?}");
         let files = &records[0];
         assert_eq!(
             (files.host.as_str(), files.port, files.allowed, files.connections),
@@ -152,5 +224,44 @@ mod tests {
             .chain([line("NET:OPEN [INFO] ALLOWED -(-) -> h.example:99999 [policy:lens engine:opa]")])
             .collect();
         assert_eq!(reached(&lines).len(), crate::reached::MOST_HOSTS);
+    }
+
+    #[test]
+    fn a_request_the_l7_rules_refused_is_a_refusal_with_its_reason() {
+        let lines = [
+            line("NET:OPEN [INFO] ALLOWED pip(9) -> registry.example:443 [policy:registries engine:opa]"),
+            line(
+                "HTTP:POST [MED] DENIED pip(9) -> POST https://registry.example/legacy/ [policy:registries engine:l7] \
+                 [reason:L7_REQUEST deny POST /legacy/ [not in allowed methods]]",
+            ),
+            line(
+                "HTTP:PUT [MED] DENIED PUT http://other.example:8080/x [policy:o engine:l7] [attempt:2 reason:read only]",
+            ),
+        ];
+        let records = reached(&lines);
+        assert_eq!(records.len(), 3, "{records:?}");
+        assert!(records[0].allowed);
+        let upload = &records[1];
+        assert_eq!((upload.host.as_str(), upload.port, upload.allowed), ("registry.example", 443, false));
+        assert_eq!(
+            upload.reason,
+            "refused by the gateway: POST /legacy/: L7_REQUEST deny POST /legacy/ [not in allowed methods]"
+        );
+        assert!(!upload.allowable, "a refused request is no host to allow: {upload:?}");
+        assert_eq!((records[2].port, records[2].reason.as_str()), (8080, "refused by the gateway: PUT /x: read only"));
+    }
+
+    #[test]
+    fn a_connection_that_failed_at_the_proxy_is_not_reached() {
+        let lines = [
+            line("NET:OPEN [INFO] ALLOWED curl(7) -> down.example:443 [policy:lens engine:opa]"),
+            line("NET:FAIL [LOW] down.example:443"),
+            line("NET:FAIL [LOW] [msg:Proxy connection error: reset]"),
+        ];
+        let records = reached(&lines);
+        assert_eq!(records.len(), 2, "a failure without a host is no record: {records:?}");
+        assert_eq!((records[1].host.as_str(), records[1].allowed), ("down.example", false));
+        assert_eq!(records[1].reason, "the connection failed at the gateway's proxy");
+        assert!(!records[1].allowable);
     }
 }

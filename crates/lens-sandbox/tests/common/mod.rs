@@ -83,11 +83,16 @@ pub async fn reached(d: &dyn SandboxDriver, chat: &str, script: &str) -> Option<
     let timeout = Duration::from_secs(30);
     let req = ExecRequest { argv: vec!["bash".into(), "-c".into(), script.into()], env: Default::default(), timeout };
     let mut run = d.exec(chat, req).await.unwrap();
-    let mut network = None;
+    let (mut network, mut later) = (None, None);
     while let Some(event) = run.next().await {
         match event {
             RunEvent::Network(n) => network = Some(n),
-            RunEvent::Ended(_) => return network,
+            RunEvent::NetworkSoon(soon) => later = Some(soon),
+            // Read after the ending, as the server adds it to the run's step.
+            RunEvent::Ended(_) => match later {
+                Some(soon) => return Some(soon.get().await).filter(|n| !n.is_empty()),
+                None => return network,
+            },
             RunEvent::Failed(e) => panic!("{e}"),
             _ => {}
         }

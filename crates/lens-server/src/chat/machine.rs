@@ -36,6 +36,11 @@ pub enum Input {
     },
     /// The person (or the server) stopped the answer.
     Stop,
+    /// What a run reached on the network, come after the run's ending: added to its step.
+    NetworkCame {
+        step_id: String,
+        network: Vec<lens_types::NetReach>,
+    },
 }
 
 /// What the runner must do next, in order.
@@ -145,7 +150,8 @@ impl AnswerMachine {
     }
 
     pub fn on(&mut self, input: Input) -> Vec<Action> {
-        if self.finished {
+        // A run's late network record is added even as the answer ends: it is the run's.
+        if self.finished && !matches!(input, Input::NetworkCame { .. }) {
             return Vec::new();
         }
         match input {
@@ -165,6 +171,7 @@ impl AnswerMachine {
             Input::ToolDone { step_id, outcome } => self.tool_done(&step_id, *outcome),
             Input::Stop => self.finish(MessageStatus::Stopped, None),
             Input::Asked { step_id, approval } => self.asked(&step_id, approval),
+            Input::NetworkCame { step_id, network } => self.network_came(&step_id, network),
             Input::Decided { step_id, approved } => self.decided(&step_id, approved),
         }
     }
@@ -293,6 +300,15 @@ impl AnswerMachine {
         vec![Action::Emit(StreamEvent::Step { step: step.clone() }), Action::Save]
     }
 
+    /// A finished run's network record, shown and saved with its step; nothing when it is
+    /// empty or the step has no run's output.
+    fn network_came(&mut self, step_id: &str, network: Vec<lens_types::NetReach>) -> Vec<Action> {
+        let Some(step) = self.steps.iter_mut().find(|s| s.id == step_id) else { return Vec::new() };
+        let Some(output) = step.output.as_mut().filter(|_| !network.is_empty()) else { return Vec::new() };
+        output.network = network;
+        vec![Action::Emit(StreamEvent::Step { step: step.clone() }), Action::Save]
+    }
+
     fn finish(&mut self, status: MessageStatus, error: Option<ApiError>) -> Vec<Action> {
         self.finished = true;
         let mut out = Vec::new();
@@ -324,7 +340,7 @@ mod tests {
     }
 
     fn ok(text: &str) -> ToolOutcome {
-        ToolOutcome { ok: true, cut: false, result: text.into(), output: None, file: None }
+        ToolOutcome { ok: true, cut: false, result: text.into(), output: None, file: None, network_soon: None }
     }
 
     fn machine(rounds: usize) -> AnswerMachine {
@@ -424,6 +440,36 @@ mod tests {
         });
         let a = m.on(Input::Stop);
         assert!(matches!(&a[0], Action::Emit(StreamEvent::Step { step }) if step.status == StepStatus::Failed));
+    }
+
+    #[test]
+    fn a_runs_late_network_record_is_added_to_its_step_even_as_the_answer_ends() {
+        let mut m = machine(4);
+        m.start();
+        m.on(Input::Model(ModelEvent::ToolCall(call("c1", "echo")), None));
+        m.on(Input::ModelDone);
+        let mut ran = ok("ran");
+        ran.output = Some(serde_json::from_value(json!({
+            "language": "bash", "code": "curl", "stdout": "", "stderr": "", "stdout_cut": false, "stderr_cut": false,
+            "stdout_bytes": 0, "stderr_bytes": 0, "ending": {"exited": {"code": 0}}, "duration_ms": 5,
+        })).unwrap());
+        m.on(Input::ToolDone { step_id: "s1".into(), outcome: Box::new(ran) });
+        m.on(Input::Stop);
+        let reach: lens_types::NetReach = serde_json::from_value(json!({
+            "host": "a.example", "port": 443, "allowed": true, "reason": "r", "connections": 1,
+            "bytes_sent": null, "bytes_received": null,
+        }))
+        .unwrap();
+        let nothing = m.on(Input::NetworkCame { step_id: "s1".into(), network: vec![] });
+        assert!(nothing.is_empty(), "an empty record changes nothing: {nothing:?}");
+        let a = m.on(Input::NetworkCame { step_id: "s1".into(), network: vec![reach.clone()] });
+        assert!(
+            matches!(&a[..], [Action::Emit(StreamEvent::Step { step }), Action::Save]
+                if step.output.as_ref().unwrap().network == [reach.clone()]),
+            "{a:?}"
+        );
+        assert_eq!(m.steps()[0].output.as_ref().unwrap().network, [reach]);
+        assert!(m.on(Input::NetworkCame { step_id: "s9".into(), network: vec![] }).is_empty());
     }
 
     #[test]

@@ -14,6 +14,7 @@ use lens_types::{ContextUse, MessageView, StepStatus, StreamEvent, ToolStep};
 use super::{
     AnswerLog, Chats,
     history::{DEFAULT_CONTEXT_TOKENS, person_note, tokens},
+    late_network::LATE_MAX,
     machine::Input,
     runner::{AnswerTarget, Running, SoFar, end, finish_log, run_tool, save_so_far},
     sandbox_lease::{self, NotHeld},
@@ -43,13 +44,23 @@ pub async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>, answer
     steps.push(step.clone());
     save_so_far(&chats, &target, SoFar::Saved(progress(&answer, &steps, &turns)), None).await;
 
-    let outcome = ran(&chats, &target, &log, SoFar::Saved(progress(&answer, &steps, &turns)), &step).await;
+    let mut outcome = ran(&chats, &target, &log, SoFar::Saved(progress(&answer, &steps, &turns)), &step).await;
     let window = match chats.models.current().await {
         Ok((_, window)) => window,
         Err(_) => DEFAULT_CONTEXT_TOKENS,
     };
-    let step = ended(step, outcome, window);
+    let soon = outcome.as_mut().and_then(|o| o.network_soon.take());
+    let mut step = ended(step, outcome, window);
     log.push(StreamEvent::Step { step: step.clone() });
+    // The run has ended for the person; its network record, when it comes later, is
+    // shown and saved with the answer's ending.
+    if let Some(soon) = soon
+        && let Ok(network) = tokio::time::timeout(LATE_MAX, soon.get()).await
+        && let Some(output) = step.output.as_mut().filter(|_| !network.is_empty())
+    {
+        output.network = network;
+        log.push(StreamEvent::Step { step: step.clone() });
+    }
     if let Some(last) = steps.last_mut() {
         *last = step.clone();
     }

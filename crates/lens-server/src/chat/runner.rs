@@ -16,6 +16,7 @@ use super::{
     AnswerLog, Chats,
     endings::Ending,
     history::{SYSTEM_PROMPT, model_history},
+    late_network::LateNetwork,
     live_run::LiveCapture,
     machine::{Action, AnswerMachine, Input},
     sandbox_lease::{self, NotHeld, SandboxHold},
@@ -121,6 +122,8 @@ pub(super) async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>)
     let mut last_save = Instant::now();
     // The conversation's sandbox, once a sandbox tool runs: this replica's until the end.
     let mut sandbox: Option<Option<SandboxHold>> = None;
+    // Runs' network records that come after their runs ended.
+    let mut late = LateNetwork::default();
 
     let final_error = loop {
         if let Some(action) = pending.pop_front() {
@@ -181,7 +184,8 @@ pub(super) async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>)
                     }
                     let running =
                         Running { chats: &chats, target: &target, log: &log, so_far: SoFar::Machine(&machine) };
-                    let (input, stopped) = run_tool(running, &tools, &mut stop, step_id, call).await;
+                    let (mut input, stopped) = run_tool(running, &tools, &mut stop, step_id, call).await;
+                    late.take_from(&mut input);
                     let actions = machine.on(input);
                     if stopped {
                         // The run's step (cut short, with its output) is shown and saved;
@@ -193,6 +197,14 @@ pub(super) async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>)
                     }
                 }
                 Action::Finish { status, error } => {
+                    // The runs' records still coming are shown and saved with the ending.
+                    for came in late.rest().await {
+                        machine.on(came).into_iter().for_each(|a| {
+                            if let Action::Emit(event) = a {
+                                log.push(event);
+                            }
+                        });
+                    }
                     let turns = machine.turns();
                     let progress = AnswerProgress {
                         text: machine.text(),
@@ -225,6 +237,7 @@ pub(super) async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>)
                 None => Input::ModelDone,
             },
             _ = stop.wait_for(|s| *s) => Input::Stop,
+            came = late.next() => came,
         };
         if matches!(input, Input::ModelDone | Input::ModelFailed(_) | Input::Stop) {
             waiting = Waiting::Nothing;

@@ -84,6 +84,7 @@ impl Tool for ImportSandboxFile {
                     .to_string(),
                 output: None,
                 file: None,
+                network_soon: None,
             },
             Err(e) => ToolOutcome::failed(e.to_string()),
         }

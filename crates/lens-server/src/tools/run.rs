@@ -186,6 +186,7 @@ async fn follow(
     let mut ending = RunEnding::Killed { signal: 0 };
     let mut files: Vec<FileEntry> = Vec::new();
     let mut network = Vec::new();
+    let mut network_soon = None;
     let mut log = RunLog::new(place.files.shared.clone(), &place.chat_id, place.files.limits.share_max_mb << 20);
     let mut live_budget = LiveOutput::new(place.settings.shown);
     loop {
@@ -212,6 +213,7 @@ async fn follow(
             }
             RunEvent::Files(made) => files = made,
             RunEvent::Network(reached) => network = reached,
+            RunEvent::NetworkSoon(soon) => network_soon = Some(soon),
             RunEvent::Failed(message) => return ToolOutcome::failed(message),
         }
     }
@@ -220,12 +222,17 @@ async fn follow(
     let mut output = run.output;
     output.files = files.iter().map(|f| MadeFile { path: f.path.clone(), size: f.size, shared: None }).collect();
     output.images = keep_images(place, &files).await;
-    output.network = network;
     // A refused host is the person's to allow only where the admin lets people.
-    output.network.iter_mut().for_each(|r| r.allowable &= place.settings.people_allow_hosts);
+    let people_allow = place.settings.people_allow_hosts;
+    let allowable = move |mut network: Vec<lens_types::NetReach>| {
+        network.iter_mut().for_each(|r| r.allowable &= people_allow);
+        network
+    };
+    output.network = allowable(network);
+    let network_soon = network_soon.map(|soon| soon.map(allowable));
     let cut = output.stdout_cut || output.stderr_cut;
     output.log = keep_log(place, log, cut, &output).await;
-    ToolOutcome { ok, cut: run.cut_for_model, result: run.for_model, output: Some(output), file: None }
+    ToolOutcome { ok, cut: run.cut_for_model, result: run.for_model, output: Some(output), file: None, network_soon }
 }
 
 /// Whether a run must ask first: the sandbox reaches the network and text the person did

@@ -39,15 +39,27 @@ impl Tool for SandboxFiles {
     async fn run(&self, ctx: ToolContext, args: serde_json::Value, _live: OutputSink) -> ToolOutcome {
         let path = args["path"].as_str().unwrap_or("");
         match self.driver.list_files(&ctx.chat_id, path).await {
-            Ok(entries) if entries.is_empty() => {
-                ToolOutcome { ok: true, cut: false, result: "(empty)".into(), output: None, file: None }
-            }
+            Ok(entries) if entries.is_empty() => ToolOutcome {
+                ok: true,
+                cut: false,
+                result: "(empty)".into(),
+                output: None,
+                file: None,
+                network_soon: None,
+            },
             Ok(entries) => {
                 let lines: Vec<String> = entries
                     .iter()
                     .map(|e| if e.is_dir { format!("{}/", e.path) } else { format!("{}  ({} bytes)", e.path, e.size) })
                     .collect();
-                ToolOutcome { ok: true, cut: false, result: lines.join("\n"), output: None, file: None }
+                ToolOutcome {
+                    ok: true,
+                    cut: false,
+                    result: lines.join("\n"),
+                    output: None,
+                    file: None,
+                    network_soon: None,
+                }
             }
             Err(e) => ToolOutcome::failed(e.to_string()),
         }

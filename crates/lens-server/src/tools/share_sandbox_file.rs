@@ -59,6 +59,7 @@ impl Tool for ShareSandboxFile {
                 result: json!({"id": file.id, "name": file.name, "size": file.size}).to_string(),
                 output: None,
                 file: Some(file),
+                network_soon: None,
             },
             Err(e) => ToolOutcome::failed(e.to_string()),
         }

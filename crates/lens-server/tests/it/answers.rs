@@ -127,7 +127,14 @@ impl Tool for Echo {
         let text = args["text"].as_str().unwrap_or("").to_owned();
         let _ = live.send((OutputStream::Stdout, text.clone()));
         let _ = live.send((OutputStream::Stderr, "warn".into()));
-        ToolOutcome { ok: !text.is_empty(), cut: false, result: format!("echoed {text}"), output: None, file: None }
+        ToolOutcome {
+            ok: !text.is_empty(),
+            cut: false,
+            result: format!("echoed {text}"),
+            output: None,
+            file: None,
+            network_soon: None,
+        }
     }
 }
 

@@ -279,7 +279,19 @@ async fn on_a_gateway_a_step_says_what_the_gateways_proxy_decided_and_an_allowed
     let code = "curl -sS -m 10 -o /dev/null https://listed.invalid/ 2>&1 | head -c 200; echo\n\
                 curl -sS -m 10 -o /dev/null https://wanted.invalid/ 2>&1 | head -c 200";
     let aid = admin.ask(&cid, &format!("```bash\n{code}\n```")).await;
-    let first = admin.done_after(&cid, &aid, "0").await;
+    let events = admin.events(&cid, &aid, Some("0"), 10_000).await;
+    // The run ends without waiting for the gateway's log; its record follows on its step.
+    let steps: Vec<&lens_types::ToolStep> = events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            StreamEvent::Step { step } if step.status == lens_types::StepStatus::Succeeded => Some(step),
+            _ => None,
+        })
+        .collect();
+    let network = |s: &lens_types::ToolStep| s.output.as_ref().map_or(0, |o| o.network.len());
+    assert!(steps.len() >= 2 && network(steps[0]) == 0, "the run's ending came first: {steps:?}");
+    assert_eq!(network(steps[steps.len() - 1]), 2, "then its record: {steps:?}");
+    let Some((_, StreamEvent::Done { message: first })) = events.last().cloned() else { panic!("{events:?}") };
     let output = first.steps[0].output.as_ref().unwrap();
     let seen: Vec<(&str, bool, bool)> =
         output.network.iter().map(|r| (r.host.as_str(), r.allowed, r.allowable)).collect();
