@@ -222,17 +222,18 @@ async fn follow(
     let mut output = run.output;
     output.files = files.iter().map(|f| MadeFile { path: f.path.clone(), size: f.size, shared: None }).collect();
     output.images = keep_images(place, &files).await;
-    // A refused host is the person's to allow only where the admin lets people.
     let people_allow = place.settings.people_allow_hosts;
-    let allowable = move |mut network: Vec<lens_types::NetReach>| {
-        network.iter_mut().for_each(|r| r.allowable &= people_allow);
-        network
-    };
-    output.network = allowable(network);
-    let network_soon = network_soon.map(|soon| soon.map(allowable));
+    output.network = allowable_where(people_allow, network);
+    let network_soon = network_soon.map(|soon| soon.map(move |n| allowable_where(people_allow, n)));
     let cut = output.stdout_cut || output.stderr_cut;
     output.log = keep_log(place, log, cut, &output).await;
     ToolOutcome { ok, cut: run.cut_for_model, result: run.for_model, output: Some(output), file: None, network_soon }
+}
+
+/// A refused host is the person's to allow only where the admin lets people.
+fn allowable_where(people_allow: bool, mut network: Vec<lens_types::NetReach>) -> Vec<lens_types::NetReach> {
+    network.iter_mut().for_each(|r| r.allowable &= people_allow);
+    network
 }
 
 /// Whether a run must ask first: the sandbox reaches the network and text the person did
