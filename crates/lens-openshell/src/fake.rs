@@ -117,7 +117,13 @@ struct FakeSandbox {
     life: Life,
     /// Its home folder (`/sandbox` inside).
     dir: PathBuf,
+    /// The newest policy version the gateway gave it (its spec holds that policy).
     policy_version: u32,
+    /// What its supervisor stand-in has loaded: the proxy decides by this one.
+    loaded: (u32, Option<SandboxPolicy>),
+    /// When the newest policy is loaded: the real supervisor asks for it only every
+    /// `OPENSHELL_POLICY_POLL_INTERVAL_SECS` (10 s), and at its start.
+    loads_at: Option<Instant>,
     /// The policy it was created with: what a live sandbox may not change is held to it.
     baseline: Option<SandboxPolicy>,
     /// Its container, when the fake contains.
@@ -127,6 +133,16 @@ struct FakeSandbox {
 }
 
 impl FakeSandbox {
+    /// Loads the newest policy once its poll has come (a stopped sandbox's supervisor
+    /// loads it when it starts again).
+    fn settle(&mut self) {
+        let due = self.loads_at.is_some_and(|at| Instant::now() >= at);
+        if due && self.life == Life::Ready {
+            self.loaded = (self.policy_version, self.spec.as_ref().and_then(|s| s.policy.clone()));
+            self.loads_at = None;
+        }
+    }
+
     fn phase(&mut self) -> SandboxPhase {
         match self.life {
             Life::Coming(phase, _) => phase,
@@ -138,6 +154,7 @@ impl FakeSandbox {
     }
 
     fn view(&mut self, name: &str) -> Sandbox {
+        self.settle();
         let phase = self.phase();
         Sandbox {
             metadata: Some(ObjectMeta {
@@ -150,7 +167,7 @@ impl FakeSandbox {
             spec: self.spec.clone(),
             status: Some(SandboxStatus {
                 phase: phase as i32,
-                current_policy_version: self.policy_version,
+                current_policy_version: self.loaded.0,
                 conditions: match self.life {
                     Life::Exited => vec![SandboxCondition {
                         r#type: "Ready".into(),
@@ -175,6 +192,8 @@ pub(crate) struct State {
     /// Process groups of commands running, by sandbox.
     groups: Mutex<HashMap<String, HashSet<i32>>>,
     provision: Duration,
+    /// How long a pushed policy waits for the supervisor's next poll.
+    policy_poll: Duration,
     max_page: usize,
     pub(crate) faults: Faults,
     next_id: AtomicU64,
@@ -208,10 +227,12 @@ impl State {
     }
 
     /// Sandbox `name`'s policy now and its id, for its proxy's decisions.
+    /// The policy its supervisor has loaded, and its id.
     fn policy_and_id(&self, name: &str) -> (Option<SandboxPolicy>, String) {
-        let Ok(all) = self.sandboxes.lock() else { return (None, String::new()) };
-        let Some(s) = all.get(name) else { return (None, String::new()) };
-        (s.spec.as_ref().and_then(|spec| spec.policy.clone()), s.id.clone())
+        let Ok(mut all) = self.sandboxes.lock() else { return (None, String::new()) };
+        let Some(s) = all.get_mut(name) else { return (None, String::new()) };
+        s.settle();
+        (s.loaded.1.clone(), s.id.clone())
     }
 
     /// Forgets deleted sandboxes whose time has come.
@@ -253,6 +274,10 @@ pub struct FakeOptions {
     pub client_role: Option<String>,
     /// The most sandboxes one list page holds (the gateway's 1000; fewer to test paging).
     pub max_page: usize,
+    /// How long a policy pushed to a running sandbox takes to be loaded and decide its
+    /// connections (`current_policy_version` tells when): the real supervisor polls for
+    /// it every 10 s. Short by default, never none, so Lens's wait for it is always met.
+    pub policy_poll: Duration,
 }
 
 impl Default for FakeOptions {
@@ -263,6 +288,7 @@ impl Default for FakeOptions {
             contain: false,
             client_role: Some(CLIENT_ROLE.to_owned()),
             max_page: MAX_PAGE_SIZE,
+            policy_poll: Duration::from_millis(300),
         }
     }
 }
@@ -287,6 +313,7 @@ impl FakeGateway {
             request_ids: Mutex::default(),
             groups: Mutex::default(),
             provision: options.provision,
+            policy_poll: options.policy_poll,
             max_page: options.max_page.max(1),
             faults: Faults::default(),
             next_id: AtomicU64::new(1),
@@ -538,6 +565,7 @@ impl OpenShell for Gateway {
             let id = format!("sbx-{}", self.state.next_id.fetch_add(1, Ordering::Relaxed));
             let life = Life::Coming(SandboxPhase::Provisioning, self.state.next_id.fetch_add(1, Ordering::Relaxed));
             let (home, inside) = (dir.clone(), container.clone());
+            let loaded = (1, r.spec.as_ref().and_then(|s| s.policy.clone()));
             all.insert(
                 r.name.clone(),
                 FakeSandbox {
@@ -547,6 +575,8 @@ impl OpenShell for Gateway {
                     life,
                     dir,
                     policy_version: 1,
+                    loaded,
+                    loads_at: None,
                     baseline,
                     container,
                     proxy,
@@ -644,6 +674,8 @@ impl OpenShell for Gateway {
         self.with(&r.name, |s| match s.life {
             Life::Stopped => {
                 s.life = Life::Coming(SandboxPhase::Starting, generation);
+                // Its supervisor's first poll, at its start, loads the newest policy.
+                s.loads_at = s.loads_at.map(|_| Instant::now());
                 state.connect_later(&r.name, s.life, provision, s.dir.clone(), s.container.clone());
                 Ok(())
             }
@@ -744,11 +776,13 @@ impl OpenShell for Gateway {
         scoped(&r.workspace_scope)?;
         let new = r.policy.clone().unwrap_or_default();
         policy_checks::check(&new)?;
+        let policy_poll = self.state.policy_poll;
         let version = self.with(&r.sandbox, |s| {
             if let Some(baseline) = &s.baseline {
                 policy_checks::check_update(baseline, &new)?;
             }
             s.policy_version += 1;
+            s.loads_at = Some(Instant::now() + policy_poll);
             if let Some(spec) = s.spec.as_mut() {
                 spec.policy = r.policy.clone();
             } else {

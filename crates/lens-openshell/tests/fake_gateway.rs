@@ -425,3 +425,57 @@ async fn an_interactive_execs_input_ending_ends_its_command_but_a_unary_execs_do
     assert_eq!(ended.code(), tonic::Code::Unavailable);
     assert!(!String::from_utf8_lossy(&stdout).contains("done"), "the command was ended: {stdout:?}");
 }
+
+/// A `CONNECT` through the sandbox's proxy: its status line.
+async fn connect_through(proxy: std::net::SocketAddr, target: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(proxy).await.unwrap();
+    s.write_all(format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n").as_bytes()).await.unwrap();
+    let mut head = [0u8; 12];
+    s.read_exact(&mut head).await.unwrap();
+    String::from_utf8_lossy(&head).into_owned()
+}
+
+#[tokio::test]
+async fn a_pushed_policy_decides_only_once_the_supervisors_next_poll_has_loaded_it() {
+    use lens_openshell::proto::openshell::{
+        sandbox::v1::{NetworkBinary, NetworkEndpoint, NetworkPolicyRule, SandboxPolicy},
+        v1::UpdateConfigRequest,
+    };
+    let fake = FakeGateway::start_with(FakeOptions { policy_poll: Duration::from_secs(2), ..Default::default() })
+        .await
+        .unwrap();
+    let mut c = ready(&fake, "poll").await;
+    let proxy = fake.proxy_address("poll").expect("an uncontained fake's proxy");
+    let version = |s: Option<lens_openshell::proto::openshell::v1::Sandbox>| {
+        s.and_then(|s| s.status).map(|s| s.current_policy_version).unwrap_or_default()
+    };
+    let get = || GetSandboxRequest { name: "poll".into(), workspace_scope: workspace_scope() };
+    assert_eq!(version(c.get_sandbox(get()).await.unwrap().into_inner().sandbox), 1);
+    assert_eq!(connect_through(proxy, "listed.invalid:443").await, "HTTP/1.1 403");
+    let endpoint = NetworkEndpoint { host: "listed.invalid".into(), ports: vec![443], ..Default::default() };
+    let rule = NetworkPolicyRule {
+        name: "lens".into(),
+        endpoints: vec![endpoint],
+        binaries: vec![NetworkBinary { path: "/**".into() }],
+    };
+    let policy = SandboxPolicy { network_policies: [("lens".to_owned(), rule)].into(), ..Default::default() };
+    let update = UpdateConfigRequest {
+        sandbox: "poll".into(),
+        policy: Some(policy),
+        workspace_scope: workspace_scope(),
+        ..Default::default()
+    };
+    let given = c.update_config(update).await.unwrap().into_inner().version;
+    assert_eq!(given, 2);
+    // Taken, not yet loaded: the old policy still decides.
+    assert_eq!(version(c.get_sandbox(get()).await.unwrap().into_inner().sandbox), 1);
+    assert_eq!(connect_through(proxy, "listed.invalid:443").await, "HTTP/1.1 403");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while version(c.get_sandbox(get()).await.unwrap().into_inner().sandbox) < given {
+        assert!(std::time::Instant::now() < deadline, "never loaded");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Loaded: let out (the host does not resolve, so the proxy answers 502 after its decision).
+    assert_ne!(connect_through(proxy, "listed.invalid:443").await, "HTTP/1.1 403");
+}

@@ -234,6 +234,12 @@ pub trait SandboxDriver: crate::agent_core::AgentCalls + Send + Sync {
         None
     }
 
+    /// While a run waits for the conversation's sandbox to put new network settings
+    /// into force (an OpenShell sandbox loads a new policy at its next poll).
+    async fn settling(&self, _chat_id: &str) -> bool {
+        false
+    }
+
     async fn list(&self) -> Result<Vec<SandboxInfo>, SandboxError>;
 
     /// Puts new settings into force: limits and admission for sandboxes started from now

@@ -13,6 +13,7 @@ mod bridge;
 mod last_used;
 mod network_log;
 mod policy;
+mod policy_wait;
 mod start;
 
 use std::{
@@ -100,6 +101,8 @@ pub(crate) struct Remote {
     network_on: Arc<AtomicBool>,
     /// Whether the gateway's sandbox was made anew at this start, its files lost.
     remade: bool,
+    /// The policy versions sent to it and loaded by it.
+    policy: policy_wait::PolicyVersions,
 }
 
 impl Remote {
@@ -219,6 +222,9 @@ pub struct GatewayDriver {
     egress_notes: crate::relay::EgressLog,
     /// Whether sandboxes have a network now: a run's record is read only then.
     network_on: Arc<AtomicBool>,
+    /// Sandboxes a run waits on to load a new policy (not behind the slots' locks: asked
+    /// while a sandbox starts).
+    settling: Mutex<std::collections::HashSet<String>>,
     /// Stops going on in the background (`stop_later`), awaited at shutdown.
     stopping: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// Itself, for the tasks `configure` starts.
@@ -245,6 +251,7 @@ impl GatewayDriver {
             chat_hosts: Default::default(),
             egress_notes: Default::default(),
             network_on: Arc::new(AtomicBool::new(settings.network.is_some())),
+            settling: Mutex::default(),
             stopping: Mutex::default(),
             me: me.clone(),
         }))
@@ -375,21 +382,26 @@ impl GatewayDriver {
         policy::policy(self.settings().network.as_ref(), &self.options.home, &self.chat_hosts.of(name))
     }
 
-    /// Sends `policy` to sandbox `name`; a refusal is logged.
+    /// Sends `policy` to sandbox `name`: the version the gateway gave it.
     async fn send_policy(
         &self,
         client: &mut OpenShellClient<Channel>,
         name: &str,
         policy: lens_openshell::proto::openshell::sandbox::v1::SandboxPolicy,
-    ) {
+    ) -> Result<u32, GatewayError> {
         let request = UpdateConfigRequest {
             sandbox: name.to_owned(),
             policy: Some(policy),
             workspace_scope: workspace_scope(),
             request_id: uuid::Uuid::new_v4().to_string(),
         };
-        if let Err(s) = client.update_config(request).await {
-            tracing::warn!(sandbox = %name, error = %GatewayError::rpc("UpdateConfig", &s), "the network policy was not applied");
+        match client.update_config(request).await {
+            Ok(reply) => Ok(reply.into_inner().version),
+            Err(s) => {
+                let e = GatewayError::rpc("UpdateConfig", &s);
+                tracing::warn!(sandbox = %name, error = %e, "the network policy was not applied");
+                Err(e)
+            }
         }
     }
 
@@ -402,11 +414,11 @@ impl GatewayDriver {
             names.retain(|n| only.as_ref().is_none_or(|o| o == n));
             for name in names {
                 let policy = driver.policy_of(&name);
-                if driver.live(&name).await.is_none() {
-                    continue;
-                }
+                let Some(remote) = driver.live(&name).await else { continue };
                 let Ok(mut client) = driver.client().await else { return };
-                driver.send_policy(&mut client, &name, policy).await;
+                if let Ok(version) = driver.send_policy(&mut client, &name, policy).await {
+                    remote.policy.sent(version);
+                }
             }
         });
     }
@@ -419,6 +431,7 @@ impl AgentBackend for GatewayDriver {
     async fn sandbox(&self, chat_id: &str) -> Result<(Arc<Remote>, bool, InUse), SandboxError> {
         let (remote, healed, hold) = self.remote(chat_id).await?;
         self.used(&remote.name);
+        self.policy_in_force(&remote).await;
         Ok((remote, healed, hold))
     }
 
@@ -468,6 +481,10 @@ impl SandboxDriver for GatewayDriver {
 
     async fn queued(&self, chat_id: &str) -> Option<usize> {
         self.admission.place(&sandbox_name(chat_id).ok()?)
+    }
+
+    async fn settling(&self, chat_id: &str) -> bool {
+        sandbox_name(chat_id).is_ok_and(|name| self.is_settling(&name))
     }
 
     async fn list(&self) -> Result<Vec<SandboxInfo>, SandboxError> {

@@ -9,7 +9,7 @@ use std::{
     time::Duration,
 };
 
-use lens_openshell::fake::FakeGateway;
+use lens_openshell::fake::{FakeGateway, FakeOptions};
 use lens_sandbox::{
     AdmissionLimits, DriverSettings, GatewayAddress, GatewayOptions, Network, RunEnding, SandboxDriver, SandboxError,
     SandboxState,
@@ -376,6 +376,44 @@ async fn a_sandbox_stopped_while_the_network_changed_starts_again_under_the_new_
     let policy = fake.policy("lens-chat-later").unwrap();
     let listed: Vec<&str> = policy.network_policies["lens"].endpoints.iter().map(|e| e.host.as_str()).collect();
     assert_eq!(listed, ["two.example.org"], "the policy at the sandbox's new start");
+}
+
+#[tokio::test]
+async fn a_run_right_after_a_settings_change_waits_for_its_sandbox_to_load_it_and_meets_it() {
+    // The supervisor loads a pushed policy only at its next poll: here five seconds on.
+    let options_ = FakeOptions { policy_poll: Duration::from_secs(5), ..Default::default() };
+    let fake = FakeGateway::start_with(options_).await.unwrap();
+    let d = lens_sandbox::start_gateway(options(&fake), &settings(Some(hosts(&["old.invalid"])))).unwrap();
+    let curl = "curl -sS -m 10 -o /dev/null https://new.invalid/ 2>&1 | head -c 200";
+    let before = reached(&*d, "change", curl).await.expect("a record");
+    assert!(!before[0].allowed, "{before:?}");
+    d.configure(&settings(Some(hosts(&["new.invalid"]))));
+    // Sent: the gateway holds it at once; the sandbox's supervisor has not loaded it.
+    for _ in 0..400 {
+        let policy = fake.policy("lens-chat-change").unwrap();
+        if policy.network_policies["lens"].endpoints[0].host == "new.invalid" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let run = {
+        let d = d.clone();
+        tokio::spawn(async move { reached(&*d, "change", curl).await })
+    };
+    let mut told = false;
+    for _ in 0..400 {
+        told = d.settling("change").await;
+        if told || run.is_finished() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(told, "the run says it waits for the new settings");
+    let after = run.await.unwrap().expect("a record");
+    assert!(after[0].allowed && after[0].host == "new.invalid", "the run met the change: {after:?}");
+    assert!(!d.settling("change").await);
+    // Nothing new sent: the next run does not wait.
+    assert_eq!(bash(&*d, "change", "echo ok", T).await.0, "ok\n");
 }
 
 #[tokio::test]

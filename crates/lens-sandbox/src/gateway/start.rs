@@ -44,7 +44,7 @@ impl GatewayDriver {
             .await?;
         let mut client = self.client().await?;
         let (remade, held) = self.provision(&mut client, chat_id, name, &settings).await?;
-        self.bring_policy_up_to_date(&mut client, name, held).await;
+        let sent = self.bring_policy_up_to_date(&mut client, name, held).await;
         let (home, proxy_env) = self.prepare(&mut client, name).await?;
         let workspace = format!("{home}/workspace");
         let mut env = settings.limits.sandbox_env(&workspace);
@@ -93,6 +93,11 @@ impl GatewayDriver {
             run_began: std::sync::Mutex::default(),
             network_on: self.network_on.clone(),
             remade,
+            policy: {
+                let versions = policy_wait::PolicyVersions::default();
+                versions.sent(sent.unwrap_or(0));
+                versions
+            },
         }))
     }
 
@@ -227,19 +232,20 @@ impl GatewayDriver {
 
     /// Sends the current policy when the gateway holds another: a sandbox stopped while
     /// the settings (or its conversation's hosts) changed was not sent the change, and
-    /// the gateway starts it again with the policy it had. A refusal is logged; the run
-    /// goes on under the old policy.
+    /// the gateway starts it again with the policy it had. The version the gateway gave
+    /// it, for the run to wait on; a refusal is logged, and the run goes on under the
+    /// old policy.
     async fn bring_policy_up_to_date(
         &self,
         client: &mut OpenShellClient<Channel>,
         name: &str,
         held: Option<SandboxPolicy>,
-    ) {
+    ) -> Option<u32> {
         let policy = self.policy_of(name);
         if held.as_ref() == Some(&policy) {
-            return;
+            return None;
         }
-        self.send_policy(client, name, policy).await;
+        self.send_policy(client, name, policy).await.ok()
     }
 
     /// Writes the agent into the sandbox, part by part.

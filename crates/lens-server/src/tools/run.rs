@@ -154,7 +154,7 @@ async fn wait_in_line(
     start: impl Future<Output = Result<RunStream, SandboxError>>,
 ) -> Result<RunStream, SandboxError> {
     tokio::pin!(start);
-    let mut shown = None;
+    let (mut shown, mut settling_shown) = (None, false);
     loop {
         tokio::select! {
             started = &mut start => return started,
@@ -167,6 +167,11 @@ async fn wait_in_line(
                     let _ = live.send((lens_types::OutputStream::Stdout, text));
                 }
                 shown = now;
+                if !settling_shown && place.driver.settling(&place.chat_id).await {
+                    settling_shown = true;
+                    let text = "[waiting for the sandbox to put the new network settings into force]\n".to_owned();
+                    let _ = live.send((lens_types::OutputStream::Stdout, text));
+                }
             }
         }
     }
