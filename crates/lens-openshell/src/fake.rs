@@ -81,6 +81,9 @@ pub struct Faults {
     pub slow_stop_ms: AtomicU64,
     /// Stops being answered now.
     pub stopping: AtomicU64,
+    /// Every `UpdateConfig` is refused, as the gateway refuses a policy its checks find
+    /// unsafe or a change a live sandbox may not take (INVALID_ARGUMENT).
+    pub refuse_policy: AtomicBool,
     /// Bumped to drop every exec stream open now, mid-run.
     drops: tokio::sync::watch::Sender<u64>,
 }
@@ -776,6 +779,9 @@ impl OpenShell for Gateway {
         scoped(&r.workspace_scope)?;
         let new = r.policy.clone().unwrap_or_default();
         policy_checks::check(&new)?;
+        if self.state.faults.refuse_policy.load(Ordering::SeqCst) {
+            return Err(Status::invalid_argument("policy contains unsafe content: refused by the test"));
+        }
         let policy_poll = self.state.policy_poll;
         let version = self.with(&r.sandbox, |s| {
             if let Some(baseline) = &s.baseline {

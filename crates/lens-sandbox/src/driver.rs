@@ -246,6 +246,14 @@ pub trait SandboxDriver: crate::agent_core::AgentCalls + Send + Sync {
     /// on, the pool's size and the network at once.
     fn configure(&self, settings: &DriverSettings);
 
+    /// [`configure`](Self::configure), then waits until a new network policy has reached
+    /// the sandboxes running now. `Err` when the backend refused it: the settings before
+    /// are put back, on the driver and on the sandboxes, so nothing of the change stays.
+    async fn reconfigure(&self, settings: &DriverSettings) -> Result<(), SandboxError> {
+        self.configure(settings);
+        Ok(())
+    }
+
     /// The egress proxy's latest decisions, newest last.
     fn egress_log(&self) -> Vec<EgressDecision>;
 

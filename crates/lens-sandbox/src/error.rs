@@ -24,6 +24,9 @@ pub enum SandboxError {
     /// The workspace is full.
     #[error("the sandbox's disk quota is used up")]
     QuotaExceeded,
+    /// The backend refused a change of settings (the sentence says which and why).
+    #[error("{0}")]
+    Refused(String),
     /// The driver or its backend failed; the log has details.
     #[error("the sandbox failed: {0}")]
     Backend(String),

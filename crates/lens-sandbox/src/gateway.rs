@@ -405,22 +405,62 @@ impl GatewayDriver {
         }
     }
 
-    /// Sends the current network policy to every connected sandbox (or to `only`).
+    /// Sends the current network policy to every connected sandbox (or to `only`), in
+    /// the background; refusals are logged.
     fn push_policy(&self, only: Option<String>) {
         let driver = self.me.clone();
         tokio::spawn(async move {
-            let Some(driver) = driver.upgrade() else { return };
-            let mut names: Vec<String> = driver.running.lock().await.keys().cloned().collect();
-            names.retain(|n| only.as_ref().is_none_or(|o| o == n));
-            for name in names {
-                let policy = driver.policy_of(&name);
-                let Some(remote) = driver.live(&name).await else { continue };
-                let Ok(mut client) = driver.client().await else { return };
-                if let Ok(version) = driver.send_policy(&mut client, &name, policy).await {
-                    remote.policy.sent(version);
-                }
+            if let Some(driver) = driver.upgrade() {
+                driver.push_policy_now(only, true).await;
             }
         });
+    }
+
+    /// Sends the current network policy to every connected sandbox (or to `only`): the
+    /// sandboxes that refused it, and why. Not `patient`, one starting now is left to a
+    /// background push once it has started.
+    async fn push_policy_now(&self, only: Option<String>, patient: bool) -> Vec<(String, String)> {
+        let mut slots: Vec<(String, Slot)> =
+            self.running.lock().await.iter().map(|(n, s)| (n.clone(), s.clone())).collect();
+        slots.retain(|(n, _)| only.as_ref().is_none_or(|o| o == n));
+        let mut refused = Vec::new();
+        for (name, slot) in slots {
+            // One starting now is sent it once started, in the background: an admin's
+            // change does not wait on a sandbox's start.
+            let live = match slot.try_lock() {
+                Ok(live) => live.clone(),
+                Err(_) if patient => slot.lock().await.clone(),
+                Err(_) => {
+                    self.push_policy(Some(name));
+                    continue;
+                }
+            };
+            let policy = self.policy_of(&name);
+            let Some(remote) = live else { continue };
+            let mut client = match self.client().await {
+                Ok(client) => client,
+                Err(e) => {
+                    refused.push((name, e.to_string()));
+                    continue;
+                }
+            };
+            match self.send_policy(&mut client, &name, policy).await {
+                Ok(version) => remote.policy.sent(version),
+                Err(e) => refused.push((name, e.to_string())),
+            }
+        }
+        refused
+    }
+
+    /// Takes new settings; `true` when their network differs from the old.
+    fn take_settings(&self, settings: &DriverSettings) -> bool {
+        let changed = self.settings().network != settings.network;
+        self.admission.set_limits(settings.admission);
+        if let Ok(mut s) = self.settings.lock() {
+            *s = settings.clone();
+        }
+        self.network_on.store(settings.network.is_some(), Ordering::SeqCst);
+        changed
     }
 }
 
@@ -494,15 +534,26 @@ impl SandboxDriver for GatewayDriver {
     /// New limits apply to sandboxes started from now on; a new network policy is sent
     /// to the running ones at once.
     fn configure(&self, settings: &DriverSettings) {
-        let changed = self.settings().network != settings.network;
-        self.admission.set_limits(settings.admission);
-        if let Ok(mut s) = self.settings.lock() {
-            *s = settings.clone();
-        }
-        self.network_on.store(settings.network.is_some(), Ordering::SeqCst);
-        if changed {
+        if self.take_settings(settings) {
             self.push_policy(None);
         }
+    }
+
+    /// The new network policy sent to every running sandbox before the answer; one that
+    /// refuses it puts the old settings back everywhere.
+    async fn reconfigure(&self, settings: &DriverSettings) -> Result<(), SandboxError> {
+        let before = self.settings();
+        if !self.take_settings(settings) {
+            return Ok(());
+        }
+        let refused = self.push_policy_now(None, false).await;
+        let Some((name, why)) = refused.into_iter().next() else { return Ok(()) };
+        self.take_settings(&before);
+        let still = self.push_policy_now(None, false).await;
+        if !still.is_empty() {
+            tracing::warn!(sandboxes = still.len(), "the old network policy could not be put back everywhere");
+        }
+        Err(SandboxError::Refused(format!("the gateway refused the new network policy for {name}: {why}")))
     }
 
     /// The gateway's proxy decides and logs egress itself (in each sandbox's log, which

@@ -417,6 +417,29 @@ async fn a_run_right_after_a_settings_change_waits_for_its_sandbox_to_load_it_an
 }
 
 #[tokio::test]
+async fn a_network_change_the_gateway_refuses_is_an_error_and_the_old_settings_stay() {
+    let (d, fake) = driver(Some(hosts(&["old.invalid"]))).await;
+    bash(&*d, "keep", "true", T).await;
+    fake.faults().refuse_policy.store(true, Ordering::SeqCst);
+    let refused = d.reconfigure(&settings(Some(hosts(&["new.invalid"])))).await.unwrap_err();
+    assert!(refused.to_string().contains("refused the new network policy"), "{refused}");
+    assert!(refused.to_string().contains("unsafe content"), "the gateway's reason: {refused}");
+    fake.faults().refuse_policy.store(false, Ordering::SeqCst);
+    let listed = |name: &str| -> Vec<String> {
+        let policy = fake.policy(name).unwrap();
+        policy.network_policies["lens"].endpoints.iter().map(|e| e.host.clone()).collect()
+    };
+    assert_eq!(listed("lens-chat-keep"), ["old.invalid"]);
+    // A sandbox made after the refusal is made under the old settings.
+    bash(&*d, "fresh", "true", T).await;
+    assert_eq!(listed("lens-chat-fresh"), ["old.invalid"], "the driver kept the old settings");
+    // Taken once the gateway takes it, before the answer.
+    d.reconfigure(&settings(Some(hosts(&["new.invalid"])))).await.unwrap();
+    assert_eq!(listed("lens-chat-keep"), ["new.invalid"]);
+    assert_eq!(bash(&*d, "keep", "echo ok", T).await.0, "ok\n");
+}
+
+#[tokio::test]
 async fn under_a_supervisor_that_refuses_seccomp2_the_agent_adds_its_allow_list_all_the_same() {
     // Contained, the fake's sandboxes have a filter in force that refuses further filters
     // through seccomp(2), as NVIDIA's supervisor's does.

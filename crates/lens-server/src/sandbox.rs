@@ -363,7 +363,8 @@ impl SandboxHub {
         if let Some(active) = &current
             && active.place == place
         {
-            active.driver.configure(&driver_settings);
+            // A network the backend refuses is the admin's error; the driver kept the old.
+            active.driver.reconfigure(&driver_settings).await.map_err(conflict)?;
             if let Ok(mut a) = self.active.write()
                 && let Some(active) = a.as_mut()
             {

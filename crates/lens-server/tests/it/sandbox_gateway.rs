@@ -313,3 +313,35 @@ async fn on_a_gateway_a_step_says_what_the_gateways_proxy_decided_and_an_allowed
     assert!(wanted.allowed, "{:?}", output.network);
     assert_eq!(wanted.reason, "allowed by the gateway's policy (lens-conversation)");
 }
+
+#[tokio::test]
+async fn a_network_change_the_gateway_refuses_is_the_admins_error_and_changes_nothing() {
+    let fake = FakeGateway::start().await.unwrap();
+    let app = on_gateway(&fake, None).await;
+    let admin = app.admin().await;
+    let net = json!({"network": "hosts", "hosts": ["old.invalid"]});
+    assert_eq!(admin.put("/api/v1/admin/sandbox", net).await.0, StatusCode::OK);
+    let cid = admin.new_chat().await;
+    let aid = admin.ask(&cid, "```bash\necho up\n```").await;
+    admin.done_after(&cid, &aid, "0").await;
+    fake.faults().refuse_policy.store(true, std::sync::atomic::Ordering::SeqCst);
+    let (status, body) = admin.put("/api/v1/admin/sandbox", json!({"hosts": ["new.invalid"]})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("the gateway refused the new network policy for lens-chat-"), "{body}");
+    assert!(message.contains("InvalidArgument: policy contains unsafe content"), "the gateway's reason: {body}");
+    let (_, settings) = admin.get("/api/v1/admin/sandbox").await;
+    assert_eq!(settings["hosts"], json!(["old.invalid"]), "nothing of the change stays: {settings}");
+    let name = format!("lens-chat-{cid}");
+    let policy = fake.policy(&name).unwrap();
+    let listed: Vec<&str> = policy.network_policies["lens"].endpoints.iter().map(|e| e.host.as_str()).collect();
+    assert!(listed.contains(&"old.invalid") && !listed.contains(&"new.invalid"), "{listed:?}");
+    // The change goes through once the gateway takes it (the next run after a refusal
+    // is the driver's test: here it would ask first, its conversation having had a
+    // networked run).
+    fake.faults().refuse_policy.store(false, std::sync::atomic::Ordering::SeqCst);
+    let (status, body) = admin.put("/api/v1/admin/sandbox", json!({"hosts": ["new.invalid"]})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let policy = fake.policy(&name).unwrap();
+    assert!(policy.network_policies["lens"].endpoints.iter().any(|e| e.host == "new.invalid"), "{policy:?}");
+}
