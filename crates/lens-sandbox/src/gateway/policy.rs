@@ -13,6 +13,28 @@ use crate::{Limits, Network};
 /// The ports a listed host may be reached on.
 const WEB_PORTS: &[u32] = &[443, 80];
 
+/// The variables naming the registries' URLs (`registries::sandbox_env`).
+const REGISTRY_URLS: &[&str] = &["PIP_INDEX_URL", "npm_config_registry"];
+
+/// The ports `host` may be reached on: the web ports, and the port a registry URL names
+/// for it (`https://mirror.example:8443/simple/`). The gateway's policy lists exact
+/// ports, where this machine's proxy lets a listed host out on any.
+fn ports_of(host: &str, network: &Network) -> Vec<u32> {
+    let mut ports = WEB_PORTS.to_vec();
+    let named = network.env.iter().filter(|(k, _)| REGISTRY_URLS.contains(&k.as_str())).filter_map(|(_, url)| {
+        let authority = url.split_once("://")?.1.split(['/', '?', '#']).next()?;
+        let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+        let (name, port) = authority.rsplit_once(':')?;
+        name.eq_ignore_ascii_case(host).then(|| port.parse::<u16>().ok()).flatten()
+    });
+    for port in named.map(u32::from) {
+        if !ports.contains(&port) {
+            ports.push(port);
+        }
+    }
+    ports
+}
+
 /// The programs a rule lets out: every program in the sandbox. The gateway's proxy lets
 /// a connection out only when the calling program (or one of its ancestors) matches a
 /// rule's `binaries`, so a rule naming none lets nothing out; Lens decides by host, not
@@ -65,7 +87,7 @@ pub(crate) fn policy(network: Option<&Network>, home: &str, also: &[String]) -> 
             .map(|host| {
                 let mut endpoint = NetworkEndpoint {
                     host: host.clone(),
-                    ports: WEB_PORTS.to_vec(),
+                    ports: ports_of(host, network),
                     allowed_ips: allowed_ips.clone(),
                     ..Default::default()
                 };
@@ -211,5 +233,24 @@ mod tests {
         );
         assert_eq!(theirs.endpoints[0].access(), NetworkAccessPreset::Unspecified);
         assert_eq!(theirs.binaries, [NetworkBinary { path: "/**".into() }]);
+    }
+
+    #[test]
+    fn a_registry_on_a_port_of_its_own_is_listed_on_that_port_too() {
+        let network = Network {
+            policy: crate::egress::EgressPolicy {
+                hosts: vec!["mirror.example".into(), "other.example".into()],
+                trusted: vec![],
+            },
+            env: vec![
+                ("PIP_INDEX_URL".into(), "https://user:pw@Mirror.example:8443/simple/".into()),
+                ("npm_config_registry".into(), "https://mirror.example/npm/".into()),
+            ],
+            read_only: None,
+        };
+        let policy = policy(Some(&network), "/sandbox", &[]);
+        let rule = &policy.network_policies["lens"];
+        assert_eq!(rule.endpoints[0].ports, [443, 80, 8443]);
+        assert_eq!(rule.endpoints[1].ports, [443, 80], "only the registry's own host");
     }
 }

@@ -43,8 +43,8 @@ impl GatewayDriver {
             .admit(name, chat_id, settings.limits.memory_bytes, |only| self.stop_idle(name, only))
             .await?;
         let mut client = self.client().await?;
-        let (remade, held) = self.provision(&mut client, chat_id, name, &settings).await?;
-        let sent = self.bring_policy_up_to_date(&mut client, name, held).await;
+        let (remade, held, sent_at_start) = self.provision(&mut client, chat_id, name, &settings).await?;
+        let sent = self.bring_policy_up_to_date(&mut client, name, held).await.or(sent_at_start);
         let (home, proxy_env) = self.prepare(&mut client, name).await?;
         let workspace = format!("{home}/workspace");
         let mut env = settings.limits.sandbox_env(&workspace);
@@ -102,29 +102,34 @@ impl GatewayDriver {
     }
 
     /// Makes the sandbox if the gateway has none, starts it if stopped, and waits until
-    /// it is ready; `true` when a failed one was made anew, and the policy the gateway
-    /// holds for it.
+    /// it is ready; `true` when a failed one was made anew, the policy the gateway holds
+    /// for it, and the version of the policy sent to it before it started.
     async fn provision(
         &self,
         client: &mut OpenShellClient<Channel>,
         chat_id: &str,
         name: &str,
         settings: &DriverSettings,
-    ) -> Result<(bool, Option<SandboxPolicy>), SandboxError> {
+    ) -> Result<(bool, Option<SandboxPolicy>, Option<u32>), SandboxError> {
         let deadline = Instant::now() + READY_TIMEOUT;
         // Looked at again soon, then less often: a sandbox that is ready in milliseconds
         // is not kept waiting, one that pulls its image is not asked about a hundred times.
         let mut pause = Duration::from_millis(2);
-        let mut remade = false;
+        let (mut remade, mut sent) = (false, None);
         loop {
             let sandbox = self.get(name).await?;
             let phase = sandbox.as_ref().and_then(|s| s.status.as_ref()).map(|s| s.phase());
             match phase {
                 None => self.create(client, chat_id, name, settings).await?,
                 Some(SandboxPhase::Ready) => {
-                    return Ok((remade, sandbox.and_then(|s| s.spec).and_then(|s| s.policy)));
+                    return Ok((remade, sandbox.and_then(|s| s.spec).and_then(|s| s.policy), sent));
                 }
                 Some(SandboxPhase::Stopped | SandboxPhase::Completed) => {
+                    // Sent before the start: a supervisor starting takes the policy the
+                    // gateway holds then, and may mark one sent during its start as
+                    // loaded without loading it (seen on NVIDIA's gateway).
+                    let held = sandbox.and_then(|s| s.spec).and_then(|s| s.policy);
+                    sent = self.bring_policy_up_to_date(client, name, held).await.or(sent);
                     let request = StartSandboxRequest {
                         name: name.to_owned(),
                         workspace_scope: workspace_scope(),

@@ -3,9 +3,10 @@ one wheel, and an npm registry (under /npm/) with one package. Every request's m
 path is appended to the log file; uploads are answered 201, so a refusal a program sees is
 Lens's proxy's, never this stand-in's.
 
-    python3 registry_standin.py CERT KEY LOG PORT_FILE [PAD_BYTES]
+    python3 registry_standin.py CERT KEY LOG PORT_FILE [PAD_BYTES [ADDRESS]]
 
 PAD_BYTES makes the wheel that much larger (random bytes, stored), for download figures.
+ADDRESS is where it listens (127.0.0.1; a gateway's sandboxes reach the host elsewhere).
 """
 import base64
 import hashlib
@@ -20,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CERT, KEY, LOG, PORT_FILE = sys.argv[1:5]
 PAD = int(sys.argv[5]) if len(sys.argv) > 5 else 0
+ADDRESS = sys.argv[6] if len(sys.argv) > 6 else "127.0.0.1"
 
 
 def wheel():
@@ -115,7 +117,7 @@ class Registry(BaseHTTPRequestHandler):
     do_PUT = do_POST = do_DELETE = do_PATCH = upload
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Registry)
+server = ThreadingHTTPServer((ADDRESS, 0), Registry)
 context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 context.load_cert_chain(CERT, KEY)
 server.socket = context.wrap_socket(server.socket, server_side=True)
