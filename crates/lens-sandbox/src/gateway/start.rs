@@ -125,9 +125,9 @@ impl GatewayDriver {
                     return Ok((remade, sandbox.and_then(|s| s.spec).and_then(|s| s.policy), sent));
                 }
                 Some(SandboxPhase::Stopped | SandboxPhase::Completed) => {
-                    // Sent before the start: a supervisor starting takes the policy the
-                    // gateway holds then, and may mark one sent during its start as
-                    // loaded without loading it (seen on NVIDIA's gateway).
+                    // Sent before the start: a supervisor fetches the policy the gateway
+                    // holds as it starts and reports it loaded at once, where one sent
+                    // after would wait for its next poll (ten seconds), and the run with it.
                     let held = sandbox.and_then(|s| s.spec).and_then(|s| s.policy);
                     sent = self.bring_policy_up_to_date(client, name, held).await.or(sent);
                     let request = StartSandboxRequest {
