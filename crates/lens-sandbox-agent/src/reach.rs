@@ -25,6 +25,19 @@ struct RulesetAttr {
 /// Making block devices: a right no program in a sandbox needs, handled so that the
 /// ruleset is valid on kernels without scopes too (a domain then still blocks ptrace).
 const ACCESS_FS_MAKE_BLOCK: u64 = 1 << 11;
+/// Linking or moving a file into another folder. Landlock refuses it in every domain
+/// that does not grant it by a rule, handled or not (EXDEV: `ln a/f b/f`, npm's cache,
+/// `git` fail), so the programs' domain handles it and grants it everywhere: what may be
+/// written, and so linked, is the agent's own domain's to say.
+const ACCESS_FS_REFER: u64 = 1 << 13;
+const RULE_PATH_BENEATH: u32 = 1;
+
+/// `struct landlock_path_beneath_attr` (packed, as the kernel reads it).
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
 const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1 << 0;
 const SCOPE_SIGNAL: u64 = 1 << 1;
 
@@ -39,18 +52,45 @@ impl UserDomain {
     /// Makes the ruleset; `Err` when the kernel has no Landlock at all.
     pub fn new() -> Result<Self, AgentError> {
         let scoped = RulesetAttr {
-            handled_access_fs: ACCESS_FS_MAKE_BLOCK,
+            handled_access_fs: ACCESS_FS_MAKE_BLOCK | ACCESS_FS_REFER,
             handled_access_net: 0,
             scoped: SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX_SOCKET,
         };
-        if let Ok(ruleset) = create_ruleset(&scoped, std::mem::size_of::<RulesetAttr>()) {
-            return Ok(Self { ruleset, signals_scoped: true });
+        let (ruleset, signals_scoped) = match create_ruleset(&scoped, std::mem::size_of::<RulesetAttr>()) {
+            Ok(ruleset) => (ruleset, true),
+            Err(_) => {
+                // Before ABI 6 the kernel knows only the first two fields.
+                let plain = RulesetAttr { scoped: 0, ..scoped };
+                let ruleset = create_ruleset(&plain, 2 * std::mem::size_of::<u64>()).map_err(|source| {
+                    AgentError::System { call: "landlock_create_ruleset (the programs' domain)", source }
+                })?;
+                (ruleset, false)
+            }
+        };
+        // O_PATH: a sandbox may refuse reading `/` itself (NVIDIA's supervisor does).
+        let root = std::os::unix::fs::OpenOptionsExt::custom_flags(
+            std::fs::OpenOptions::new().read(true),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+        .open("/")
+        .map_err(|source| AgentError::System { call: "open / (the programs' domain)", source })?;
+        let refer = PathBeneathAttr { allowed_access: ACCESS_FS_REFER, parent_fd: root.as_raw_fd() };
+        // SAFETY: `refer` is a live, packed `landlock_path_beneath_attr` the call only
+        // reads; both descriptors are open for its length.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_add_rule,
+                ruleset.as_raw_fd(),
+                RULE_PATH_BENEATH,
+                &refer as *const PathBeneathAttr,
+                0u32,
+            )
+        };
+        if rc < 0 {
+            let source = std::io::Error::last_os_error();
+            return Err(AgentError::System { call: "landlock_add_rule (the programs' domain)", source });
         }
-        // Before ABI 6 the kernel knows only the first two fields.
-        let plain = RulesetAttr { handled_access_fs: ACCESS_FS_MAKE_BLOCK, handled_access_net: 0, scoped: 0 };
-        let ruleset = create_ruleset(&plain, 2 * std::mem::size_of::<u64>())
-            .map_err(|source| AgentError::System { call: "landlock_create_ruleset (the programs' domain)", source })?;
-        Ok(Self { ruleset, signals_scoped: false })
+        Ok(Self { ruleset, signals_scoped })
     }
 
     /// The ruleset's descriptor, for [`enter`] in a forked child.

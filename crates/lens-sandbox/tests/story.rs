@@ -292,6 +292,24 @@ async fn files_made(mut stream: lens_sandbox::RunStream) -> Vec<(String, u64)> {
     panic!("no ending")
 }
 
+/// Hard links and moves between folders (npm's cache, git, `ln`) work in the workspace
+/// and in /tmp, in a command and in the Python kernel; the workspace stays the wall.
+async fn files_are_linked_and_moved_between_folders(d: Arc<dyn SandboxDriver>) {
+    let script = "mkdir -p a b /tmp/x /tmp/y && echo x > a/f && ln a/f b/linked && stat -c %h b/linked \
+                  && python3 -c \"import os; os.rename('a/f', 'b/moved'); print(sorted(os.listdir('b')))\" \
+                  && echo t > /tmp/x/t && ln /tmp/x/t /tmp/y/t && echo tmp";
+    let (out, err, ending) = run(&*d, "links", script, T).await;
+    assert_eq!((out.as_str(), ending), ("2\n['linked', 'moved']\ntmp\n", RunEnding::Exited { code: 0 }), "{err}");
+    let code =
+        "import os\nos.link('b/moved', 'a/again')\nos.rename('a/again', 'again')\nprint(os.stat('again').st_nlink)";
+    let (out, err, _) = python(&*d, "links", code).await;
+    assert_eq!(out, "3\n", "{err}");
+    // Out of the workspace it is refused still: nothing outside may be written.
+    let (_, err, ending) = run(&*d, "links", "ln again /etc/lens-linked", T).await;
+    assert_ne!(ending, RunEnding::Exited { code: 0 }, "{err}");
+    assert_eq!(run(&*d, "links", "echo next", T).await.0, "next\n");
+}
+
 async fn runs_report_the_files_they_made_or_changed(d: Arc<dyn SandboxDriver>) {
     let script = "echo x > made.txt; mkdir -p out; echo yy > out/b.csv; echo z > .hidden";
     let req = ExecRequest { argv: vec!["sh".into(), "-c".into(), script.into()], env: Default::default(), timeout: T };
@@ -563,6 +581,7 @@ both!(
     a_file_of_any_size_goes_in_and_out_in_parts_and_the_sandbox_goes_on,
     a_run_right_after_a_dropped_one_is_not_swept_away,
     runs_report_the_files_they_made_or_changed,
+    files_are_linked_and_moved_between_folders,
     an_idle_sandbox_is_stopped_to_make_room_for_another(1, T),
     a_start_with_no_room_waits_in_line_and_is_refused_after_the_wait(1, Duration::from_secs(3)),
     conversations_taking_turns_in_one_room_lose_no_run(1, Duration::from_secs(60)),
