@@ -164,9 +164,19 @@ def test_the_proxy_decides_by_policy_and_its_lines_come_back_from_get_sandbox_lo
     rule.endpoints.add(host="localhost", ports=[port])
     rule.binaries.add(path="/**")
     scope = datamodel_pb2.WorkspaceSelector(workspace=WORKSPACE)
-    client._stub.UpdateConfig(
+    given = client._stub.UpdateConfig(
         openshell_pb2.UpdateConfigRequest(sandbox=sandbox, policy=policy, workspace_scope=scope), timeout=60
-    )
+    ).version
+    # The gateway takes a policy at once; the sandbox's supervisor loads it at its next
+    # poll, and then reports its version.
+    deadline = time.monotonic() + 60
+    while True:
+        get = openshell_pb2.GetSandboxRequest(name=sandbox, workspace_scope=scope)
+        loaded = client._stub.GetSandbox(get, timeout=60).sandbox.status.current_policy_version
+        if loaded >= given:
+            break
+        assert time.monotonic() < deadline, f"policy {given} never loaded ({loaded})"
+        time.sleep(0.1)
     since = timestamp_pb2.Timestamp()
     since.GetCurrentTime()
     targets = [f"localhost:{port}", "refused.example:443"]
