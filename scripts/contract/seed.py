@@ -135,7 +135,11 @@ ops = [
 ]
 # No cache of earlier failures and no example database: a run is its seed and nothing
 # else, and leaves nothing in the work tree.
+# A request may take its time: the sandbox check starts a scratch sandbox and imports the
+# data stack in it, over ten seconds (schemathesis's default) on two busy cores.
 config = f"""# Written by scripts/contract/seed.py for one run; not kept.
+request-timeout = 60.0
+
 [cache]
 enabled = false
 

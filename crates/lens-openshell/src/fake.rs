@@ -198,6 +198,8 @@ pub(crate) struct State {
     /// How long a pushed policy waits for the supervisor's next poll.
     policy_poll: Duration,
     max_page: usize,
+    /// Roots (PEM) the proxies trust beside the system's when they reach a host.
+    upstream_roots: Vec<u8>,
     pub(crate) faults: Faults,
     next_id: AtomicU64,
     pub(crate) execs: AtomicU64,
@@ -281,6 +283,9 @@ pub struct FakeOptions {
     /// connections (`current_policy_version` tells when): the real supervisor polls for
     /// it every 10 s. Short by default, never none, so Lens's wait for it is always met.
     pub policy_poll: Duration,
+    /// Certificate authorities (PEM) the sandboxes' proxies trust beside the system's
+    /// roots when they end a program's TLS and reach the host: a test's own host.
+    pub upstream_roots: Vec<u8>,
 }
 
 impl Default for FakeOptions {
@@ -292,6 +297,7 @@ impl Default for FakeOptions {
             client_role: Some(CLIENT_ROLE.to_owned()),
             max_page: MAX_PAGE_SIZE,
             policy_poll: Duration::from_millis(300),
+            upstream_roots: Vec::new(),
         }
     }
 }
@@ -317,6 +323,7 @@ impl FakeGateway {
             groups: Mutex::default(),
             provision: options.provision,
             policy_poll: options.policy_poll,
+            upstream_roots: options.upstream_roots.clone(),
             max_page: options.max_page.max(1),
             faults: Faults::default(),
             next_id: AtomicU64::new(1),

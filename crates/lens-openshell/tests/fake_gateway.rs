@@ -479,3 +479,150 @@ async fn a_pushed_policy_decides_only_once_the_supervisors_next_poll_has_loaded_
     // Loaded: let out (the host does not resolve, so the proxy answers 502 after its decision).
     assert_ne!(connect_through(proxy, "listed.invalid:443").await, "HTTP/1.1 403");
 }
+
+/// An HTTPS host on loopback named `localhost`, with a certificate from an authority of
+/// its own (`ca.crt` in its folder): answers every request `200` with its method and
+/// path, and keeps what it was asked.
+struct TlsHost {
+    port: u16,
+    dir: tempfile::TempDir,
+    asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl TlsHost {
+    async fn start() -> Self {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        use tokio_rustls::rustls::{
+            ServerConfig,
+            pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject},
+        };
+        let dir = tempfile::tempdir().unwrap();
+        write_certs(dir.path(), &["localhost"]).unwrap();
+        let chain = CertificateDer::pem_file_iter(dir.path().join("server/tls.crt")).unwrap().map(Result::unwrap);
+        let key = PrivateKeyDer::from_pem_file(dir.path().join("server/tls.key")).unwrap();
+        let config = ServerConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(chain.collect(), key)
+            .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = asked.clone();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let (acceptor, seen) = (acceptor.clone(), seen.clone());
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(tcp).await else { return };
+                    let (r, mut w) = tokio::io::split(tls);
+                    let mut lines = BufReader::new(r).lines();
+                    while let Ok(Some(first)) = lines.next_line().await {
+                        while let Ok(Some(header)) = lines.next_line().await {
+                            if header.is_empty() {
+                                break;
+                            }
+                        }
+                        let asked: Vec<&str> = first.split_whitespace().take(2).collect();
+                        let body = asked.join(" ");
+                        seen.lock().unwrap().push(body.clone());
+                        let answer = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+                        if w.write_all(answer.as_bytes()).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        Self { port, dir, asked }
+    }
+
+    fn ca(&self) -> Vec<u8> {
+        std::fs::read(self.dir.path().join("ca.crt")).unwrap()
+    }
+}
+
+#[tokio::test]
+async fn the_proxy_ends_tls_with_the_sandboxs_authority_and_its_read_only_rules_refuse_an_upload() {
+    use lens_openshell::proto::openshell::{
+        sandbox::v1::{NetworkAccessPreset, NetworkBinary, NetworkEndpoint, NetworkPolicyRule, SandboxPolicy},
+        v1::GetSandboxLogsRequest,
+    };
+    let (host, untrusted) = (TlsHost::start().await, TlsHost::start().await);
+    let options = FakeOptions { upstream_roots: host.ca(), ..Default::default() };
+    let fake = FakeGateway::start_with(options).await.unwrap();
+    let mut endpoint = NetworkEndpoint {
+        host: "localhost".into(),
+        ports: vec![u32::from(host.port), u32::from(untrusted.port)],
+        protocol: "rest".into(),
+        ..Default::default()
+    };
+    endpoint.set_access(NetworkAccessPreset::ReadOnly);
+    let rule = NetworkPolicyRule {
+        name: "registries".into(),
+        endpoints: vec![endpoint],
+        binaries: vec![NetworkBinary { path: "/**".into() }],
+    };
+    let policy = SandboxPolicy { network_policies: [("registries".to_owned(), rule)].into(), ..Default::default() };
+    let mut c = client(&fake).await;
+    let mut request = create("tls");
+    request.spec = Some(SandboxSpec { policy: Some(policy), ..Default::default() });
+    c.create_sandbox(request).await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while phase(&mut c, "tls").await != SandboxPhase::Ready as i32 {
+        assert!(std::time::Instant::now() < deadline, "never ready");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // A read, the certificate's issuer, then an upload on the same connection.
+    let program = format!(
+        "import http.client, os, ssl, urllib.parse\n\
+         p = urllib.parse.urlparse(os.environ['HTTPS_PROXY'])\n\
+         c = http.client.HTTPSConnection(p.hostname, p.port, context=ssl.create_default_context(), timeout=30)\n\
+         c.set_tunnel('localhost', {port})\n\
+         c.request('GET', '/simple/'); r = c.getresponse(); print(r.status, r.read().decode())\n\
+         print(dict(x[0] for x in c.sock.getpeercert()['issuer'])['commonName'])\n\
+         c.request('POST', '/simple/upload', body=b'wheel'); r = c.getresponse()\n\
+         print(r.status, r.getheader('X-OpenShell-Policy'), 'policy_denied' in r.read().decode())\n",
+        port = host.port
+    );
+    let out = stdout_of(&events(&mut c, exec("tls", &["python3", "-c", &program])).await.unwrap());
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        ["200 GET /simple/", "OpenShell Sandbox CA", "403 registries True"],
+        "the read passes, the sandbox's authority signs, the upload is refused"
+    );
+    assert_eq!(*host.asked.lock().unwrap(), ["GET /simple/"], "the upload never reached the host");
+    // A program that drops the sandbox's variables meets an authority it does not know.
+    let dropped = format!("env -u SSL_CERT_FILE python3 -c \"{}\" 2>&1; true", program.replace('"', "\\\""));
+    let out = stdout_of(&events(&mut c, exec("tls", &["sh", "-c", &dropped])).await.unwrap());
+    assert!(out.contains("CERTIFICATE_VERIFY_FAILED"), "{out}");
+    // A host the proxy cannot trust: the program's connection ends, the proxy logs it failed.
+    let failing = program.replace(&host.port.to_string(), &untrusted.port.to_string());
+    let out = stdout_of(
+        &events(&mut c, exec("tls", &["sh", "-c", &format!("python3 -c \"{failing}\" 2>&1; true")])).await.unwrap(),
+    );
+    assert!(!out.contains("200 GET"), "{out}");
+    assert!(untrusted.asked.lock().unwrap().is_empty());
+    // The supervisor's lines, a push later.
+    let (refusal, failure) = (
+        format!(
+            "HTTP:POST [MED] DENIED POST http://localhost:{0}/simple/upload [policy:registries engine:l7] \
+             [reason:L7_REQUEST deny POST localhost:{0}/simple/upload reason=POST /simple/upload not permitted by policy]",
+            host.port
+        ),
+        format!("NET:FAIL [LOW] localhost:{}", untrusted.port),
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let logs =
+            GetSandboxLogsRequest { sandbox: "tls".into(), workspace_scope: workspace_scope(), ..Default::default() };
+        let lines: Vec<String> =
+            c.get_sandbox_logs(logs).await.unwrap().into_inner().logs.into_iter().map(|l| l.message).collect();
+        if lines.contains(&refusal) && lines.contains(&failure) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{lines:#?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

@@ -18,7 +18,7 @@ use lens_sandbox::{
 
 mod common;
 
-use common::{agent, bash, reached};
+use common::{agent, bash, reached, registry::Standin};
 
 const T: Duration = Duration::from_secs(20);
 
@@ -455,4 +455,41 @@ async fn under_a_supervisor_that_refuses_seccomp2_the_agent_adds_its_allow_list_
     let probe = common::REFUSED_BY_THE_AGENT_ALONE;
     let (out, _, _) = bash(&*d, "sec", &format!("python3 -c \"{probe}\""), T).await;
     assert_eq!(out.trim(), "-1 Operation not permitted");
+}
+
+#[tokio::test]
+async fn registries_over_https_through_the_gateways_proxy_install_and_an_upload_is_refused_and_recorded() {
+    // The proxy ends TLS with the sandbox's own authority, as the gateway's does: pip and
+    // npm get through only because the driver keeps the variables that name it.
+    let registry = Standin::start(0).await;
+    let fake = FakeGateway::start_with(FakeOptions { upstream_roots: registry.ca.clone(), ..Default::default() })
+        .await
+        .unwrap();
+    let trust = lens_sandbox::read_only::UpstreamTrust::from_pems(&[&registry.ca]).unwrap();
+    let d = lens_sandbox::start_gateway(options(&fake), &settings(Some(registry.network(trust)))).unwrap();
+    // Into the workspace: the uncontained fake runs on this machine, whose Python is not ours.
+    let pip = "PIP_USER=0 python3 -m pip install --quiet --no-cache-dir --break-system-packages --target pkgs demo-pkg \
+               && PYTHONPATH=pkgs python3 -c 'import demo_pkg; print(demo_pkg.VERSION)'";
+    let (out, err, ending) = bash(&*d, "reg", pip, T).await;
+    assert_eq!((out.trim(), ending), ("1.0", RunEnding::Exited { code: 0 }), "pip through the proxy: {err}");
+    let npm = "mkdir -p app && cd app && npm install --no-audit --no-fund demo-npm@1.0.0 >/dev/null \
+               && node -e \"console.log(require('demo-npm'))\"";
+    let (out, err, _) = bash(&*d, "reg", npm, T).await;
+    assert_eq!(out.trim(), "demo-npm 1.0.0", "npm through the proxy: {err}");
+    let upload = format!(
+        "curl -sS -o /dev/null -w '%{{http_code}}' -X POST --data x https://localhost:{}/simple/upload",
+        registry.port
+    );
+    let record = reached(&*d, "reg", &upload).await.expect("a record");
+    let refused = record.iter().find(|r| !r.allowed).unwrap_or_else(|| panic!("a refusal: {record:?}"));
+    assert_eq!((refused.host.as_str(), refused.port), ("localhost", registry.port), "{record:?}");
+    assert_eq!(
+        refused.reason,
+        "refused by the gateway: POST /simple/upload: L7_REQUEST deny POST localhost:{}/simple/upload \
+         reason=POST /simple/upload not permitted by policy"
+            .replace("{}", &registry.port.to_string())
+    );
+    assert!(!refused.allowable, "{refused:?}");
+    assert!(registry.requests().iter().all(|r| !r.starts_with("POST")), "{:?}", registry.requests());
+    assert_eq!(bash(&*d, "reg", "echo next", T).await.0, "next\n");
 }

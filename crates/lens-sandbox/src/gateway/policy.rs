@@ -135,15 +135,22 @@ pub(crate) fn resources(limits: &Limits) -> prost_types::Struct {
 /// The environment a network adds to runs, less the local driver's own proxy and what
 /// the sandbox sets itself (`sandbox_own`): on a gateway, programs go out through the
 /// gateway's proxy, which ends their TLS, and trust the CA the sandbox names for it. pip
-/// is pointed at that CA too, or at the system's when the sandbox names none.
+/// is pointed at that CA too, or at the system's when the sandbox names none; so is npm,
+/// whose `cafile` (an image's `/etc/npmrc` may set one) replaces the CAs Node would
+/// otherwise add from `NODE_EXTRA_CA_CERTS`.
 pub(crate) fn network_env(network: Option<&Network>, sandbox_own: &[(String, String)]) -> Vec<(String, String)> {
     let Some(network) = network else { return Vec::new() };
     let own = |k: &str| sandbox_own.iter().any(|(o, _)| o.eq_ignore_ascii_case(k));
     let mut env: Vec<(String, String)> =
         network.env.iter().filter(|(k, _)| !k.to_ascii_uppercase().ends_with("_PROXY") && !own(k)).cloned().collect();
     let sandbox_ca = sandbox_own.iter().find(|(k, _)| k == "SSL_CERT_FILE" || k == "REQUESTS_CA_BUNDLE");
-    if let (Some((_, ca)), Some(pip)) = (sandbox_ca, env.iter_mut().find(|(k, _)| k == "PIP_CERT")) {
-        pip.1 = ca.clone();
+    if let Some((_, ca)) = sandbox_ca {
+        if let Some(pip) = env.iter_mut().find(|(k, _)| k == "PIP_CERT") {
+            pip.1 = ca.clone();
+        }
+        if env.iter().any(|(k, _)| k == "npm_config_registry") {
+            env.push(("npm_config_cafile".to_owned(), ca.clone()));
+        }
     }
     env
 }
@@ -188,7 +195,16 @@ mod tests {
         let own = [("SSL_CERT_FILE".to_string(), ca.clone()), ("REQUESTS_CA_BUNDLE".to_string(), ca.clone())];
         let env = network_env(Some(&network), &own);
         assert!(!env.iter().any(|(k, _)| k == "SSL_CERT_FILE" || k == "REQUESTS_CA_BUNDLE"), "{env:?}");
-        assert!(env.contains(&("PIP_CERT".to_string(), ca)), "{env:?}");
+        assert!(env.contains(&("PIP_CERT".to_string(), ca.clone())), "{env:?}");
+        assert!(!env.iter().any(|(k, _)| k == "npm_config_cafile"), "no npm registry, no npm setting: {env:?}");
+        let npm = Network {
+            env: crate::registries::sandbox_env(&crate::registries::Registries::configured(&[
+                "https://npm.example.org/npm/".into(),
+            ])),
+            ..network
+        };
+        let env = network_env(Some(&npm), &own);
+        assert!(env.contains(&("npm_config_cafile".to_string(), ca)), "npm trusts it too: {env:?}");
         assert!(env.contains(&("NODE_EXTRA_CA_CERTS".to_string(), "/etc/ssl/certs/ca-certificates.crt".into())));
     }
 
