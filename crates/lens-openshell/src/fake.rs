@@ -18,6 +18,7 @@ mod certs;
 mod container;
 mod error;
 mod exec;
+mod landlock;
 mod logs;
 mod policy_checks;
 mod proxy;
@@ -842,8 +843,11 @@ impl Gateway {
             }
             let mut env = s.spec.as_ref().map(|sp| sp.environment.clone()).unwrap_or_default();
             env.extend(s.proxy.iter().flat_map(proxy::Proxy::env));
-            Ok((s.dir.clone(), env, s.container.clone()))
+            // The filesystem policy cannot change on a live sandbox: the baseline's holds.
+            let landlock = s.container.as_ref().and_then(|_| landlock::wrap(s.baseline.as_ref(), "/sandbox"));
+            Ok((s.dir.clone(), env, (s.container.clone(), landlock)))
         })?;
+        let (container, landlock) = container;
         // Contained, the sandbox sees its home at /sandbox; otherwise it is the fake's folder.
         let workdir = if container.is_some() { r.workdir.clone() } else { exec::on_host(&dir, &r.workdir) };
         let line = remote_command::build(&r, &workdir)?;
@@ -857,7 +861,16 @@ impl Gateway {
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         exec::spawn(
             self.state.clone(),
-            exec::Job { sandbox: r.sandbox.clone(), home: dir, line, env, container, request: r, input_end_kills },
+            exec::Job {
+                sandbox: r.sandbox.clone(),
+                home: dir,
+                line,
+                env,
+                container,
+                landlock,
+                request: r,
+                input_end_kills,
+            },
             input,
             tx,
         )?;

@@ -626,3 +626,38 @@ async fn the_proxy_ends_tls_with_the_sandboxs_authority_and_its_read_only_rules_
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+#[tokio::test]
+async fn a_contained_sandbox_reaches_only_the_paths_its_filesystem_policy_lists() {
+    use lens_openshell::proto::openshell::sandbox::v1::{FilesystemPolicy, LandlockPolicy, SandboxPolicy};
+    let fake = FakeGateway::start_with(FakeOptions { contain: true, ..Default::default() }).await.unwrap();
+    let mut c = client(&fake).await;
+    let policy = |read_write: &[&str]| SandboxPolicy {
+        filesystem: Some(FilesystemPolicy {
+            include_workdir: true,
+            read_only: ["/usr", "/etc", "/lib", "/bin"].map(String::from).to_vec(),
+            read_write: read_write.iter().map(|s| s.to_string()).collect(),
+        }),
+        landlock: Some(LandlockPolicy { compatibility: "hard_requirement".into() }),
+        ..Default::default()
+    };
+    for (name, read_write) in [("bare", &["/sandbox", "/tmp"][..]), ("devnull", &["/sandbox", "/tmp", "/dev/null"])] {
+        let mut request = create(name);
+        request.spec = Some(SandboxSpec { policy: Some(policy(read_write)), ..Default::default() });
+        c.create_sandbox(request).await.unwrap();
+    }
+    for name in ["bare", "devnull"] {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while phase(&mut c, name).await != SandboxPhase::Ready as i32 {
+            assert!(std::time::Instant::now() < deadline, "never ready");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    let script = "for t in 'echo x > /dev/null' 'head -c1 /proc/self/status' 'echo x > /sandbox/w' 'cat /etc/hostname'; do \
+                  if sh -c \"$t\" > /tmp/out 2>&1; then echo ok; else echo refused; fi; done";
+    // Without /dev/null and /proc listed, neither can be used.
+    let bare = stdout_of(&events(&mut c, exec("bare", &["bash", "-c", script])).await.unwrap());
+    assert_eq!(bare.lines().collect::<Vec<_>>(), ["refused", "refused", "ok", "ok"], "{bare}");
+    let listed = stdout_of(&events(&mut c, exec("devnull", &["bash", "-c", script])).await.unwrap());
+    assert_eq!(listed.lines().collect::<Vec<_>>(), ["ok", "refused", "ok", "ok"], "{listed}");
+}

@@ -191,7 +191,15 @@ impl Container {
     /// `command` to run in `workdir` (a path inside, under `/sandbox`) in this container:
     /// a shell moves itself into the cgroup, then becomes the unprivileged user and
     /// bubblewrap, so nothing the command starts is ever outside the cgroup.
-    pub(crate) fn command(&self, home: &Path, workdir: &str, command: &[String]) -> tokio::process::Command {
+    /// `before` (the filesystem policy's Landlock, when it has paths) runs first and
+    /// becomes the command.
+    pub(crate) fn command(
+        &self,
+        home: &Path,
+        workdir: &str,
+        before: Option<&[String]>,
+        command: &[String],
+    ) -> tokio::process::Command {
         let procs: Vec<String> = self.dirs.iter().map(|d| d.join("cgroup.procs").display().to_string()).collect();
         let uid = HOST_UID.to_string();
         let mut cmd = tokio::process::Command::new("sh");
@@ -212,7 +220,7 @@ impl Container {
         // Where a container sees its own cgroup: v2 at the mount point, v1 per controller.
         let inside = if self.v2 { MOUNT.to_owned() } else { format!("{MOUNT}/memory") };
         cmd.arg("--ro-bind").arg(&self.dirs[0]).arg(inside);
-        cmd.args(["--chdir", workdir, "--"]).args(command);
+        cmd.args(["--chdir", workdir, "--"]).args(before.unwrap_or_default()).args(command);
         cmd
     }
 

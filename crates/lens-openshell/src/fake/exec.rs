@@ -41,6 +41,8 @@ pub(crate) struct Job {
     pub env: std::collections::HashMap<String, String>,
     /// The sandbox's container, when the fake contains.
     pub container: Option<Arc<super::container::Container>>,
+    /// In a container, what puts the filesystem policy in force first.
+    pub landlock: Option<Vec<String>>,
     pub request: ExecSandboxRequest,
     /// Whether the end of the caller's input ends the command: an interactive exec's does,
     /// as the gateway follows the input's EOF with closing the command's SSH channel.
@@ -61,7 +63,7 @@ pub(crate) fn on_host(home: &Path, requested: &str) -> String {
 pub(crate) async fn supervisor_connects(home: &Path, container: Option<&super::container::Container>) -> bool {
     let probe = ["/bin/bash".to_owned(), "-c".to_owned(), "exit 0".to_owned()];
     let mut cmd = match container {
-        Some(container) => container.command(home, "/sandbox", &probe),
+        Some(container) => container.command(home, "/sandbox", None, &probe),
         None => {
             let mut cmd = tokio::process::Command::new(&probe[0]);
             cmd.args(&probe[1..]).current_dir(home);
@@ -97,7 +99,9 @@ pub(crate) fn spawn(
     // own place, so that command's death by a signal is the shell's (no exit status).
     let shell = ["/bin/bash".to_owned(), "-c".to_owned(), job.line.clone()];
     let (mut cmd, home) = match &job.container {
-        Some(container) => (container.command(&job.home, "/sandbox", &shell), PathBuf::from("/sandbox")),
+        Some(container) => {
+            (container.command(&job.home, "/sandbox", job.landlock.as_deref(), &shell), PathBuf::from("/sandbox"))
+        }
         None => {
             let mut cmd = tokio::process::Command::new(&shell[0]);
             cmd.args(&shell[1..]).current_dir(&job.home);

@@ -44,8 +44,9 @@ const ANY_PROGRAM: &str = "/**";
 
 /// What every process in a sandbox may read, under the supervisor's Landlock: the
 /// system, and as NVIDIA's default policy lists them, `/proc` (a process's own view of
-/// itself) and `/dev/urandom`.
-const READ_ONLY: &[&str] = &["/usr", "/etc", "/lib", "/bin", "/proc", "/dev/urandom"];
+/// itself) and `/dev/urandom`; and the container's own cgroup, whose `memory.events`
+/// the agent reads to tell a run killed for memory from one that failed.
+const READ_ONLY: &[&str] = &["/usr", "/etc", "/lib", "/bin", "/proc", "/dev/urandom", "/sys/fs/cgroup"];
 
 /// What it may write besides the home: scratch space, and `/dev/null`, without which no
 /// program whose output is thrown away could start (`sh: cannot create /dev/null`).
@@ -213,7 +214,7 @@ mod tests {
         let r = resources(&Limits::default());
         assert_eq!(r.fields.keys().collect::<Vec<_>>(), ["limits"], "the Docker driver refuses requests");
         let fs = policy(None, "/sandbox", &[]).filesystem.unwrap();
-        for p in ["/proc", "/dev/urandom"] {
+        for p in ["/proc", "/dev/urandom", "/sys/fs/cgroup"] {
             assert!(fs.read_only.iter().any(|r| r == p), "{p} readable");
         }
         assert!(fs.read_write.iter().any(|r| r == "/dev/null"), "/dev/null writable");
