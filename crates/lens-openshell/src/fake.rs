@@ -121,8 +121,10 @@ struct FakeSandbox {
     life: Life,
     /// Its home folder (`/sandbox` inside).
     dir: PathBuf,
-    /// The newest policy version the gateway gave it (its spec holds that policy).
+    /// The newest policy version the gateway gave it, and that policy: a revision of its
+    /// own, as the gateway keeps them; the spec keeps the policy it was created with.
     policy_version: u32,
+    latest: Option<SandboxPolicy>,
     /// What its supervisor stand-in has loaded: the proxy decides by this one.
     loaded: (u32, Option<SandboxPolicy>),
     /// When the newest policy is loaded: the real supervisor asks for it only every
@@ -142,7 +144,7 @@ impl FakeSandbox {
     fn settle(&mut self) {
         let due = self.loads_at.is_some_and(|at| Instant::now() >= at);
         if due && self.life == Life::Ready {
-            self.loaded = (self.policy_version, self.spec.as_ref().and_then(|s| s.policy.clone()));
+            self.loaded = (self.policy_version, self.latest.clone());
             self.loads_at = None;
         }
     }
@@ -386,10 +388,11 @@ impl FakeGateway {
         Some(all.get(name)?.proxy.as_ref()?.address)
     }
 
-    /// The policy a sandbox was created with or last given.
+    /// The policy the gateway holds for a sandbox now: the one it was created with or
+    /// its newest revision (which a supervisor loads at its start and its polls).
     pub fn policy(&self, name: &str) -> Option<SandboxPolicy> {
         let all = self.state.sandboxes.lock().ok()?;
-        all.get(name)?.spec.as_ref()?.policy.clone()
+        all.get(name)?.latest.clone()
     }
 
     /// The create request's spec and labels of a sandbox.
@@ -586,6 +589,7 @@ impl OpenShell for Gateway {
                     life,
                     dir,
                     policy_version: 1,
+                    latest: loaded.1.clone(),
                     loaded,
                     loads_at: None,
                     baseline,
@@ -795,12 +799,19 @@ impl OpenShell for Gateway {
             if let Some(baseline) = &s.baseline {
                 policy_checks::check_update(baseline, &new)?;
             }
+            // The newest revision unchanged: its version, and nothing new to load.
+            if s.latest.as_ref() == Some(&new) {
+                return Ok(s.policy_version);
+            }
             s.policy_version += 1;
             s.loads_at = Some(Instant::now() + policy_poll);
-            if let Some(spec) = s.spec.as_mut() {
-                spec.policy = r.policy.clone();
-            } else {
-                s.spec = Some(SandboxSpec { policy: r.policy.clone(), ..Default::default() });
+            s.latest = Some(new.clone());
+            // The spec keeps the policy the sandbox was created with; one created without
+            // is given this one, as the gateway backfills it.
+            match s.spec.as_mut() {
+                Some(spec) if spec.policy.is_some() => {}
+                Some(spec) => spec.policy = Some(new.clone()),
+                None => s.spec = Some(SandboxSpec { policy: Some(new.clone()), ..Default::default() }),
             }
             Ok(s.policy_version)
         })?;

@@ -661,3 +661,38 @@ async fn a_contained_sandbox_reaches_only_the_paths_its_filesystem_policy_lists(
     let listed = stdout_of(&events(&mut c, exec("devnull", &["bash", "-c", script])).await.unwrap());
     assert_eq!(listed.lines().collect::<Vec<_>>(), ["ok", "refused", "ok", "ok"], "{listed}");
 }
+
+#[tokio::test]
+async fn policies_sent_are_revisions_beside_the_spec_and_an_unchanged_one_keeps_its_version() {
+    use lens_openshell::proto::openshell::{
+        sandbox::v1::{NetworkBinary, NetworkEndpoint, NetworkPolicyRule, SandboxPolicy},
+        v1::UpdateConfigRequest,
+    };
+    let listing = |host: &str| {
+        let endpoint = NetworkEndpoint { host: host.into(), ports: vec![443], ..Default::default() };
+        let rule = NetworkPolicyRule {
+            name: "lens".into(),
+            endpoints: vec![endpoint],
+            binaries: vec![NetworkBinary { path: "/**".into() }],
+        };
+        SandboxPolicy { network_policies: [("lens".to_owned(), rule)].into(), ..Default::default() }
+    };
+    let fake = FakeGateway::start().await.unwrap();
+    let mut c = client(&fake).await;
+    let mut request = create("revs");
+    request.spec = Some(SandboxSpec { policy: Some(listing("a.example")), ..Default::default() });
+    c.create_sandbox(request).await.unwrap();
+    let update = |policy: SandboxPolicy| UpdateConfigRequest {
+        sandbox: "revs".into(),
+        policy: Some(policy),
+        workspace_scope: workspace_scope(),
+        ..Default::default()
+    };
+    let given = c.update_config(update(listing("b.example"))).await.unwrap().into_inner().version;
+    let again = c.update_config(update(listing("b.example"))).await.unwrap().into_inner().version;
+    assert_eq!((given, again), (2, 2), "an unchanged policy is answered with its version");
+    let get = GetSandboxRequest { name: "revs".into(), workspace_scope: workspace_scope() };
+    let spec = c.get_sandbox(get).await.unwrap().into_inner().sandbox.unwrap().spec.unwrap();
+    assert_eq!(spec.policy, Some(listing("a.example")), "the spec keeps the policy it was created with");
+    assert_eq!(fake.policy("revs"), Some(listing("b.example")), "the newest revision");
+}

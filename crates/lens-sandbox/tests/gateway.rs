@@ -493,3 +493,22 @@ async fn registries_over_https_through_the_gateways_proxy_install_and_an_upload_
     assert!(registry.requests().iter().all(|r| !r.starts_with("POST")), "{:?}", registry.requests());
     assert_eq!(bash(&*d, "reg", "echo next", T).await.0, "next\n");
 }
+
+#[tokio::test]
+async fn a_host_given_live_then_taken_away_while_stopped_is_refused_once_the_sandbox_starts_again() {
+    // The gateway keeps a sandbox's policies as revisions beside the spec, which holds
+    // the one it was created with: settings back to that one still have to be sent.
+    let (d, fake) = driver(Some(hosts(&["one.example.org"]))).await;
+    let curl = "curl -sS -m 10 -o /dev/null https://two.invalid/ 2>&1 | head -c 200";
+    bash(&*d, "revisions", "true", T).await;
+    d.reconfigure(&settings(Some(hosts(&["one.example.org", "two.invalid"])))).await.unwrap();
+    let given = reached(&*d, "revisions", curl).await.expect("a record");
+    assert!(given[0].allowed, "given live: {given:?}");
+    d.stop("revisions").await.unwrap();
+    d.reconfigure(&settings(Some(hosts(&["one.example.org"])))).await.unwrap();
+    let taken = reached(&*d, "revisions", curl).await.expect("a record");
+    assert!(taken.iter().all(|r| !r.allowed), "taken away while stopped: {taken:?}");
+    let held = fake.policy("lens-chat-revisions").unwrap();
+    let listed: Vec<&str> = held.network_policies["lens"].endpoints.iter().map(|e| e.host.as_str()).collect();
+    assert_eq!(listed, ["one.example.org"], "the gateway's newest revision");
+}

@@ -3,8 +3,9 @@
 //! The supervisor's own seccomp filter, Landlock and CA; HTTPS through its proxy to the
 //! registries' stand-in (`pip install`, `npm install`, an upload refused by its L7
 //! rules and recorded); a settings change reaching a live sandbox before its next run, given and
-//! taken away; a sandbox killed from outside; the gateway restarted mid-conversation. After
-//! each, the next run works. Elsewhere these tests say they were not run, and pass.
+//! taken away, and a stopped one at its start; a sandbox killed from outside; the gateway
+//! restarted mid-conversation. After each, the next run works. Elsewhere these tests say
+//! they were not run, and pass.
 
 use std::{sync::Arc, time::Duration};
 
@@ -207,4 +208,31 @@ async fn a_settings_change_reaches_a_live_sandbox_before_its_next_run_both_ways(
     let after = reached(&*d, "change", &get).await.expect("a record");
     assert!(after.iter().all(|r| !r.allowed), "refused again: {after:?}");
     assert_eq!(ok(&bash(&*d, "change", "echo next", T).await), "next\n");
+}
+
+#[tokio::test]
+async fn a_host_taken_away_while_the_sandbox_was_stopped_is_refused_once_it_starts_again() {
+    if driver(None).await.is_none() {
+        return;
+    }
+    let (registry, range, _probe) = standin("stprobe").await;
+    let only = |names: &[&str]| {
+        let mut network = registry.network_as(HOST, range, trust(&registry));
+        network.policy.hosts = names.iter().map(|s| s.to_string()).collect();
+        network.read_only = None;
+        network
+    };
+    let d = driver(Some(only(&["files.example.org"]))).await.unwrap();
+    let get = format!("curl -sS -o /dev/null -w '%{{http_code}}' https://{HOST}:{}/simple/demo-pkg/", registry.port);
+    // Refused first (the supervisor drafts a rule for it, pending), then given live and reached.
+    let before = bash(&*d, "stopped", &get, T).await;
+    assert_ne!(before.0, "200", "not listed yet: {before:?}");
+    d.reconfigure(&settings(Some(only(&["files.example.org", HOST])))).await.unwrap();
+    assert_eq!(ok(&bash(&*d, "stopped", &get, T).await), "200", "given while running");
+    // Stopped, then taken away: the sandbox starts again under the settings of now.
+    d.stop("stopped").await.unwrap();
+    d.reconfigure(&settings(Some(only(&["files.example.org"])))).await.unwrap();
+    let after = reached(&*d, "stopped", &get).await.expect("a record");
+    assert!(after.iter().all(|r| !r.allowed), "taken away while stopped, refused after its start: {after:?}");
+    assert_eq!(ok(&bash(&*d, "stopped", "echo next", T).await), "next\n");
 }

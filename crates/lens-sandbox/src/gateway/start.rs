@@ -128,8 +128,10 @@ impl GatewayDriver {
                     // Sent before the start: a supervisor fetches the policy the gateway
                     // holds as it starts and reports it loaded at once, where one sent
                     // after would wait for its next poll (ten seconds), and the run with it.
-                    let held = sandbox.and_then(|s| s.spec).and_then(|s| s.policy);
-                    sent = self.bring_policy_up_to_date(client, name, held).await.or(sent);
+                    // Always sent: the spec holds the policy the sandbox was created with,
+                    // not the newest the gateway keeps (a change made while it ran), and
+                    // the gateway answers an unchanged policy with its version alone.
+                    sent = self.send_policy(client, name, self.policy_of(name)).await.ok().or(sent);
                     let request = StartSandboxRequest {
                         name: name.to_owned(),
                         workspace_scope: workspace_scope(),
@@ -235,11 +237,12 @@ impl GatewayDriver {
         Ok((real_home, proxy_env))
     }
 
-    /// Sends the current policy when the gateway holds another: a sandbox stopped while
-    /// the settings (or its conversation's hosts) changed was not sent the change, and
-    /// the gateway starts it again with the policy it had. The version the gateway gave
-    /// it, for the run to wait on; a refusal is logged, and the run goes on under the
-    /// old policy.
+    /// Sends the current policy to a ready sandbox whose spec holds another (one made
+    /// under other settings, found running by a Lens started since). The spec holds the
+    /// policy a sandbox was created with, not changes sent to it since; a stopped one is
+    /// sent the policy before its start whatever its spec says. The version the gateway
+    /// gave it, for the run to wait on; a refusal is logged, and the run goes on under
+    /// the old policy.
     async fn bring_policy_up_to_date(
         &self,
         client: &mut OpenShellClient<Channel>,
