@@ -3,6 +3,7 @@
 
 use std::{path::Path, time::Duration};
 
+use lens_openshell::proto::openshell::sandbox::v1::{NetworkBinary, NetworkEndpoint, NetworkPolicyRule, SandboxPolicy};
 use lens_openshell::{
     GatewayAddress, GatewayError, connect,
     fake::{FakeGateway, FakeOptions, write_certs},
@@ -14,6 +15,18 @@ use lens_openshell::{
     workspace_scope,
 };
 use tonic::transport::Channel;
+
+/// A policy whose rule `rule` lets any program out to `endpoints`.
+fn letting_out(rule: &str, endpoints: Vec<NetworkEndpoint>) -> SandboxPolicy {
+    let binaries = vec![NetworkBinary { path: "/**".into() }];
+    let rule_of = NetworkPolicyRule { name: rule.into(), endpoints, binaries };
+    SandboxPolicy { network_policies: [(rule.to_owned(), rule_of)].into(), ..Default::default() }
+}
+
+/// `host` on 443.
+fn https(host: &str) -> NetworkEndpoint {
+    NetworkEndpoint { host: host.into(), ports: vec![443], ..Default::default() }
+}
 
 fn address(fake: &FakeGateway, cert_dir: &Path, server_name: Option<&str>) -> GatewayAddress {
     GatewayAddress {
@@ -257,14 +270,25 @@ async fn unavailable_and_dropped_streams() {
 
 /// A ready sandbox named `name` on `fake`, and a client.
 async fn ready(fake: &FakeGateway, name: &str) -> OpenShellClient<Channel> {
+    ready_under(fake, name, None).await
+}
+
+/// [`ready`], the sandbox created with `policy` in its spec.
+async fn ready_under(fake: &FakeGateway, name: &str, policy: Option<SandboxPolicy>) -> OpenShellClient<Channel> {
     let mut c = client(fake).await;
-    c.create_sandbox(create(name)).await.unwrap();
+    let mut request = create(name);
+    request.spec = policy.map(|policy| SandboxSpec { policy: Some(policy), ..Default::default() });
+    c.create_sandbox(request).await.unwrap();
+    wait_ready(&mut c, name).await;
+    c
+}
+
+async fn wait_ready(c: &mut OpenShellClient<Channel>, name: &str) {
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while phase(&mut c, name).await != SandboxPhase::Ready as i32 {
+    while phase(c, name).await != SandboxPhase::Ready as i32 {
         assert!(std::time::Instant::now() < deadline, "never ready");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    c
 }
 
 fn stdout_of(out: &[ExecSandboxEvent]) -> String {
@@ -438,10 +462,7 @@ async fn connect_through(proxy: std::net::SocketAddr, target: &str) -> String {
 
 #[tokio::test]
 async fn a_pushed_policy_decides_only_once_the_supervisors_next_poll_has_loaded_it() {
-    use lens_openshell::proto::openshell::{
-        sandbox::v1::{NetworkBinary, NetworkEndpoint, NetworkPolicyRule, SandboxPolicy},
-        v1::UpdateConfigRequest,
-    };
+    use lens_openshell::proto::openshell::v1::UpdateConfigRequest;
     let fake = FakeGateway::start_with(FakeOptions { policy_poll: Duration::from_secs(2), ..Default::default() })
         .await
         .unwrap();
@@ -453,13 +474,7 @@ async fn a_pushed_policy_decides_only_once_the_supervisors_next_poll_has_loaded_
     let get = || GetSandboxRequest { name: "poll".into(), workspace_scope: workspace_scope() };
     assert_eq!(version(c.get_sandbox(get()).await.unwrap().into_inner().sandbox), 1);
     assert_eq!(connect_through(proxy, "listed.invalid:443").await, "HTTP/1.1 403");
-    let endpoint = NetworkEndpoint { host: "listed.invalid".into(), ports: vec![443], ..Default::default() };
-    let rule = NetworkPolicyRule {
-        name: "lens".into(),
-        endpoints: vec![endpoint],
-        binaries: vec![NetworkBinary { path: "/**".into() }],
-    };
-    let policy = SandboxPolicy { network_policies: [("lens".to_owned(), rule)].into(), ..Default::default() };
+    let policy = letting_out("lens", vec![https("listed.invalid")]);
     let update = UpdateConfigRequest {
         sandbox: "poll".into(),
         policy: Some(policy),
@@ -545,10 +560,7 @@ impl TlsHost {
 
 #[tokio::test]
 async fn the_proxy_ends_tls_with_the_sandboxs_authority_and_its_read_only_rules_refuse_an_upload() {
-    use lens_openshell::proto::openshell::{
-        sandbox::v1::{NetworkAccessPreset, NetworkBinary, NetworkEndpoint, NetworkPolicyRule, SandboxPolicy},
-        v1::GetSandboxLogsRequest,
-    };
+    use lens_openshell::proto::openshell::{sandbox::v1::NetworkAccessPreset, v1::GetSandboxLogsRequest};
     let (host, untrusted) = (TlsHost::start().await, TlsHost::start().await);
     let options = FakeOptions { upstream_roots: host.ca(), ..Default::default() };
     let fake = FakeGateway::start_with(options).await.unwrap();
@@ -559,21 +571,7 @@ async fn the_proxy_ends_tls_with_the_sandboxs_authority_and_its_read_only_rules_
         ..Default::default()
     };
     endpoint.set_access(NetworkAccessPreset::ReadOnly);
-    let rule = NetworkPolicyRule {
-        name: "registries".into(),
-        endpoints: vec![endpoint],
-        binaries: vec![NetworkBinary { path: "/**".into() }],
-    };
-    let policy = SandboxPolicy { network_policies: [("registries".to_owned(), rule)].into(), ..Default::default() };
-    let mut c = client(&fake).await;
-    let mut request = create("tls");
-    request.spec = Some(SandboxSpec { policy: Some(policy), ..Default::default() });
-    c.create_sandbox(request).await.unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while phase(&mut c, "tls").await != SandboxPhase::Ready as i32 {
-        assert!(std::time::Instant::now() < deadline, "never ready");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let mut c = ready_under(&fake, "tls", Some(letting_out("registries", vec![endpoint]))).await;
     // A read, the certificate's issuer, then an upload on the same connection.
     let program = format!(
         "import http.client, os, ssl, urllib.parse\n\
@@ -629,7 +627,7 @@ async fn the_proxy_ends_tls_with_the_sandboxs_authority_and_its_read_only_rules_
 
 #[tokio::test]
 async fn a_contained_sandbox_reaches_only_the_paths_its_filesystem_policy_lists() {
-    use lens_openshell::proto::openshell::sandbox::v1::{FilesystemPolicy, LandlockPolicy, SandboxPolicy};
+    use lens_openshell::proto::openshell::sandbox::v1::{FilesystemPolicy, LandlockPolicy};
     let fake = FakeGateway::start_with(FakeOptions { contain: true, ..Default::default() }).await.unwrap();
     let mut c = client(&fake).await;
     let policy = |read_write: &[&str]| SandboxPolicy {
@@ -647,11 +645,7 @@ async fn a_contained_sandbox_reaches_only_the_paths_its_filesystem_policy_lists(
         c.create_sandbox(request).await.unwrap();
     }
     for name in ["bare", "devnull"] {
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        while phase(&mut c, name).await != SandboxPhase::Ready as i32 {
-            assert!(std::time::Instant::now() < deadline, "never ready");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_ready(&mut c, name).await;
     }
     let script = "for t in 'echo x > /dev/null' 'head -c1 /proc/self/status' 'echo x > /sandbox/w' 'cat /etc/hostname'; do \
                   if sh -c \"$t\" > /tmp/out 2>&1; then echo ok; else echo refused; fi; done";
@@ -664,24 +658,10 @@ async fn a_contained_sandbox_reaches_only_the_paths_its_filesystem_policy_lists(
 
 #[tokio::test]
 async fn policies_sent_are_revisions_beside_the_spec_and_an_unchanged_one_keeps_its_version() {
-    use lens_openshell::proto::openshell::{
-        sandbox::v1::{NetworkBinary, NetworkEndpoint, NetworkPolicyRule, SandboxPolicy},
-        v1::UpdateConfigRequest,
-    };
-    let listing = |host: &str| {
-        let endpoint = NetworkEndpoint { host: host.into(), ports: vec![443], ..Default::default() };
-        let rule = NetworkPolicyRule {
-            name: "lens".into(),
-            endpoints: vec![endpoint],
-            binaries: vec![NetworkBinary { path: "/**".into() }],
-        };
-        SandboxPolicy { network_policies: [("lens".to_owned(), rule)].into(), ..Default::default() }
-    };
+    use lens_openshell::proto::openshell::v1::UpdateConfigRequest;
+    let listing = |host: &str| letting_out("lens", vec![https(host)]);
     let fake = FakeGateway::start().await.unwrap();
-    let mut c = client(&fake).await;
-    let mut request = create("revs");
-    request.spec = Some(SandboxSpec { policy: Some(listing("a.example")), ..Default::default() });
-    c.create_sandbox(request).await.unwrap();
+    let mut c = ready_under(&fake, "revs", Some(listing("a.example"))).await;
     let update = |policy: SandboxPolicy| UpdateConfigRequest {
         sandbox: "revs".into(),
         policy: Some(policy),

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::FakeError;
-use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair};
+use rcgen::{BasicConstraints, Certificate, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair};
 
 /// The names the gateway's default server certificate carries.
 pub const DEFAULT_SERVER_NAMES: &[&str] = &["openshell", "localhost", "127.0.0.1"];
@@ -21,12 +21,7 @@ pub fn write_certs(dir: &Path, server_names: &[&str]) -> Result<(), FakeError> {
 
 /// As [`write_certs`], the client certificate carrying `role` as its OU (or none).
 pub fn write_certs_with_role(dir: &Path, server_names: &[&str], role: Option<&str>) -> Result<(), FakeError> {
-    let ca_key = KeyPair::generate()?;
-    let mut ca = CertificateParams::new(Vec::<String>::new())?;
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name.push(DnType::CommonName, "openshell-ca");
-    let ca_cert = ca.self_signed(&ca_key)?;
-    let issuer = Issuer::new(ca, ca_key);
+    let (ca_cert, issuer) = authority("openshell-ca")?;
     let leaf = |names: Vec<String>, usage: ExtendedKeyUsagePurpose, cn: &str, unit: Option<&str>| {
         let key = KeyPair::generate()?;
         let mut params = CertificateParams::new(names)?;
@@ -57,4 +52,14 @@ pub fn write_certs_with_role(dir: &Path, server_names: &[&str], role: Option<&st
     write("server/tls.key", &server.1)?;
     write("client/tls.crt", &client.0)?;
     write("client/tls.key", &client.1)
+}
+
+/// A new self-signed certificate authority named `common_name`, and its signer.
+pub(crate) fn authority(common_name: &str) -> Result<(Certificate, Issuer<'static, KeyPair>), FakeError> {
+    let key = KeyPair::generate()?;
+    let mut params = CertificateParams::new(Vec::<String>::new())?;
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.distinguished_name.push(DnType::CommonName, common_name);
+    let cert = params.self_signed(&key)?;
+    Ok((cert, Issuer::new(params, key)))
 }

@@ -19,6 +19,9 @@ pub enum FakeError {
     Unsupported(String),
     #[error("serving gRPC: {0}")]
     Transport(#[from] tonic::transport::Error),
+    /// A sandbox proxy's TLS could not be set up.
+    #[error("TLS: {0}")]
+    Tls(#[from] rustls::Error),
 }
 
 impl FakeError {

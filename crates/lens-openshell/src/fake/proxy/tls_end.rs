@@ -13,13 +13,15 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+use rcgen::{CertificateParams, DnType, Issuer, KeyPair};
 use rustls::{
     ClientConfig, RootCertStore, ServerConfig,
     pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, pem::PemObject},
 };
 use tokio::net::TcpStream;
 use tokio_rustls::{TlsAcceptor, TlsConnector, client, server};
+
+use crate::fake::{FakeError, certs::authority};
 
 /// Where a Debian system keeps its roots, the bundle the supervisor starts from.
 const SYSTEM_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
@@ -37,20 +39,20 @@ pub(crate) struct TlsEnd {
 impl TlsEnd {
     /// A new authority; the proxy trusts the system's roots and `extra_roots` (PEM)
     /// when it connects to a host.
-    pub(crate) fn new(extra_roots: &[u8]) -> Result<Self, String> {
-        let key = KeyPair::generate().map_err(|e| e.to_string())?;
-        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(|e| e.to_string())?;
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.distinguished_name.push(DnType::CommonName, "OpenShell Sandbox CA");
-        let cert = params.self_signed(&key).map_err(|e| e.to_string())?;
-        let files = tempfile::Builder::new().prefix("openshell-tls").tempdir().map_err(|e| e.to_string())?;
+    pub(crate) fn new(extra_roots: &[u8]) -> Result<Self, FakeError> {
+        let (cert, issuer) = authority("OpenShell Sandbox CA")?;
+        let files =
+            tempfile::Builder::new().prefix("openshell-tls").tempdir().map_err(FakeError::io("a temporary folder"))?;
         let system = std::fs::read_to_string(SYSTEM_BUNDLE).unwrap_or_default();
         let mut bundle = system.clone();
         if !bundle.is_empty() && !bundle.ends_with('\n') {
             bundle.push('\n');
         }
         bundle.push_str(&cert.pem());
-        let write = |name: &str, text: &str| std::fs::write(files.path().join(name), text).map_err(|e| e.to_string());
+        let write = |name: &str, text: &str| {
+            let path = files.path().join(name);
+            std::fs::write(&path, text).map_err(FakeError::io(path.display()))
+        };
         write("openshell-ca.pem", &cert.pem())?;
         write("ca-bundle.pem", &bundle)?;
         let mut roots = RootCertStore::empty();
@@ -58,12 +60,11 @@ impl TlsEnd {
             roots.add_parsable_certificates(CertificateDer::pem_slice_iter(pem).filter_map(Result::ok));
         }
         let upstream = ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
+            .with_safe_default_protocol_versions()?
             .with_root_certificates(roots)
             .with_no_client_auth();
         Ok(Self {
-            issuer: Issuer::new(params, key),
+            issuer,
             ca: cert.der().clone(),
             files,
             leaves: Mutex::default(),
@@ -95,9 +96,16 @@ impl TlsEnd {
     }
 
     /// Answers the program's TLS as `host`.
-    pub(crate) async fn accept(&self, client: TcpStream, host: &str) -> Result<server::TlsStream<TcpStream>, String> {
+    pub(crate) async fn accept(
+        &self,
+        client: TcpStream,
+        host: &str,
+    ) -> Result<server::TlsStream<TcpStream>, FakeError> {
         let config = self.leaf(host)?;
-        TlsAcceptor::from(config).accept(client).await.map_err(|e| e.to_string())
+        TlsAcceptor::from(config)
+            .accept(client)
+            .await
+            .map_err(FakeError::io(format_args!("TLS from a program to {host}")))
     }
 
     /// Opens TLS to `host` over `upstream`, checking its certificate.
@@ -105,29 +113,31 @@ impl TlsEnd {
         &self,
         upstream: TcpStream,
         host: &str,
-    ) -> Result<client::TlsStream<TcpStream>, String> {
-        let name = ServerName::try_from(host.to_owned()).map_err(|e| e.to_string())?;
-        self.upstream.connect(name, upstream).await.map_err(|e| e.to_string())
+    ) -> Result<client::TlsStream<TcpStream>, FakeError> {
+        let what = || format!("TLS to {host}");
+        let name = ServerName::try_from(host.to_owned()).map_err(|e| FakeError::Io {
+            what: what(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
+        })?;
+        self.upstream.connect(name, upstream).await.map_err(FakeError::io(what()))
     }
 
     /// The server side for `host`: a certificate for it, made once.
-    fn leaf(&self, host: &str) -> Result<Arc<ServerConfig>, String> {
-        let mut leaves = self.leaves.lock().map_err(|_| "poisoned".to_owned())?;
+    fn leaf(&self, host: &str) -> Result<Arc<ServerConfig>, FakeError> {
+        let mut leaves = self.leaves.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(config) = leaves.get(host) {
             return Ok(config.clone());
         }
-        let key = KeyPair::generate().map_err(|e| e.to_string())?;
-        let mut params = CertificateParams::new(vec![host.to_owned()]).map_err(|e| e.to_string())?;
+        let key = KeyPair::generate()?;
+        let mut params = CertificateParams::new(vec![host.to_owned()])?;
         params.distinguished_name.push(DnType::CommonName, host);
-        let cert = params.signed_by(&key, &self.issuer).map_err(|e| e.to_string())?;
+        let cert = params.signed_by(&key, &self.issuer)?;
         let chain = vec![cert.der().clone(), self.ca.clone()];
         let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
         let config = ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
+            .with_safe_default_protocol_versions()?
             .with_no_client_auth()
-            .with_single_cert(chain, key)
-            .map_err(|e| e.to_string())?;
+            .with_single_cert(chain, key)?;
         let config = Arc::new(config);
         leaves.insert(host.to_owned(), config.clone());
         Ok(config)
