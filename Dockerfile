@@ -1,6 +1,13 @@
 # Lens: the server, the sandbox agent and the web app, built in one stage and copied
 # into a small one. Built by `docker compose build` (compose.yaml) or
 # `docker build -t lens:local .`.
+#
+# Where the base images cannot be pulled, the runtime stage can be fed otherwise, as
+# scripts/compose-sandbox does with podman: binaries built on the host as the `build`
+# stage (a folder with src/target/release/{lens,lens-sandbox-agent} and src/dist), and a
+# local Debian bookworm as the base:
+#   podman build --build-context build=FOLDER --build-arg RUNTIME_BASE=IMAGE -t lens:local .
+ARG RUNTIME_BASE=debian:bookworm-slim
 
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
@@ -16,7 +23,7 @@ RUN cargo fetch --locked \
     && PATH="$PWD/scripts/trunk-cargo:$PATH" trunk build --release --locked \
     && cargo build --release --locked -p lens-server -p lens-sandbox-agent
 
-FROM debian:bookworm-slim
+FROM ${RUNTIME_BASE}
 # ca-certificates: the model's HTTPS. bubblewrap and python3 for sandboxes on this
 # machine where the container is allowed them; under Compose they run on the gateway.
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates bubblewrap python3 \

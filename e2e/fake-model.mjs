@@ -7,10 +7,12 @@
 // - anything else: "word1 word2 …", one word every 150 ms, for 200 words.
 // When asked for usage (stream_options.include_usage), the last chunk reports it as
 // OpenAI does: prompt tokens a quarter of the request's characters, a token per chunk.
-// Usage: node fake-model.mjs PORT
+// Usage: node fake-model.mjs PORT [ADDRESS]  (127.0.0.1 unless an address is given: a
+// Lens in a container reaches it on its network's host side, scripts/compose-sandbox)
 import http from 'node:http';
 
 const port = Number(process.argv[2] ?? 8182);
+const address = process.argv[3] ?? '127.0.0.1';
 
 let usageFor = null; // set per request: the usage chunk for a turn of n chunks
 
@@ -106,4 +108,4 @@ const server = http.createServer((req, res) => {
     answer(res, request);
   });
 });
-server.listen(port, '127.0.0.1');
+server.listen(port, address);
