@@ -47,16 +47,32 @@ fn compose_has_lens_and_the_sandbox_profile_as_documented() {
     assert_eq!(strings(&gateway["cap_drop"]), ["ALL"]);
     assert_eq!(strings(&gateway["expose"]), ["17670"], "on the Compose network only");
     assert!(gateway["ports"].is_null(), "the gateway is not published on the host");
-    // Its state where its read-only root lets it write: NVIDIA's compose sets both.
+    // Its state where its read-only root lets it write (NVIDIA's compose sets both), at the
+    // same path inside and out: the host's Docker mounts files from it into sandboxes.
+    let state_dir = "${OPENSHELL_STATE:-/var/lib/openshell}";
     for var in ["HOME", "XDG_DATA_HOME"] {
-        assert_eq!(gateway["environment"][var].as_str(), Some("/var/lib/openshell"), "{var}");
+        assert_eq!(gateway["environment"][var].as_str(), Some(state_dir), "{var}");
     }
-    let state =
-        gateway["volumes"].as_sequence().unwrap().iter().any(|v| v["target"].as_str() == Some("/var/lib/openshell"));
-    assert!(state, "/var/lib/openshell is a mount, not the read-only root");
+    assert_eq!(gateway["environment"]["OPENSHELL_LOCAL_TLS_DIR"].as_str(), Some(format!("{state_dir}/tls").as_str()));
+    let state = gateway["volumes"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .any(|v| v["target"].as_str() == Some(state_dir) && v["source"].as_str() == Some(state_dir));
+    assert!(state, "the state folder is a mount at the same path, not the read-only root");
+    // Sandboxes on a network of their own, where the gateway has the address gateway.toml
+    // names; Lens is not on it.
+    let on_sandboxes = &gateway["networks"]["sandboxes"]["ipv4_address"];
+    assert!(gateway["networks"].as_mapping().unwrap().contains_key("default"));
+    assert!(services["lens"]["networks"].is_null(), "Lens only on Compose's default network");
+    assert_eq!(c["networks"]["sandboxes"]["name"].as_str(), Some("openshell-sandboxes"));
+    assert!(gateway["extra_hosts"].is_null(), "podman 4.3 refuses host-gateway");
     // The file's schema is checked with NVIDIA's own fixture checks (scripts/openshell-conformance).
     let toml = std::fs::read_to_string(root().join("deploy/openshell/gateway.toml")).unwrap();
     assert!(toml.contains("compute_driver = \"docker\"") && toml.contains("version = 2") && toml.contains(":17670"));
+    let address = on_sandboxes.as_str().unwrap();
+    assert!(toml.contains(&format!("host_gateway_ip = \"{address}\"")), "{address}");
+    assert!(toml.contains("network_name = \"openshell-sandboxes\""));
     // Lens's data in its volume; the client folder read-only where Settings looks for it.
     let lens_volumes = strings(&services["lens"]["volumes"]);
     assert!(lens_volumes.contains(&"lens-data:/var/lib/lens/data".to_string()), "{lens_volumes:?}");
@@ -64,13 +80,14 @@ fn compose_has_lens_and_the_sandbox_profile_as_documented() {
     assert!(lens_volumes.contains(&client), "{lens_volumes:?}");
     assert_eq!(services["lens"]["environment"]["LENS_COMPOSE"].as_str(), Some("1"));
     // Only openshell-key and the gateway see the certificates; the key service reads them read-only.
-    assert!(strings(&services["openshell-key"]["volumes"]).contains(&"openshell-certs:/certs:ro".to_string()));
+    let tls = format!("{state_dir}/tls:{state_dir}/tls:ro");
+    assert!(strings(&services["openshell-key"]["volumes"]).contains(&tls));
     let command = lens_server::gateway_preflight::COMPOSE_COMMAND;
     let install = std::fs::read_to_string(root().join("docs/install.md")).unwrap();
     assert!(install.contains(command), "docs/install.md gives the command Settings shows");
     assert!(lens_server::gateway_preflight::COMPOSE_ADDRESS.starts_with("openshell-gateway:"));
     let volumes: Vec<&str> = c["volumes"].as_mapping().unwrap().keys().filter_map(|k| k.as_str()).collect();
-    assert_eq!(volumes, ["lens-data", "openshell-certs", "openshell-client"]);
+    assert_eq!(volumes, ["lens-data", "openshell-client"]);
     let text = std::fs::read_to_string(root().join("compose.yaml")).unwrap();
     assert!(!text.contains(":?"), "compose.yaml asks for no variable: it starts with none set");
 }
