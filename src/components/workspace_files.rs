@@ -142,6 +142,26 @@ fn EntryRow(chat_id: String, entry: WorkspaceEntry, folder: RwSignal<String>) ->
         }
         .into_any();
     }
+    // A link (shown with where it leads, never followed) and what a copy leaves out (a
+    // pipe, a socket, a dangling link) are named, not shared: there is nothing to read.
+    if entry.link_target.is_some() || entry.left_out.is_some() {
+        let kind = if entry.link_target.is_some() { "link" } else { "other" };
+        let what = match (&entry.link_target, &entry.left_out) {
+            (Some(target), None) => format!("link to {target}"),
+            (Some(target), Some(why)) => format!("link to {target}: {why}, not copied"),
+            (None, Some(why)) => format!("{why}, not copied"),
+            (None, None) => String::new(),
+        };
+        return view! {
+            <tr data-testid="workspace-entry" data-kind=kind>
+                <th scope="row" class="path">{entry.name.clone()}</th>
+                <td data-testid="entry-special" colspan="2">{what}</td>
+                <td>{made}</td>
+                <td></td>
+            </tr>
+        }
+        .into_any();
+    }
     let shared = RwSignal::new(None);
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
@@ -221,6 +241,8 @@ mod ssr_tests {
             is_dir: false,
             modified_at: Some(1_796_515_200_000),
             made_by: Some(MadeBy { message_id: "m1".into(), step_id: "s2".into(), run: 4 }),
+            link_target: None,
+            left_out: None,
         };
         let html = view! { <EntryRow chat_id="c".to_owned() entry=file folder /> }.to_html();
         assert!(html.contains("&lt;b&gt;data&lt;/b&gt;.csv") && !html.contains("<b>"), "names are text: {html}");
@@ -234,8 +256,35 @@ mod ssr_tests {
             is_dir: true,
             modified_at: None,
             made_by: None,
+            link_target: None,
+            left_out: None,
         };
         let html = view! { <EntryRow chat_id="c".to_owned() entry=dir folder /> }.to_html();
         assert!(html.contains("aria-label=\"Open folder out\"") && !html.contains("Share"), "{html}");
+    }
+
+    #[test]
+    fn a_link_says_where_it_leads_and_a_pipe_that_it_is_not_copied_neither_shared() {
+        let owner = Owner::new();
+        owner.set();
+        let folder = RwSignal::new(String::new());
+        let entry = |name: &str, link_target: Option<&str>, left_out: Option<&str>| WorkspaceEntry {
+            name: name.into(),
+            path: format!("env/{name}"),
+            size: 0,
+            is_dir: false,
+            modified_at: None,
+            made_by: None,
+            link_target: link_target.map(Into::into),
+            left_out: left_out.map(Into::into),
+        };
+        let link = entry("python", Some("/usr/bin/<b>python3"), None);
+        let html = view! { <EntryRow chat_id="c".to_owned() entry=link folder /> }.to_html();
+        assert!(html.contains("data-kind=\"link\"") && html.contains("link to /usr/bin/&lt;b&gt;python3"), "{html}");
+        assert!(!html.contains("Share") && !html.contains("Open folder"), "{html}");
+        let pipe = entry("queue", None, Some("a named pipe"));
+        let html = view! { <EntryRow chat_id="c".to_owned() entry=pipe folder /> }.to_html();
+        assert!(html.contains("data-kind=\"other\"") && html.contains("a named pipe, not copied"), "{html}");
+        assert!(!html.contains("Share"), "{html}");
     }
 }

@@ -5,10 +5,11 @@ use std::path::Path;
 
 use lens_sandbox_agent::{
     paths::resolve,
-    protocol::{Entry, FILE_PART, FailKind},
+    protocol::{Entry, FILE_PART, FailKind, Special},
 };
 
 /// Why a file request failed: a sentence to show and its kind.
+#[derive(Debug)]
 pub struct Fail {
     pub kind: FailKind,
     pub message: String,
@@ -100,6 +101,28 @@ pub fn read_file(root: &Path, path: &str, max_bytes: u64, offset: u64, len: u64)
     Ok((part, meta.len()))
 }
 
+/// What an entry is beyond a regular file or a folder (`kind` is not followed through links).
+fn special(path: &Path, kind: &std::fs::FileType) -> Option<Special> {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_symlink() {
+        let target = std::fs::read_link(path).map(|t| t.to_string_lossy().into_owned()).unwrap_or_default();
+        // Where it leads is only looked at (stat), never opened: a link to /proc/1/environ
+        // is named as a link, not read.
+        let dangling = std::fs::metadata(path).is_err();
+        return Some(Special::Link { target, dangling });
+    }
+    if kind.is_fifo() {
+        Some(Special::Fifo)
+    } else if kind.is_socket() {
+        Some(Special::Socket)
+    } else if kind.is_block_device() || kind.is_char_device() {
+        Some(Special::Device)
+    } else {
+        None
+    }
+}
+
+/// The entries of a folder of the workspace, by path, links not followed.
 pub fn list_files(root: &Path, path: &str) -> Result<Vec<Entry>, Fail> {
     let dir = resolve(root, path)?;
     let real_root = root.canonicalize().map_err(|e| Fail::new(FailKind::Other, e.to_string()))?;
@@ -118,8 +141,55 @@ pub fn list_files(root: &Path, path: &str) -> Result<Vec<Entry>, Fail> {
             .ok()
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .map(|d| d.as_millis() as i64);
-        entries.push(Entry { path: rel, size: meta.len(), is_dir: meta.is_dir(), modified_ms });
+        let special = special(&item.path(), &meta.file_type());
+        let size = if meta.is_file() { meta.len() } else { 0 };
+        entries.push(Entry { path: rel, size, is_dir: meta.is_dir(), modified_ms, special });
     }
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listing_names_links_pipes_and_sockets_and_follows_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("lib")).unwrap();
+        std::fs::write(root.join("a.txt"), "hello").unwrap();
+        std::os::unix::fs::symlink("lib", root.join("lib64")).unwrap();
+        std::os::unix::fs::symlink("/", root.join("root")).unwrap();
+        std::os::unix::fs::symlink("/nonexistent", root.join("dead")).unwrap();
+        std::os::unix::fs::symlink("loop-b", root.join("loop-a")).unwrap();
+        std::os::unix::fs::symlink("loop-a", root.join("loop-b")).unwrap();
+        let fifo = std::ffi::CString::new(root.join("pipe").to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only makes the node.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let _socket = std::os::unix::net::UnixListener::bind(root.join("sock")).unwrap();
+
+        let entries = list_files(root, "").unwrap();
+        let get = |name: &str| entries.iter().find(|e| e.path == name).unwrap_or_else(|| panic!("{name}"));
+        assert_eq!((get("a.txt").size, get("a.txt").special.clone()), (5, None));
+        assert!(get("lib").is_dir && get("lib").special.is_none());
+        let link = |target: &str, dangling| Some(Special::Link { target: target.into(), dangling });
+        assert_eq!((get("lib64").is_dir, get("lib64").special.clone()), (false, link("lib", false)));
+        assert_eq!(get("root").special, link("/", false), "a link out of the workspace is a link, not followed");
+        assert_eq!(get("dead").special, link("/nonexistent", true));
+        assert_eq!(get("loop-a").special, link("loop-b", true), "a loop leads nowhere");
+        assert_eq!(get("pipe").special, Some(Special::Fifo));
+        assert_eq!(get("sock").special, Some(Special::Socket));
+        let left_out: Vec<_> = entries.iter().filter_map(|e| e.special.as_ref()?.left_out().map(|w| (&e.path[..], w))).collect();
+        assert_eq!(
+            left_out,
+            [
+                ("dead", "a link that leads nowhere"),
+                ("loop-a", "a link that leads nowhere"),
+                ("loop-b", "a link that leads nowhere"),
+                ("pipe", "a named pipe"),
+                ("sock", "a socket")
+            ]
+        );
+    }
 }

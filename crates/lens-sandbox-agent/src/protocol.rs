@@ -78,7 +78,8 @@ pub enum Request {
     NetClose { id: u64 },
 }
 
-/// One entry of a folder listing.
+/// One entry of a folder listing. Links are not followed: a link to a folder is no
+/// folder here, so a walk of the listing never leaves the workspace or loops.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     pub path: String,
@@ -87,6 +88,37 @@ pub struct Entry {
     /// When it last changed, Unix milliseconds; absent from an older agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modified_ms: Option<i64>,
+    /// What it is when neither a regular file nor a folder; absent from an older agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub special: Option<Special>,
+}
+
+/// An entry that is neither a regular file nor a folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "type")]
+pub enum Special {
+    /// A symbolic link: its text as written, and whether it leads nowhere (seen from
+    /// inside the sandbox; a link may lead out of the workspace and still not dangle).
+    Link { target: String, dangling: bool },
+    /// A named pipe.
+    Fifo,
+    /// A Unix socket.
+    Socket,
+    /// A character or block device.
+    Device,
+}
+
+impl Special {
+    /// Why a copy leaves it out, or `None` when a copy keeps it (a link that leads somewhere).
+    pub fn left_out(&self) -> Option<&'static str> {
+        match self {
+            Special::Link { dangling: false, .. } => None,
+            Special::Link { dangling: true, .. } => Some("a link that leads nowhere"),
+            Special::Fifo => Some("a named pipe"),
+            Special::Socket => Some("a socket"),
+            Special::Device => Some("a device"),
+        }
+    }
 }
 
 /// What the agent answers.

@@ -71,7 +71,13 @@ pub(crate) fn listing(reply: Reply) -> Result<Vec<FileEntry>, SandboxError> {
     match reply {
         Reply::Files { entries, .. } => Ok(entries
             .into_iter()
-            .map(|e| FileEntry { path: e.path, size: e.size, is_dir: e.is_dir, modified_ms: e.modified_ms })
+            .map(|e| FileEntry {
+                path: e.path,
+                size: e.size,
+                is_dir: e.is_dir,
+                modified_ms: e.modified_ms,
+                special: e.special,
+            })
             .collect()),
         other => Err(backend(format!("unexpected reply {other:?}"))),
     }

@@ -9,7 +9,7 @@ use futures_util::{
 use lens_types::{OutputStream, RunEnding};
 use serde::{Deserialize, Serialize};
 
-use lens_sandbox_agent::protocol::FILE_PART;
+use lens_sandbox_agent::protocol::{FILE_PART, Special};
 
 use crate::{AdmissionLimits, Limits, Network, SandboxError, calls, egress::EgressDecision};
 
@@ -121,6 +121,8 @@ pub struct FileEntry {
     pub is_dir: bool,
     /// When it last changed, Unix milliseconds, where the listing says.
     pub modified_ms: Option<i64>,
+    /// What it is when neither a regular file nor a folder (a link is never a folder here).
+    pub special: Option<Special>,
 }
 
 /// What an admin sets that a driver puts into force while it runs.

@@ -200,7 +200,13 @@ pub(crate) fn run_stream<H: RunHost>(
                     break RunEvent::Files(
                         files
                             .into_iter()
-                            .map(|e| FileEntry { path: e.path, size: e.size, is_dir: false, modified_ms: None })
+                            .map(|e| FileEntry {
+                                path: e.path,
+                                size: e.size,
+                                is_dir: false,
+                                modified_ms: None,
+                                special: None,
+                            })
                             .collect(),
                     );
                 }

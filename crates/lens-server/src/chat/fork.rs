@@ -2,8 +2,10 @@
 //! with that answer (what the model saw included), the files its steps show (copied into
 //! the new conversation's vault), and a copy of the workspace as it is now, file by file
 //! through the sandbox driver, so the same works on a gateway, and the hosts its owner
-//! allowed for it. Python's names are not copied: a kernel's memory cannot be. A fork
-//! that fails midway leaves nothing.
+//! allowed for it. The workspace's one rule holds (`files::zip_stream::members_under`):
+//! links are made again as links, what a copy cannot hold is named in the fork's note.
+//! Python's names are not copied: a kernel's memory cannot be. A fork that fails midway
+//! leaves nothing.
 
 use std::collections::HashMap;
 
@@ -14,13 +16,19 @@ use lens_types::{ChatView, ForkResponse, MessageStatus, Role, SharedFileRef, Too
 use super::Chats;
 use crate::{
     AppError, Result,
-    files::zip_stream::members_under,
+    files::zip_stream::{LeftOut, Member, members_under},
     ids::{chat_id, message_id},
     store::{AnswerProgress, Asked, FileKind, NewAnswer},
 };
 
 /// The most workspace files a fork copies.
 const MAX_FILES: usize = 10_000;
+
+/// Links made again by one command at most.
+const LINKS_PER_COMMAND: usize = 500;
+
+/// Left-out entries the fork's note names one by one; the rest are counted.
+const LEFT_OUT_NAMED: usize = 20;
 
 /// What the fork says about what it could not take along.
 pub const NAMES_NOT_COPIED: &str = "The workspace's files were copied as they are now; the names Python held were \
@@ -49,7 +57,8 @@ pub async fn fork(chats: &Chats, user_id: i64, from: &ChatView, at: &str) -> Res
         Ok(copied) => {
             // Its first question named it; the fork keeps its own name.
             let chat = chats.store.rename_chat(user_id, &chat.id, &title).await?.unwrap_or(chat);
-            Ok(ForkResponse { chat, files_copied: copied.0, bytes_copied: copied.1, note: NAMES_NOT_COPIED.into() })
+            let note = note(&copied.left_out);
+            Ok(ForkResponse { chat, files_copied: copied.files, bytes_copied: copied.bytes, note })
         }
         Err(e) => {
             if let Err(gone) = super::deletion::delete_chat(chats, user_id, &chat.id).await {
@@ -60,15 +69,35 @@ pub async fn fork(chats: &Chats, user_id: i64, from: &ChatView, at: &str) -> Res
     }
 }
 
-/// Copies the history, its files and the workspace into `to`; the workspace's files and
-/// bytes copied.
+/// What the fork's note says: the kernel's names, and what the workspace's copy left out.
+fn note(left_out: &[LeftOut]) -> String {
+    if left_out.is_empty() {
+        return NAMES_NOT_COPIED.into();
+    }
+    let named: Vec<String> =
+        left_out.iter().take(LEFT_OUT_NAMED).map(|l| format!("{} ({})", l.name.escape_debug(), l.why)).collect();
+    let more = left_out.len().saturating_sub(LEFT_OUT_NAMED);
+    let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+    format!("{NAMES_NOT_COPIED} Left out of the workspace's copy: {}{more}.", named.join(", "))
+}
+
+/// What the workspace's copy did.
+#[derive(Debug, Default)]
+struct Copied {
+    /// Files and links made in the fork's workspace.
+    files: u64,
+    bytes: u64,
+    left_out: Vec<LeftOut>,
+}
+
+/// Copies the history, its files and the workspace into `to`.
 async fn fill(
     chats: &Chats,
     user_id: i64,
     from: &ChatView,
     to: &ChatView,
     history: &[(lens_types::MessageView, Vec<lens_llm::ChatMessage>)],
-) -> Result<(u64, u64)> {
+) -> Result<Copied> {
     let mut question = None;
     for (message, turns) in history {
         match message.role {
@@ -151,17 +180,24 @@ async fn copy_file(chats: &Chats, from: &str, to: &str, id: &str, new_id: &str) 
     Ok(())
 }
 
-/// Every workspace file of `from`, into `to`'s sandbox (made by the first file).
-async fn copy_workspace(chats: &Chats, from: &str, to: &str) -> Result<(u64, u64)> {
-    let Some(driver) = chats.sandbox.driver() else { return Ok((0, 0)) };
+/// Every workspace file and link of `from`, into `to`'s sandbox (made by the first file).
+async fn copy_workspace(chats: &Chats, from: &str, to: &str) -> Result<Copied> {
+    let Some(driver) = chats.sandbox.driver() else { return Ok(Copied::default()) };
     let unavailable = |e: SandboxError| AppError::SandboxUnavailable(e.to_string());
     let status = driver.status(from).await.map_err(unavailable)?;
     if !matches!(status.state, SandboxState::Running | SandboxState::Stopped) {
-        return Ok((0, 0));
+        return Ok(Copied::default());
     }
-    let members = members_under(&*driver, from, "", MAX_FILES).await.map_err(unavailable)?;
-    let (mut files, mut bytes) = (0, 0);
-    for member in members {
+    let walk = members_under(&*driver, from, "", MAX_FILES).await.map_err(unavailable)?;
+    let mut copied = Copied { left_out: walk.left_out, ..Copied::default() };
+    let (links, files): (Vec<Member>, Vec<Member>) = walk.members.into_iter().partition(|m| m.link.is_some());
+    for member in files {
+        // A file that cannot be read (its mode 000, gone since the listing) is named,
+        // not copied; the copy below reads its first part again.
+        if let Err(e) = driver.read_part(from, &member.path, u64::MAX, 0).await {
+            copied.left_out.push(LeftOut { name: member.name, why: format!("could not be read: {e}") });
+            continue;
+        }
         let (parts, arrived) = tokio::sync::mpsc::channel::<Vec<u8>>(4);
         let reading = lens_sandbox::copy_out(&*driver, from, &member.path, u64::MAX, move |part| {
             let parts = parts.clone();
@@ -172,9 +208,36 @@ async fn copy_workspace(chats: &Chats, from: &str, to: &str) -> Result<(u64, u64
         });
         let writing = lens_sandbox::copy_in(&*driver, to, &member.path, source);
         let (read, wrote) = tokio::join!(reading, writing);
-        read.map_err(unavailable)?;
-        bytes += wrote.map_err(unavailable)?;
-        files += 1;
+        copied.bytes += wrote.map_err(unavailable)?;
+        copied.files += 1;
+        // Changed or unreadable midway: kept as far as it was read, and said so.
+        if let Err(e) = read {
+            copied.left_out.push(LeftOut { name: member.name, why: format!("cut short: {e}") });
+        }
     }
-    Ok((files, bytes))
+    for batch in links.chunks(LINKS_PER_COMMAND) {
+        make_links(&*driver, to, batch).await?;
+        copied.files += batch.len() as u64;
+    }
+    Ok(copied)
+}
+
+/// Makes `links` again in `chat_id`'s workspace, as links with the same text (a link is
+/// only text: making one that leads out of the workspace reads nothing there).
+async fn make_links(driver: &dyn lens_sandbox::SandboxDriver, chat_id: &str, links: &[Member]) -> Result<()> {
+    // Pairs of (target, path) as arguments: no name is ever parsed by the shell.
+    let script = r#"while [ $# -gt 0 ]; do mkdir -p -- "$(dirname -- "$2")" && ln -sfn -- "$1" "$2" || exit 1; shift 2; done"#;
+    let mut argv = vec!["sh".to_owned(), "-c".to_owned(), script.to_owned(), "sh".to_owned()];
+    for link in links {
+        argv.push(link.link.clone().unwrap_or_default());
+        argv.push(link.path.clone());
+    }
+    let request = lens_sandbox::ExecRequest { argv, env: Default::default(), timeout: std::time::Duration::from_secs(60) };
+    let failed = |why: String| AppError::SandboxUnavailable(format!("the workspace's links could not be made again: {why}"));
+    let run = driver.exec(chat_id, request).await.map_err(|e| failed(e.to_string()))?;
+    let run = lens_sandbox::run_to_end(run).await.map_err(|e| failed(e.to_string()))?;
+    match run.ending {
+        lens_types::RunEnding::Exited { code: 0 } => Ok(()),
+        _ => Err(failed(run.stderr_text().trim().chars().take(300).collect())),
+    }
 }

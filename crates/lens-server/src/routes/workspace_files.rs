@@ -8,7 +8,7 @@ use axum::{
     Json,
     extract::{Path, Query, State},
 };
-use lens_sandbox::{SandboxError, SandboxState};
+use lens_sandbox::{SandboxError, SandboxState, Special};
 use lens_types::{MadeBy, MessageView, WorkspaceEntry, WorkspaceListing};
 use serde::Deserialize;
 
@@ -81,6 +81,11 @@ pub async fn listing(state: &AppState, cid: &str, folder: String) -> Result<Work
             size: if e.is_dir { 0 } else { e.size },
             is_dir: e.is_dir,
             modified_at: e.modified_ms,
+            link_target: match &e.special {
+                Some(Special::Link { target, .. }) => Some(target.clone()),
+                _ => None,
+            },
+            left_out: e.special.as_ref().and_then(Special::left_out).map(str::to_owned),
             path: e.path,
         })
         .collect();

@@ -14,7 +14,7 @@ use crate::{
     auth::CurrentUser,
     files::{
         names::title_for_file,
-        zip_stream::{Member, members_under, zip_body},
+        zip_stream::{Member, Walk, members_under, zip_body},
     },
 };
 
@@ -71,7 +71,7 @@ pub async fn get_workspace_zip(
         return Err(AppError::BadRequest("this conversation has no sandbox yet, so no files to zip".into()));
     }
     let folder = query.path.unwrap_or_default().trim_matches('/').to_owned();
-    let (members, name) = match (query.message_id, query.step_id) {
+    let (walk, name) = match (query.message_id, query.step_id) {
         (Some(mid), Some(sid)) => {
             let messages = state.store.messages(&cid).await?;
             let step = messages
@@ -84,20 +84,21 @@ pub async fn get_workspace_zip(
             let members: Vec<Member> = step
                 .files
                 .iter()
-                .map(|f| Member { path: f.path.clone(), name: f.path.clone(), size: f.size })
+                .map(|f| Member { path: f.path.clone(), name: f.path.clone(), size: f.size, link: None })
                 .collect();
-            (members, format!("{} run files.zip", title_for_file(&chat.title, 60)))
+            (Walk { members, left_out: Vec::new() }, format!("{} run files.zip", title_for_file(&chat.title, 60)))
         }
         (None, None) => {
-            let members = members_under(&*driver, &cid, &folder, MAX_FILES).await.map_err(unavailable)?;
+            let walk = members_under(&*driver, &cid, &folder, MAX_FILES).await.map_err(unavailable)?;
             let last = folder.rsplit('/').next().filter(|f| !f.is_empty()).unwrap_or("workspace");
-            (members, format!("{} {last}.zip", title_for_file(&chat.title, 60)))
+            (walk, format!("{} {last}.zip", title_for_file(&chat.title, 60)))
         }
         _ => return Err(AppError::BadRequest("give both `message_id` and `step_id`, or neither".into())),
     };
-    if members.is_empty() {
+    if walk.members.is_empty() && walk.left_out.is_empty() {
         return Err(AppError::BadRequest("there are no files to zip there".into()));
     }
+    let members = &walk.members;
     // The limits of shares: each file at most a share's size, and all of them at most
     // what the conversation may keep shared. Checked on the sizes listed; each file is
     // held to its limit again as it is read.
@@ -118,7 +119,7 @@ pub async fn get_workspace_zip(
             total.div_ceil(1024 * 1024)
         )));
     }
-    let body = zip_body(driver, cid, members, max_bytes);
+    let body = zip_body(driver, cid, walk, max_bytes);
     let mut resp = (StatusCode::OK, body).into_response();
     let headers = resp.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/zip"));

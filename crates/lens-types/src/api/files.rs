@@ -45,6 +45,14 @@ pub struct WorkspaceEntry {
     /// The latest run in the conversation that made or changed it, where one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub made_by: Option<MadeBy>,
+    /// A link's target, as written: the entry is the link (never a folder, never
+    /// followed by the listing, a zip or a fork, which keep it as a link).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_target: Option<String>,
+    /// Why a copy of the workspace (a zip, a fork) leaves it out: a link that leads
+    /// nowhere, a named pipe, a socket, a device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<String>,
 }
 
 /// The run (an answer's step) that made a file.
