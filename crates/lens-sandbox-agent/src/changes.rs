@@ -49,7 +49,13 @@ pub fn changed(before: &Listing, after: &Listing) -> Vec<Entry> {
     let mut out: Vec<Entry> = after
         .iter()
         .filter(|(path, now)| before.get(*path) != Some(now))
-        .map(|(path, (size, _))| Entry { path: path.clone(), size: *size, is_dir: false, modified_ms: None, special: None })
+        .map(|(path, (size, _))| Entry {
+            path: path.clone(),
+            size: *size,
+            is_dir: false,
+            modified_ms: None,
+            special: None,
+        })
         .collect();
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out.truncate(MAX_REPORTED);

@@ -180,7 +180,8 @@ mod tests {
         assert_eq!(get("loop-a").special, link("loop-b", true), "a loop leads nowhere");
         assert_eq!(get("pipe").special, Some(Special::Fifo));
         assert_eq!(get("sock").special, Some(Special::Socket));
-        let left_out: Vec<_> = entries.iter().filter_map(|e| e.special.as_ref()?.left_out().map(|w| (&e.path[..], w))).collect();
+        let left_out: Vec<_> =
+            entries.iter().filter_map(|e| e.special.as_ref()?.left_out().map(|w| (&e.path[..], w))).collect();
         assert_eq!(
             left_out,
             [

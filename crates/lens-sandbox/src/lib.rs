@@ -52,9 +52,9 @@ pub use driver::{
 pub use error::SandboxError;
 pub use gateway::{GatewayCheck, GatewayDriver, GatewayOptions, check_gateway, start_gateway};
 pub use lens_openshell::{GatewayAddress, split_address as split_gateway_address};
-pub use lens_sandbox_agent::protocol::{FILE_PART, Special};
 /// The port of the egress proxy on every sandbox's loopback.
 pub use lens_sandbox_agent::protocol::PROXY_PORT;
+pub use lens_sandbox_agent::protocol::{FILE_PART, Special};
 pub use lens_types::{OutputStream, RunEnding, RunOutput};
 pub use limits::Limits;
 pub use local::{DEFAULT_HOST_UID, LocalDriver, LocalOptions, start_local};

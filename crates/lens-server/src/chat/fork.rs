@@ -226,14 +226,17 @@ async fn copy_workspace(chats: &Chats, from: &str, to: &str) -> Result<Copied> {
 /// only text: making one that leads out of the workspace reads nothing there).
 async fn make_links(driver: &dyn lens_sandbox::SandboxDriver, chat_id: &str, links: &[Member]) -> Result<()> {
     // Pairs of (target, path) as arguments: no name is ever parsed by the shell.
-    let script = r#"while [ $# -gt 0 ]; do mkdir -p -- "$(dirname -- "$2")" && ln -sfn -- "$1" "$2" || exit 1; shift 2; done"#;
+    let script =
+        r#"while [ $# -gt 0 ]; do mkdir -p -- "$(dirname -- "$2")" && ln -sfn -- "$1" "$2" || exit 1; shift 2; done"#;
     let mut argv = vec!["sh".to_owned(), "-c".to_owned(), script.to_owned(), "sh".to_owned()];
     for link in links {
         argv.push(link.link.clone().unwrap_or_default());
         argv.push(link.path.clone());
     }
-    let request = lens_sandbox::ExecRequest { argv, env: Default::default(), timeout: std::time::Duration::from_secs(60) };
-    let failed = |why: String| AppError::SandboxUnavailable(format!("the workspace's links could not be made again: {why}"));
+    let request =
+        lens_sandbox::ExecRequest { argv, env: Default::default(), timeout: std::time::Duration::from_secs(60) };
+    let failed =
+        |why: String| AppError::SandboxUnavailable(format!("the workspace's links could not be made again: {why}"));
     let run = driver.exec(chat_id, request).await.map_err(|e| failed(e.to_string()))?;
     let run = lens_sandbox::run_to_end(run).await.map_err(|e| failed(e.to_string()))?;
     match run.ending {

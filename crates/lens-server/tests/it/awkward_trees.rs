@@ -1,6 +1,7 @@
 //! Workspaces as people's code leaves them, under the one rule the zip, the fork and the
 //! listing share: a virtual environment's links, a link inside the workspace, links to
-//! `/` and to `/proc/1/environ`, a dangling link and a file nobody may read. (A named pipe
+//! `/` and to `/proc/1/environ`, a dangling link and a file the sandbox's user may not read
+//! (mode 000). (A named pipe
 //! or a socket cannot be made in this machine's sandbox: the agent's own tests list them.)
 //! Each ends in a readable zip (Python's zipfile and `unzip -t`) that holds the links as
 //! links and names the rest in SKIPPED.txt, a listing that says what each entry is, and
@@ -14,9 +15,10 @@ use crate::test_app::{Client, TestApp};
 
 /// A venv (`python3 -m venv --without-pip`, as the issue's person made it) and awkward
 /// entries beside it.
-const AWKWARD: &str = "```bash\ncd /workspace && python3 -m venv --without-pip env && mkdir -p data out \
+const AWKWARD: &str = "```bash\npython3 -m venv --without-pip env && mkdir -p data out \
 && echo hello > data/a.txt && ln -s a.txt data/link.txt && ln -s / out/root && ln -s /proc/1/environ out/environ \
-&& ln -s /nonexistent out/dead && echo secret > out/locked && chmod 000 out/locked && echo made\n```";
+&& ln -s /nonexistent out/dead && echo secret > out/locked && chmod 000 out/locked && echo made \
+&& (cat out/locked > /dev/null 2>&1 && echo readable || echo locked)\n```";
 
 /// Each member of the zip at argv[1], sorted: `name link target`, `name file size`; after
 /// `testzip` checked every CRC. SKIPPED.txt's text follows a `--` line.
@@ -50,10 +52,21 @@ fn stdout(message: &MessageView) -> String {
 #[tokio::test]
 async fn a_venv_links_and_a_locked_file_zip_list_and_fork_by_one_rule() {
     let app = TestApp::builder().sandbox().settings_model().await;
+    holds_the_one_rule(&app).await;
+}
+
+/// The zip, the listing and the fork of an awkward workspace, as a person sees them.
+pub async fn holds_the_one_rule(app: &TestApp) {
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
     let made = run(&admin, &cid, AWKWARD).await;
-    assert_eq!(stdout(&made), "made\n");
+    // Mode 000 locks out the sandbox's user, not a root one (the fake gateway's
+    // sandboxes run as root): what that user can read is what the zip can.
+    let locked = match stdout(&made).as_str() {
+        "made\nlocked\n" => true,
+        "made\nreadable\n" => false,
+        other => panic!("{other}"),
+    };
 
     // The zip: whole, readable, links as links, the rest named.
     let resp = admin.request(reqwest::Method::GET, &format!("/api/v1/chats/{cid}/sandbox/zip")).send().await.unwrap();
@@ -76,11 +89,10 @@ async fn a_venv_links_and_a_locked_file_zip_list_and_fork_by_one_rule() {
     ] {
         assert!(members.lines().any(|l| l.starts_with(line)), "{line} in:\n{members}");
     }
-    for gone in ["out/dead ", "out/locked "] {
-        assert!(!members.lines().any(|l| l.starts_with(gone)), "{gone} is not in the zip:\n{members}");
-    }
+    assert!(!members.lines().any(|l| l.starts_with("out/dead ")), "out/dead is not in the zip:\n{members}");
     assert!(skipped.contains("out/dead: a link that leads nowhere"), "{skipped}");
-    assert!(skipped.contains("out/locked: could not be read"), "{skipped}");
+    assert_eq!(members.lines().any(|l| l.starts_with("out/locked file 7")), !locked, "{members}");
+    assert_eq!(skipped.contains("out/locked: could not be read"), locked, "{skipped}");
     let tested = tokio::process::Command::new("unzip").arg("-tq").arg(&path).output().await.unwrap();
     assert!(tested.status.success(), "unzip -t: {}", String::from_utf8_lossy(&tested.stdout));
 
@@ -98,9 +110,8 @@ async fn a_venv_links_and_a_locked_file_zip_list_and_fork_by_one_rule() {
     let (status, body) = admin.post(&format!("/api/v1/chats/{cid}/fork"), json!({"message_id": made.id})).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let forked: ForkResponse = serde_json::from_value(body).unwrap();
-    for named in ["out/dead (a link that leads nowhere)", "out/locked (could not be read"] {
-        assert!(forked.note.contains(named), "{named} in: {}", forked.note);
-    }
+    assert!(forked.note.contains("out/dead (a link that leads nowhere)"), "{}", forked.note);
+    assert_eq!(forked.note.contains("out/locked (could not be read"), locked, "{}", forked.note);
     let fid = forked.chat.id;
     let checked = run(
         &admin,
@@ -109,7 +120,8 @@ async fn a_venv_links_and_a_locked_file_zip_list_and_fork_by_one_rule() {
          ls out | tr '\\n' ' '\n```",
     )
     .await;
-    assert_eq!(stdout(&checked), "42\na.txt\n/\n/proc/1/environ\nhello\nenviron root ");
+    let out = if locked { "environ root " } else { "environ locked root " };
+    assert_eq!(stdout(&checked), format!("42\na.txt\n/\n/proc/1/environ\nhello\n{out}"));
 
     // The next run in the first conversation works.
     let next = run(&admin, &cid, "```bash\necho next\n```").await;

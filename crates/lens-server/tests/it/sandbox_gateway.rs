@@ -267,6 +267,13 @@ async fn on_a_gateway_a_fork_copies_the_workspace_into_a_sandbox_of_its_own() {
 }
 
 #[tokio::test]
+async fn on_a_gateway_the_workspaces_one_rule_holds_for_zips_listings_and_forks() {
+    let fake = FakeGateway::start().await.unwrap();
+    let app = on_gateway(&fake, None).await;
+    crate::awkward_trees::holds_the_one_rule(&app).await;
+}
+
+#[tokio::test]
 async fn on_a_gateway_a_step_says_what_the_gateways_proxy_decided_and_an_allowed_host_reaches_its_policy() {
     let fake = FakeGateway::start().await.unwrap();
     let app = on_gateway(&fake, None).await;
