@@ -1,8 +1,8 @@
 //! Workspaces as people's code leaves them, under the one rule the zip, the fork and the
 //! listing share: a virtual environment's links, a link inside the workspace, links to
 //! `/` and to `/proc/1/environ`, a dangling link and a file the sandbox's user may not read
-//! (mode 000). (A named pipe
-//! or a socket cannot be made in this machine's sandbox: the agent's own tests list them.)
+//! (mode 000). (A named pipe or a socket cannot be made in this machine's sandbox: the
+//! agent's own tests list them.)
 //! Each ends in a readable zip (Python's zipfile and `unzip -t`) that holds the links as
 //! links and names the rest in SKIPPED.txt, a listing that says what each entry is, and
 //! a fork whose venv still runs; the next run in the conversation works.
