@@ -162,7 +162,8 @@ fn EntryRow(chat_id: String, entry: WorkspaceEntry, folder: RwSignal<String>) ->
         }
         .into_any();
     }
-    let shared = RwSignal::new(None);
+    // Shared before as it is now: its chip, not a button that would copy it again.
+    let shared = RwSignal::new(entry.shared.clone());
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let req = ShareFileRequest {
@@ -243,12 +244,23 @@ mod ssr_tests {
             made_by: Some(MadeBy { message_id: "m1".into(), step_id: "s2".into(), run: 4 }),
             link_target: None,
             left_out: None,
+            shared: None,
         };
-        let html = view! { <EntryRow chat_id="c".to_owned() entry=file folder /> }.to_html();
+        let html = view! { <EntryRow chat_id="c".to_owned() entry=file.clone() folder /> }.to_html();
         assert!(html.contains("&lt;b&gt;data&lt;/b&gt;.csv") && !html.contains("<b>"), "names are text: {html}");
         assert!(html.contains("13 KB") && html.contains("2026-12-06 00:00 UTC"), "{html}");
         assert!(html.contains("href=\"#step-m1-s2\"") && html.contains("run 4"), "{html}");
         assert!(html.contains("aria-label=\"Share &lt;b&gt;data&lt;/b&gt;.csv\""), "{html}");
+        // Shared before as it is now: the share's chip, no button to copy it again.
+        let share = lens_types::SharedFileRef {
+            id: "f1".into(),
+            name: "data.csv".into(),
+            size: 12_300,
+            mime: "text/csv".into(),
+        };
+        let shared = WorkspaceEntry { shared: Some(share), ..file };
+        let html = view! { <EntryRow chat_id="c".to_owned() entry=shared folder /> }.to_html();
+        assert!(!html.contains("data-testid=\"share-file\"") && html.contains("/files/f1"), "{html}");
         let dir = WorkspaceEntry {
             name: "out".into(),
             path: "out".into(),
@@ -258,6 +270,7 @@ mod ssr_tests {
             made_by: None,
             link_target: None,
             left_out: None,
+            shared: None,
         };
         let html = view! { <EntryRow chat_id="c".to_owned() entry=dir folder /> }.to_html();
         assert!(html.contains("aria-label=\"Open folder out\"") && !html.contains("Share"), "{html}");
@@ -277,6 +290,7 @@ mod ssr_tests {
             made_by: None,
             link_target: link_target.map(Into::into),
             left_out: left_out.map(Into::into),
+            shared: None,
         };
         let link = entry("python", Some("/usr/bin/<b>python3"), None);
         let html = view! { <EntryRow chat_id="c".to_owned() entry=link folder /> }.to_html();

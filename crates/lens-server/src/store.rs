@@ -30,7 +30,7 @@ mod users;
 use std::{path::Path, sync::Arc};
 
 pub use approvals::{ApprovalTable, Decided};
-pub use chat_files::{ChatFileTable, FileKind};
+pub use chat_files::{ChatFileTable, FileKind, FileSource};
 pub use chats::{ChatTable, DEFAULT_TITLE};
 pub use cluster::{ClusterTable, LeaseRow, ReplicaRow, WrittenAnswer};
 pub use error::StoreError;

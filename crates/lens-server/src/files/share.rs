@@ -9,7 +9,7 @@ use super::{
     FileError, Files, Vault,
     names::{clean_name, mime_for},
 };
-use crate::store::FileKind;
+use crate::store::{FileKind, FileSource};
 
 impl Files {
     /// Copies `path` out of conversation `chat_id`'s sandbox (at most the share size
@@ -80,6 +80,29 @@ impl Files {
         name: Option<&str>,
         kind: FileKind,
     ) -> Result<SharedFileRef, FileError> {
+        Ok(self.share_once(driver, chat_id, path, name, kind).await?.0)
+    }
+
+    /// As [`Files::share`], but a file shared before as it is now (the same path, size
+    /// and change time) is not copied again: its share is the answer, and `true` says so.
+    pub async fn share_once(
+        &self,
+        driver: &dyn SandboxDriver,
+        chat_id: &str,
+        path: &str,
+        name: Option<&str>,
+        kind: FileKind,
+    ) -> Result<(SharedFileRef, bool), FileError> {
+        let source = match kind {
+            FileKind::Shared => source_of(driver, chat_id, path).await,
+            FileKind::Image | FileKind::Log => None,
+        };
+        if let Some(source) = &source {
+            let shared = self.store.shared_sources(chat_id).await?;
+            if let Some((_, file)) = shared.into_iter().rev().find(|(s, _)| s == source) {
+                return Ok((file, true));
+            }
+        }
         // A first look, so a full conversation copies nothing; `record` decides.
         self.room_for_one_more(chat_id).await?;
         let name = clean_name(name.unwrap_or(path)).ok_or_else(|| FileError::NoFile(path.to_owned()))?;
@@ -87,6 +110,53 @@ impl Files {
         let size = self.copy_out(driver, chat_id, path, (&self.shared, chat_id, &id)).await?;
         let file = SharedFileRef { id, mime: mime_for(&name).to_owned(), name, size };
         self.record(chat_id, &file, kind).await?;
-        Ok(file)
+        if let Some(source) = &source {
+            self.store.set_file_source(chat_id, &file.id, source).await?;
+        }
+        Ok((file, false))
+    }
+}
+
+/// `path` as the workspace's listing names it (relative, no `.` parts), or `None` for a
+/// path that climbs (`..`: the copy refuses it anyway).
+pub fn workspace_path(path: &str) -> Option<String> {
+    let rel = path.strip_prefix("/workspace").filter(|r| r.is_empty() || r.starts_with('/')).unwrap_or(path);
+    let mut parts = Vec::new();
+    for part in rel.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return None,
+            p => parts.push(p),
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+/// Where a regular file at `path` is and which version of it is there now, from its
+/// folder's listing; `None` for a link, a folder or a path the listing does not show.
+async fn source_of(driver: &dyn SandboxDriver, chat_id: &str, path: &str) -> Option<FileSource> {
+    let rel = workspace_path(path)?;
+    let folder = rel.rsplit_once('/').map_or(".", |(folder, _)| folder);
+    let listed = driver.list_files(chat_id, folder).await.ok()?;
+    let entry = listed.into_iter().find(|e| e.path == rel && !e.is_dir && e.special.is_none())?;
+    Some(FileSource { version: FileSource::version(entry.size, entry.modified_ms), path: rel })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::workspace_path;
+
+    #[test]
+    fn a_path_is_named_as_the_listing_names_it() {
+        for (given, named) in [
+            ("out/a.txt", Some("out/a.txt")),
+            ("/workspace/out/a.txt", Some("out/a.txt")),
+            ("./out//a.txt", Some("out/a.txt")),
+            ("/workspaces/a.txt", Some("workspaces/a.txt")),
+            ("out/../a.txt", None),
+            ("", None),
+        ] {
+            assert_eq!(workspace_path(given).as_deref(), named, "{given}");
+        }
     }
 }

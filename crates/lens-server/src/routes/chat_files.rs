@@ -57,6 +57,7 @@ pub async fn get_chat_file(
     request_body = lens_types::ShareFileRequest,
     responses(
         (status = 201, description = "The shared file", body = lens_types::SharedFileRef),
+        (status = 200, description = "The file was shared before as it is now: that share, not a copy", body = lens_types::SharedFileRef),
         (status = 409, description = "The code sandbox is off", body = lens_types::ErrorBody),
         (status = 400, description = "No such file in the workspace, it is too large, or the conversation keeps its most files", body = lens_types::ErrorBody),
         (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
@@ -75,9 +76,9 @@ pub async fn share_chat_file(
         .driver()
         .ok_or_else(|| AppError::Conflict("the code sandbox is off, so there is no file to share".into()))?;
     let name = req.name.as_deref().filter(|n| !n.trim().is_empty());
-    let file = state.files.share(&*driver, &cid, &req.path, name, FileKind::Shared).await?;
+    let (file, before) = state.files.share_once(&*driver, &cid, &req.path, name, FileKind::Shared).await?;
     if let (Some(message_id), Some(step_id)) = (&req.message_id, &req.step_id) {
         state.store.mark_made_file_shared(&cid, message_id, step_id, &req.path, &file).await?;
     }
-    Ok((StatusCode::CREATED, Json(file)))
+    Ok((if before { StatusCode::OK } else { StatusCode::CREATED }, Json(file)))
 }

@@ -9,10 +9,10 @@ use axum::{
     extract::{Path, Query, State},
 };
 use lens_sandbox::{SandboxError, SandboxState, Special};
-use lens_types::{MadeBy, MessageView, WorkspaceEntry, WorkspaceListing};
+use lens_types::{MadeBy, MessageView, SharedFileRef, WorkspaceEntry, WorkspaceListing};
 use serde::Deserialize;
 
-use crate::{AppError, AppState, Result, auth::CurrentUser};
+use crate::{AppError, AppState, Result, auth::CurrentUser, store::FileSource};
 
 /// Lens's own folder in a sandbox on a gateway (the agent's copy): not the person's.
 const OWN_FOLDER: &str = ".lens";
@@ -72,6 +72,11 @@ pub async fn listing(state: &AppState, cid: &str, folder: String) -> Result<Work
     })?;
     let messages = state.store.messages(cid).await?;
     let made = made_by(&messages);
+    // The newest share of each file as it is now.
+    let mut shares: HashMap<(String, String), SharedFileRef> = HashMap::new();
+    for (source, file) in state.store.shared_sources(cid).await? {
+        shares.insert((source.path, source.version), file);
+    }
     let mut entries: Vec<WorkspaceEntry> = listed
         .into_iter()
         .filter(|e| !(folder.is_empty() && e.path == OWN_FOLDER))
@@ -86,6 +91,9 @@ pub async fn listing(state: &AppState, cid: &str, folder: String) -> Result<Work
                 _ => None,
             },
             left_out: e.special.as_ref().and_then(Special::left_out).map(str::to_owned),
+            shared: (!e.is_dir && e.special.is_none())
+                .then(|| shares.get(&(e.path.clone(), FileSource::version(e.size, e.modified_ms))).cloned())
+                .flatten(),
             path: e.path,
         })
         .collect();

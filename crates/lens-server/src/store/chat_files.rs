@@ -49,4 +49,26 @@ pub trait ChatFileTable: Send + Sync {
 
     /// How many files a conversation keeps, of every kind (shared, images, run logs).
     async fn count_kept_files(&self, chat_id: &str) -> Result<u64, StoreError>;
+
+    /// Notes where shared file `id` came from: a workspace path and its version.
+    async fn set_file_source(&self, chat_id: &str, id: &str, source: &FileSource) -> Result<(), StoreError>;
+
+    /// The shared files of a conversation that came from the workspace, with where from,
+    /// oldest first (the caller has checked the conversation is the person's).
+    async fn shared_sources(&self, chat_id: &str) -> Result<Vec<(FileSource, SharedFileRef)>, StoreError>;
+}
+
+/// Where a shared file came from: its workspace path, and the version shared (its size
+/// and when it last changed), so a changed file is shared anew.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSource {
+    pub path: String,
+    pub version: String,
+}
+
+impl FileSource {
+    /// The version of a file of `size` bytes last changed at `modified_ms`.
+    pub fn version(size: u64, modified_ms: Option<i64>) -> String {
+        format!("{size}:{}", modified_ms.unwrap_or(0))
+    }
 }

@@ -88,6 +88,8 @@ const TABLES: &[(&str, &[(&str, Kind)])] = {
                 ("mime", Text),
                 ("kind", Text),
                 ("created_at", Int),
+                ("source_path", Text),
+                ("source_version", Text),
             ],
         ),
         (

@@ -106,8 +106,12 @@ async fn the_person_shares_a_file_and_the_per_conversation_limit_holds() {
     let app = TestApp::builder().sandbox().config(|c| c.shares_per_chat = 2).settings_model().await;
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
-    answer(&admin, &cid, "```bash\necho hi > a.txt; echo there > b.txt; mkdir folder; ln -s /etc/hostname link\n```")
-        .await;
+    answer(
+        &admin,
+        &cid,
+        "```bash\necho hi > a.txt; echo there > b.txt; echo more > c.txt; mkdir folder; ln -s /etc/hostname link\n```",
+    )
+    .await;
     let share = |path: &str| json!({"path": path});
     let (status, body) = admin.post(&format!("/api/v1/chats/{cid}/files"), share("a.txt")).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
@@ -126,12 +130,51 @@ async fn the_person_shares_a_file_and_the_per_conversation_limit_holds() {
     }
     let (status, _) = admin.post(&format!("/api/v1/chats/{cid}/files"), share("b.txt")).await;
     assert_eq!(status, StatusCode::CREATED);
-    let (status, body) = admin.post(&format!("/api/v1/chats/{cid}/files"), share("a.txt")).await;
+    // Shared before as it is: that share, even at the limit.
+    let (status, body) = admin.post(&format!("/api/v1/chats/{cid}/files"), share("/workspace/a.txt")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["id"].as_str(), Some(file.id.as_str()));
+    let (status, body) = admin.post(&format!("/api/v1/chats/{cid}/files"), share("c.txt")).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(body["error"]["message"].as_str().unwrap().contains("the most allowed"), "{body}");
     // Another person's conversation: 404, and nothing is read.
     let bob = app.user(&admin, "bob").await;
     assert_eq!(bob.post(&format!("/api/v1/chats/{cid}/files"), share("a.txt")).await.0, StatusCode::NOT_FOUND);
+}
+
+/// The files of `out/` in conversation `cid`'s workspace, each with its share's id.
+async fn listing(admin: &Client, cid: &str) -> Vec<(String, Option<String>)> {
+    let (status, body) = admin.get(&format!("/api/v1/chats/{cid}/sandbox/files?path=out")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let listing: lens_types::WorkspaceListing = serde_json::from_value(body).unwrap();
+    listing.entries.into_iter().map(|e| (e.name, e.shared.map(|f| f.id))).collect()
+}
+
+#[tokio::test]
+async fn a_file_shared_again_as_it_is_is_that_share_and_the_listing_shows_it() {
+    let app = TestApp::builder().sandbox().settings_model().await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    answer(&admin, &cid, "```bash\nmkdir -p out && echo first > out/a.txt && echo other > out/b.txt\n```").await;
+    let url = format!("/api/v1/chats/{cid}/files");
+    let (status, body) = admin.post(&url, json!({"path": "out/a.txt"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let first: SharedFileRef = serde_json::from_value(body).unwrap();
+    assert_eq!(listing(&admin, &cid).await, [("a.txt".to_owned(), Some(first.id.clone())), ("b.txt".to_owned(), None)]);
+    // Again, by any spelling of its path: the same share, no second copy.
+    for path in ["out/a.txt", "/workspace/out/a.txt", "./out//a.txt"] {
+        let (status, body) = admin.post(&url, json!({"path": path})).await;
+        assert_eq!((status, body["id"].as_str()), (StatusCode::OK, Some(first.id.as_str())), "{path}: {body}");
+    }
+    assert_eq!(app.stored(&format!("chat-files/{cid}")).await.len(), 1, "one copy in the vault");
+    // Changed since: shared anew, and the listing shows the new share.
+    answer(&admin, &cid, "```bash\necho changed >> out/a.txt\n```").await;
+    assert_eq!(listing(&admin, &cid).await[0], ("a.txt".to_owned(), None), "the old share is of the old file");
+    let (status, body) = admin.post(&url, json!({"path": "out/a.txt"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let second: SharedFileRef = serde_json::from_value(body).unwrap();
+    assert_ne!(second.id, first.id);
+    assert_eq!(listing(&admin, &cid).await[0], ("a.txt".to_owned(), Some(second.id)));
 }
 
 #[tokio::test]
@@ -140,9 +183,10 @@ async fn sixty_shares_at_once_keep_exactly_the_limit_and_no_stray_bytes() {
     let app = TestApp::builder().sandbox().settings_model().await;
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
-    answer(&admin, &cid, "```bash\nhead -c 2000000 /dev/urandom > data.bin\n```").await;
+    // Sixty files: a file shared again as it is answers with its share, not a copy.
+    answer(&admin, &cid, "```bash\nfor i in $(seq 60); do head -c 2000000 /dev/urandom > data$i.bin; done\n```").await;
     let url = format!("/api/v1/chats/{cid}/files");
-    let shares = (0..60).map(|_| admin.post(&url, json!({"path": "data.bin"})));
+    let shares = (1..=60).map(|i| admin.post(&url, json!({"path": format!("data{i}.bin")})));
     let answers = futures_util::future::join_all(shares).await;
     let kept: Vec<SharedFileRef> = answers
         .iter()

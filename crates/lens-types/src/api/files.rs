@@ -53,6 +53,10 @@ pub struct WorkspaceEntry {
     /// nowhere, a named pipe, a socket, a device.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub left_out: Option<String>,
+    /// Its share, when the file was shared as it is now (the same size and change time):
+    /// sharing it again answers with this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<crate::SharedFileRef>,
 }
 
 /// The run (an answer's step) that made a file.

@@ -2,8 +2,9 @@
 
 use super::Postgres;
 use super::uploads::to_ref;
-use crate::store::{ChatFileTable, FileKind, StoreError};
+use crate::store::{ChatFileTable, FileKind, FileSource, StoreError};
 use lens_types::SharedFileRef;
+use sqlx::Row;
 
 #[async_trait::async_trait]
 impl ChatFileTable for Postgres {
@@ -62,5 +63,37 @@ impl ChatFileTable for Postgres {
             .fetch_one(&self.pool)
             .await?;
         Ok(n as u64)
+    }
+
+    async fn set_file_source(&self, chat_id: &str, id: &str, source: &FileSource) -> Result<(), StoreError> {
+        sqlx::query("UPDATE chat_files SET source_path = $3, source_version = $4 WHERE chat_id = $1 AND id = $2")
+            .bind(chat_id)
+            .bind(id)
+            .bind(&source.path)
+            .bind(&source.version)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn shared_sources(&self, chat_id: &str) -> Result<Vec<(FileSource, SharedFileRef)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, name, size, mime, source_path, source_version FROM chat_files \
+             WHERE chat_id = $1 AND kind = $2 AND source_path IS NOT NULL ORDER BY created_at, id",
+        )
+        .bind(chat_id)
+        .bind(FileKind::Shared.as_str())
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let source = FileSource {
+                    path: r.get("source_path"),
+                    version: r.get::<Option<String>, _>("source_version").unwrap_or_default(),
+                };
+                (source, to_ref(r))
+            })
+            .collect())
     }
 }
