@@ -188,7 +188,12 @@ async fn copy_workspace(chats: &Chats, from: &str, to: &str) -> Result<Copied> {
     if !matches!(status.state, SandboxState::Running | SandboxState::Stopped) {
         return Ok(Copied::default());
     }
-    let walk = members_under(&*driver, from, "", MAX_FILES).await.map_err(unavailable)?;
+    let walk = members_under(&*driver, from, "", MAX_FILES).await.map_err(|e| match e {
+        SandboxError::TooLarge(_) => AppError::BadRequest(format!(
+            "the workspace holds more than {MAX_FILES} files, the most a fork copies; zip or delete some first"
+        )),
+        other => unavailable(other),
+    })?;
     let mut copied = Copied { left_out: walk.left_out, ..Copied::default() };
     let (links, files): (Vec<Member>, Vec<Member>) = walk.members.into_iter().partition(|m| m.link.is_some());
     for member in files {

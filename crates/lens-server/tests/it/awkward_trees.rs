@@ -127,3 +127,23 @@ pub async fn holds_the_one_rule(app: &TestApp) {
     let next = run(&admin, &cid, "```bash\necho next\n```").await;
     assert_eq!(stdout(&next), "next\n");
 }
+
+#[tokio::test]
+async fn a_workspace_of_more_files_than_a_zip_or_a_fork_takes_is_answered_clearly() {
+    let app = TestApp::builder().sandbox().settings_model().await;
+    let admin = app.admin().await;
+    let cid = admin.new_chat().await;
+    let made = run(&admin, &cid, "```bash\nmkdir many && cd many && seq 10001 | xargs touch && ls | wc -l\n```").await;
+    assert_eq!(stdout(&made), "10001\n");
+    let (status, body) = admin.get(&format!("/api/v1/chats/{cid}/sandbox/zip")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("more than 10000 files"), "{body}");
+    let (_, before) = admin.get("/api/v1/chats").await;
+    let (status, body) = admin.post(&format!("/api/v1/chats/{cid}/fork"), json!({"message_id": made.id})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("more than 10000 files"), "{body}");
+    let (_, after) = admin.get("/api/v1/chats").await;
+    assert_eq!(after, before, "the failed fork left no conversation");
+    // The next run works.
+    assert_eq!(stdout(&run(&admin, &cid, "```bash\necho next\n```").await), "next\n");
+}
