@@ -7,11 +7,14 @@
 //! links and names the rest in SKIPPED.txt, a listing that says what each entry is, and
 //! a fork whose venv still runs; the next run in the conversation works.
 
-use lens_types::{ForkResponse, MessageView, WorkspaceListing};
+use lens_types::{ForkResponse, WorkspaceListing};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::test_app::{Client, TestApp};
+use crate::{
+    fork::{run, stdout},
+    test_app::TestApp,
+};
 
 /// A venv (`python3 -m venv --without-pip`, as the issue's person made it) and awkward
 /// entries beside it.
@@ -38,16 +41,6 @@ with zipfile.ZipFile(sys.argv[1]) as z:
     print("--")
     print(skipped, end="")
 "#;
-
-async fn run(client: &Client, cid: &str, text: &str) -> MessageView {
-    let aid = client.ask(cid, text).await;
-    client.done_after(cid, &aid, "0").await
-}
-
-fn stdout(message: &MessageView) -> String {
-    let output = message.steps[0].output.as_ref().unwrap();
-    format!("{}{}", output.stdout, output.stderr)
-}
 
 #[tokio::test]
 async fn a_venv_links_and_a_locked_file_zip_list_and_fork_by_one_rule() {

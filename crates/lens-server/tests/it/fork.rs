@@ -8,12 +8,12 @@ use serde_json::json;
 
 use crate::test_app::{Client, TestApp};
 
-async fn run(client: &Client, cid: &str, text: &str) -> MessageView {
+pub async fn run(client: &Client, cid: &str, text: &str) -> MessageView {
     let aid = client.ask(cid, text).await;
     client.done_after(cid, &aid, "0").await
 }
 
-fn stdout(message: &MessageView) -> String {
+pub fn stdout(message: &MessageView) -> String {
     let output = message.steps[0].output.as_ref().unwrap();
     format!("{}{}", output.stdout, output.stderr)
 }

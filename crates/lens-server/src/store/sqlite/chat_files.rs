@@ -41,12 +41,7 @@ impl ChatFileTable for Sqlite {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
-        Ok(row.map(|r| SharedFileRef {
-            id: r.get("id"),
-            name: r.get("name"),
-            size: r.get::<i64, _>("size") as u64,
-            mime: r.get("mime"),
-        }))
+        Ok(row.as_ref().map(to_ref))
     }
 
     /// The files shared in a conversation, oldest first (the caller has checked the
@@ -59,15 +54,7 @@ impl ChatFileTable for Sqlite {
         .bind(FileKind::Shared.as_str())
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| SharedFileRef {
-                id: r.get("id"),
-                name: r.get("name"),
-                size: r.get::<i64, _>("size") as u64,
-                mime: r.get("mime"),
-            })
-            .collect())
+        Ok(rows.into_iter().map(|r| to_ref(&r)).collect())
     }
 
     /// How many files a conversation keeps, of every kind (shared, images, run logs).
@@ -106,14 +93,14 @@ impl ChatFileTable for Sqlite {
                     path: r.get("source_path"),
                     version: r.get::<Option<String>, _>("source_version").unwrap_or_default(),
                 };
-                let file = SharedFileRef {
-                    id: r.get("id"),
-                    name: r.get("name"),
-                    size: r.get::<i64, _>("size") as u64,
-                    mime: r.get("mime"),
-                };
+                let file = to_ref(&r);
                 (source, file)
             })
             .collect())
     }
+}
+
+/// A file's row as the API shows it.
+fn to_ref(r: &sqlx::sqlite::SqliteRow) -> SharedFileRef {
+    SharedFileRef { id: r.get("id"), name: r.get("name"), size: r.get::<i64, _>("size") as u64, mime: r.get("mime") }
 }
