@@ -55,6 +55,7 @@ pub fn changed(before: &Listing, after: &Listing) -> Vec<Entry> {
             is_dir: false,
             modified_ms: None,
             special: None,
+            inode: None,
         })
         .collect();
     out.sort_by(|a, b| a.path.cmp(&b.path));

@@ -124,6 +124,7 @@ fn special(path: &Path, kind: &std::fs::FileType) -> Option<Special> {
 
 /// The entries of a folder of the workspace, by path, links not followed.
 pub fn list_files(root: &Path, path: &str) -> Result<Vec<Entry>, Fail> {
+    use std::os::unix::fs::MetadataExt;
     let dir = resolve(root, path)?;
     let real_root = root.canonicalize().map_err(|e| Fail::new(FailKind::Other, e.to_string()))?;
     let mut entries = Vec::new();
@@ -141,9 +142,13 @@ pub fn list_files(root: &Path, path: &str) -> Result<Vec<Entry>, Fail> {
             .ok()
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .map(|d| d.as_millis() as i64);
-        let special = special(&item.path(), &meta.file_type());
+        let special = match item.file_name().to_str() {
+            Some(_) => special(&item.path(), &meta.file_type()),
+            None => Some(Special::NotTextName),
+        };
         let size = if meta.is_file() { meta.len() } else { 0 };
-        entries.push(Entry { path: rel, size, is_dir: meta.is_dir(), modified_ms, special });
+        let inode = (meta.is_file() && meta.nlink() > 1).then(|| [meta.dev(), meta.ino()]);
+        entries.push(Entry { path: rel, size, is_dir: meta.is_dir(), modified_ms, special, inode });
     }
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(entries)
@@ -159,6 +164,7 @@ mod tests {
         let root = dir.path();
         std::fs::create_dir(root.join("lib")).unwrap();
         std::fs::write(root.join("a.txt"), "hello").unwrap();
+        std::fs::hard_link(root.join("a.txt"), root.join("hard.txt")).unwrap();
         std::os::unix::fs::symlink("lib", root.join("lib64")).unwrap();
         std::os::unix::fs::symlink("/", root.join("root")).unwrap();
         std::os::unix::fs::symlink("/nonexistent", root.join("dead")).unwrap();
@@ -168,11 +174,18 @@ mod tests {
         // SAFETY: a valid NUL-terminated path; mkfifo only makes the node.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
         let _socket = std::os::unix::net::UnixListener::bind(root.join("sock")).unwrap();
+        use std::os::unix::ffi::OsStrExt;
+        let bad = std::ffi::OsStr::from_bytes(b"bad\xff");
+        std::fs::create_dir(root.join(bad)).unwrap();
+        std::fs::write(root.join(bad).join("in.txt"), "x").unwrap();
+        std::fs::write(root.join("two\nlines"), "y").unwrap();
 
         let entries = list_files(root, "").unwrap();
         let get = |name: &str| entries.iter().find(|e| e.path == name).unwrap_or_else(|| panic!("{name}"));
         assert_eq!((get("a.txt").size, get("a.txt").special.clone()), (5, None));
         assert!(get("lib").is_dir && get("lib").special.is_none());
+        assert!(get("a.txt").inode.is_some() && get("a.txt").inode == get("hard.txt").inode, "one file, two names");
+        assert_eq!((get("lib").inode, get("root").inode), (None, None));
         let link = |target: &str, dangling| Some(Special::Link { target: target.into(), dangling });
         assert_eq!((get("lib64").is_dir, get("lib64").special.clone()), (false, link("lib", false)));
         assert_eq!(get("root").special, link("/", false), "a link out of the workspace is a link, not followed");
@@ -180,11 +193,14 @@ mod tests {
         assert_eq!(get("loop-a").special, link("loop-b", true), "a loop leads nowhere");
         assert_eq!(get("pipe").special, Some(Special::Fifo));
         assert_eq!(get("sock").special, Some(Special::Socket));
+        assert_eq!(get("bad\u{fffd}").special, Some(Special::NotTextName), "not followed into");
+        assert_eq!((get("two\nlines").size, get("two\nlines").special.clone()), (1, None));
         let left_out: Vec<_> =
             entries.iter().filter_map(|e| e.special.as_ref()?.left_out().map(|w| (&e.path[..], w))).collect();
         assert_eq!(
             left_out,
             [
+                ("bad\u{fffd}", "a name that is not UTF-8 text"),
                 ("dead", "a link that leads nowhere"),
                 ("loop-a", "a link that leads nowhere"),
                 ("loop-b", "a link that leads nowhere"),

@@ -91,6 +91,10 @@ pub struct Entry {
     /// What it is when neither a regular file nor a folder; absent from an older agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub special: Option<Special>,
+    /// A regular file with more than one name (a hard link): its device and inode, the
+    /// same for each of its names, so a copy makes the second name a link to the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inode: Option<[u64; 2]>,
 }
 
 /// An entry that is neither a regular file nor a folder.
@@ -106,6 +110,9 @@ pub enum Special {
     Socket,
     /// A character or block device.
     Device,
+    /// An entry whose name is not UTF-8 text (its path is shown with U+FFFD in its place):
+    /// it cannot be asked for by name, so no copy can take it, nor anything in it.
+    NotTextName,
 }
 
 impl Special {
@@ -117,6 +124,7 @@ impl Special {
             Special::Fifo => Some("a named pipe"),
             Special::Socket => Some("a socket"),
             Special::Device => Some("a device"),
+            Special::NotTextName => Some("a name that is not UTF-8 text"),
         }
     }
 }

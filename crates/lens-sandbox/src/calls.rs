@@ -77,6 +77,7 @@ pub(crate) fn listing(reply: Reply) -> Result<Vec<FileEntry>, SandboxError> {
                 is_dir: e.is_dir,
                 modified_ms: e.modified_ms,
                 special: e.special,
+                inode: e.inode,
             })
             .collect()),
         other => Err(backend(format!("unexpected reply {other:?}"))),

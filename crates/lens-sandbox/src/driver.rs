@@ -123,6 +123,8 @@ pub struct FileEntry {
     pub modified_ms: Option<i64>,
     /// What it is when neither a regular file nor a folder (a link is never a folder here).
     pub special: Option<Special>,
+    /// For a file of several names (hard links): its device and inode, one per file.
+    pub inode: Option<[u64; 2]>,
 }
 
 /// What an admin sets that a driver puts into force while it runs.

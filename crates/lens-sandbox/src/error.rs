@@ -21,6 +21,9 @@ pub enum SandboxError {
     /// No room for another sandbox now (the sentence says why and what to do).
     #[error("{0}")]
     Busy(String),
+    /// A file changed while it was read (the sentence says which).
+    #[error("{0}")]
+    Changed(String),
     /// The workspace is full.
     #[error("the sandbox's disk quota is used up")]
     QuotaExceeded,

@@ -206,6 +206,7 @@ pub(crate) fn run_stream<H: RunHost>(
                                 is_dir: false,
                                 modified_ms: None,
                                 special: None,
+                                inode: None,
                             })
                             .collect(),
                     );

@@ -68,7 +68,7 @@ where
     F: FnMut(Vec<u8>) -> Fut + Send,
     Fut: std::future::Future<Output = Result<(), SandboxError>> + Send,
 {
-    let changed = || SandboxError::Backend(format!("`{path}` changed while it was copied; try again"));
+    let changed = || SandboxError::Changed(format!("`{path}` changed while it was copied; try again"));
     let (first, size) = driver.read_part(chat_id, path, max_bytes, 0).await?;
     let mut offset = first.len() as u64;
     if offset != size.min(FILE_PART as u64) {

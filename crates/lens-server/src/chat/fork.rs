@@ -195,7 +195,10 @@ async fn copy_workspace(chats: &Chats, from: &str, to: &str) -> Result<Copied> {
         other => unavailable(other),
     })?;
     let mut copied = Copied { left_out: walk.left_out, ..Copied::default() };
-    let (links, files): (Vec<Member>, Vec<Member>) = walk.members.into_iter().partition(|m| m.link.is_some());
+    // Links, and second names of a file (hard links), are made after the files they name.
+    let (links, files): (Vec<Member>, Vec<Member>) =
+        walk.members.into_iter().partition(|m| m.link.is_some() || m.same_as.is_some());
+    let mut taken = std::collections::HashSet::new();
     for member in files {
         // A file that cannot be read (its mode 000, gone since the listing) is named,
         // not copied; the copy below reads its first part again.
@@ -215,10 +218,18 @@ async fn copy_workspace(chats: &Chats, from: &str, to: &str) -> Result<Copied> {
         let (read, wrote) = tokio::join!(reading, writing);
         copied.bytes += wrote.map_err(unavailable)?;
         copied.files += 1;
+        taken.insert(member.path.clone());
         // Changed or unreadable midway: kept as far as it was read, and said so.
         if let Err(e) = read {
             copied.left_out.push(LeftOut { name: member.name, why: format!("cut short: {e}") });
         }
+    }
+    // A second name of a file left out is left out with it.
+    let (links, orphans): (Vec<Member>, Vec<Member>) =
+        links.into_iter().partition(|m| m.same_as.as_ref().is_none_or(|first| taken.contains(first)));
+    for orphan in orphans {
+        let first = orphan.same_as.unwrap_or_default();
+        copied.left_out.push(LeftOut { name: orphan.name, why: format!("another name of {first}, not copied") });
     }
     for batch in links.chunks(LINKS_PER_COMMAND) {
         make_links(&*driver, to, batch).await?;
@@ -227,15 +238,18 @@ async fn copy_workspace(chats: &Chats, from: &str, to: &str) -> Result<Copied> {
     Ok(copied)
 }
 
-/// Makes `links` again in `chat_id`'s workspace, as links with the same text (a link is
-/// only text: making one that leads out of the workspace reads nothing there).
+/// Makes `links` again in `chat_id`'s workspace: symbolic ones with the same text (a link
+/// is only text: making one that leads out of the workspace reads nothing there), second
+/// names of a file as hard links to its first, already copied.
 async fn make_links(driver: &dyn lens_sandbox::SandboxDriver, chat_id: &str, links: &[Member]) -> Result<()> {
-    // Pairs of (target, path) as arguments: no name is ever parsed by the shell.
-    let script =
-        r#"while [ $# -gt 0 ]; do mkdir -p -- "$(dirname -- "$2")" && ln -sfn -- "$1" "$2" || exit 1; shift 2; done"#;
+    // Triples of (kind, target, path) as arguments: no name is ever parsed by the shell.
+    let script = r#"while [ $# -gt 0 ]; do mkdir -p -- "$(dirname -- "$3")" && if [ "$1" = s ]; then ln -sfn -- "$2" "$3"; else ln -f -- "$2" "$3"; fi || exit 1; shift 3; done"#;
     let mut argv = vec!["sh".to_owned(), "-c".to_owned(), script.to_owned(), "sh".to_owned()];
     for link in links {
-        argv.push(link.link.clone().unwrap_or_default());
+        match (&link.link, &link.same_as) {
+            (Some(target), _) => argv.extend(["s".to_owned(), target.clone()]),
+            (None, first) => argv.extend(["h".to_owned(), first.clone().unwrap_or_default()]),
+        }
         argv.push(link.path.clone());
     }
     let request =

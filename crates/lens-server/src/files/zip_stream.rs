@@ -34,6 +34,9 @@ pub struct Member {
     pub size: u64,
     /// A link's target, as written: the member is that link, not what it leads to.
     pub link: Option<String>,
+    /// Another name of the same file (a hard link) met earlier in the walk: its path. A
+    /// zip holds the bytes again under this name, as `zip -r` does; a fork links it.
+    pub same_as: Option<String>,
 }
 
 /// Something of the workspace a copy leaves out: its name (as in the zip) and why.
@@ -63,6 +66,7 @@ pub async fn members_under(
 ) -> Result<Walk, SandboxError> {
     let mut todo = vec![folder.to_owned()];
     let mut walk = Walk::default();
+    let mut first_names: std::collections::HashMap<[u64; 2], String> = Default::default();
     while let Some(at) = todo.pop() {
         let listed: Vec<FileEntry> = driver.list_files(chat_id, if at.is_empty() { "." } else { &at }).await?;
         for entry in listed {
@@ -85,7 +89,14 @@ pub async fn members_under(
                 Some(Special::Link { target, .. }) => Some(target),
                 _ => None,
             };
-            walk.members.push(Member { path: entry.path, name, size: entry.size, link });
+            let same_as = entry.inode.and_then(|inode| match first_names.entry(inode) {
+                std::collections::hash_map::Entry::Occupied(first) => Some(first.get().clone()),
+                std::collections::hash_map::Entry::Vacant(first) => {
+                    first.insert(entry.path.clone());
+                    None
+                }
+            });
+            walk.members.push(Member { path: entry.path, name, size: entry.size, link, same_as });
         }
     }
     walk.members.sort_by(|a, b| a.name.cmp(&b.name));

@@ -14,7 +14,7 @@ use crate::{
     auth::CurrentUser,
     files::{
         names::title_for_file,
-        zip_stream::{Member, Walk, members_under, zip_body},
+        zip_stream::{LeftOut, Member, Walk, members_under, zip_body},
     },
 };
 
@@ -27,9 +27,10 @@ pub struct ZipQuery {
     /// A folder, relative to `/workspace`; the whole workspace when absent.
     #[serde(default)]
     pub path: Option<String>,
-    /// With `step_id`: the files that run made instead (those still in the workspace).
+    /// The files that answer's runs made instead (those still in the workspace).
     #[serde(default)]
     pub message_id: Option<String>,
+    /// With `message_id`: the files of that one run of the answer.
     #[serde(default)]
     pub step_id: Option<String>,
 }
@@ -45,7 +46,7 @@ pub struct ZipQuery {
     ),
     responses(
         (status = 200, description = "The zip, streamed as it is written", content_type = "application/zip"),
-        (status = 400, description = "No such folder or run, nothing to zip, or more than a share may be", body = lens_types::ErrorBody),
+        (status = 400, description = "No such folder or run, nothing to zip, more files than a zip holds, or more bytes in all than a conversation may share", body = lens_types::ErrorBody),
         (status = 409, description = "The code sandbox is off", body = lens_types::ErrorBody),
         (status = 502, description = "The sandbox could not be asked", body = lens_types::ErrorBody),
     ),
@@ -71,45 +72,58 @@ pub async fn get_workspace_zip(
         return Err(AppError::BadRequest("this conversation has no sandbox yet, so no files to zip".into()));
     }
     let folder = query.path.unwrap_or_default().trim_matches('/').to_owned();
-    let (walk, name) = match (query.message_id, query.step_id) {
-        (Some(mid), Some(sid)) => {
+    let (mut walk, name) = match (query.message_id, query.step_id) {
+        (Some(mid), sid) => {
             let messages = state.store.messages(&cid).await?;
-            let step = messages
+            let answer = messages
                 .iter()
-                .filter(|m| m.id == mid)
-                .flat_map(|m| &m.steps)
-                .find(|s| s.id == sid)
-                .and_then(|s| s.output.as_ref())
-                .ok_or_else(|| AppError::BadRequest("no such run in this conversation".into()))?;
-            let members: Vec<Member> = step
-                .files
+                .find(|m| m.id == mid)
+                .ok_or_else(|| AppError::BadRequest("no such answer in this conversation".into()))?;
+            let outputs: Vec<_> = answer
+                .steps
                 .iter()
-                .map(|f| Member { path: f.path.clone(), name: f.path.clone(), size: f.size, link: None })
+                .filter(|s| sid.as_ref().is_none_or(|sid| &s.id == sid))
+                .filter_map(|s| s.output.as_ref())
                 .collect();
-            (Walk { members, left_out: Vec::new() }, format!("{} run files.zip", title_for_file(&chat.title, 60)))
+            if outputs.is_empty() && sid.is_some() {
+                return Err(AppError::BadRequest("no such run in this conversation".into()));
+            }
+            // A file two runs of the answer made goes in once.
+            let mut members: Vec<Member> = Vec::new();
+            for file in outputs.iter().flat_map(|o| &o.files) {
+                if !members.iter().any(|m| m.path == file.path) {
+                    let name = file.path.clone();
+                    members.push(Member { path: file.path.clone(), name, size: file.size, link: None, same_as: None });
+                }
+            }
+            let what = if sid.is_some() { "run files" } else { "answer's files" };
+            (Walk { members, left_out: Vec::new() }, format!("{} {what}.zip", title_for_file(&chat.title, 60)))
         }
         (None, None) => {
             let walk = members_under(&*driver, &cid, &folder, MAX_FILES).await.map_err(unavailable)?;
             let last = folder.rsplit('/').next().filter(|f| !f.is_empty()).unwrap_or("workspace");
             (walk, format!("{} {last}.zip", title_for_file(&chat.title, 60)))
         }
-        _ => return Err(AppError::BadRequest("give both `message_id` and `step_id`, or neither".into())),
+        (None, Some(_)) => {
+            return Err(AppError::BadRequest("a `step_id` is one answer's: give its `message_id` too".into()));
+        }
     };
     if walk.members.is_empty() && walk.left_out.is_empty() {
         return Err(AppError::BadRequest("there are no files to zip there".into()));
     }
-    let members = &walk.members;
-    // The limits of shares: each file at most a share's size, and all of them at most
-    // what the conversation may keep shared. Checked on the sizes listed; each file is
-    // held to its limit again as it is read.
+    // The limits of shares: each file at most a share's size (a larger one is left out
+    // and named, as anything else a copy cannot take), and all of them at most what the
+    // conversation may keep shared. Checked on the sizes listed; each file is held to its
+    // limit again as it is read.
     let max_mb = state.config.share_max_mb;
     let max_bytes = max_mb * 1024 * 1024;
-    if let Some(big) = members.iter().find(|m| m.size > max_bytes) {
-        return Err(AppError::BadRequest(format!(
-            "`{}` is larger than the {max_mb} MB a file may be when shared, so it cannot be zipped",
-            big.path
-        )));
-    }
+    let (members, too_large): (Vec<Member>, Vec<Member>) =
+        walk.members.into_iter().partition(|m| m.link.is_some() || m.size <= max_bytes);
+    walk.members = members;
+    let why = format!("larger than the {max_mb} MB a file may be when shared");
+    walk.left_out.extend(too_large.into_iter().map(|m| LeftOut { name: m.name, why: why.clone() }));
+    walk.left_out.sort_by(|a, b| a.name.cmp(&b.name));
+    let members = &walk.members;
     let total: u64 = members.iter().map(|m| m.size).sum();
     let total_max_mb = max_mb * state.config.shares_per_chat;
     if total > total_max_mb * 1024 * 1024 {
