@@ -3,6 +3,7 @@
 // - after tool results: "Finished: <the last result>";
 // - a question starting "Import the report": two tool calls, run_bash writing report.txt
 //   and import_sandbox_file putting it into the "Reports" namespace;
+// - a question starting "Make the table": run_bash writing table.csv, three rows;
 // - a question carrying a page (the page assistant): "The page says: <its first line>";
 // - anything else: "word1 word2 …", one word every 150 ms, for 200 words.
 // When asked for usage (stream_options.include_usage), the last chunk reports it as
@@ -60,6 +61,9 @@ function answer(res, request) {
       ['run_bash', { command: 'echo "Quarterly revenue grew 12 percent." > report.txt' }],
       ['import_sandbox_file', { path: 'report.txt', namespace: 'Reports' }],
     ]);
+  }
+  if (asked.startsWith('Make the table')) {
+    return toolCalls(res, [['run_bash', { command: "printf 'city,people\\nLyon,522000\\nNantes,320000\\n' > table.csv" }]]);
   }
   const page = asked.split('\n<page>\n')[1];
   if (page !== undefined) {

@@ -130,7 +130,8 @@ pub fn list_files(root: &Path, path: &str) -> Result<Vec<Entry>, Fail> {
     let mut entries = Vec::new();
     let listing = std::fs::read_dir(&dir).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Fail::new(FailKind::NotFound, format!("`{path}` does not exist")),
-        std::io::ErrorKind::NotADirectory => Fail::new(FailKind::BadPath, format!("`{path}` is a file, not a folder")),
+        // No folder by that name: a file is there instead.
+        std::io::ErrorKind::NotADirectory => Fail::new(FailKind::NotFound, format!("`{path}` is a file, not a folder")),
         _ => Fail::new(FailKind::Other, format!("`{path}` could not be listed: {e}")),
     })?;
     for item in listing {

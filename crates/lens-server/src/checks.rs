@@ -15,7 +15,11 @@ pub fn clean_title(title: &str) -> Result<String> {
 
 /// A page of Lens a page assistant's conversation belongs to: a path on this server.
 pub fn clean_page_url(url: &str) -> Result<&str> {
-    let ok = url.starts_with('/') && !url.starts_with("//") && url.len() <= 2048 && !url.contains(char::is_control);
+    // Characters, as the document's `maxLength` counts them.
+    let ok = url.starts_with('/')
+        && !url.starts_with("//")
+        && url.chars().count() <= 2048
+        && !url.contains(char::is_control);
     ok.then_some(url)
         .ok_or_else(|| AppError::BadRequest("the page must be a path of this server, such as /library".into()))
 }
@@ -31,8 +35,11 @@ pub fn clean_namespace(name: &str) -> Result<String> {
 
 /// A username: 1–64 letters, digits or `_ - . @`.
 pub fn check_username(name: &str) -> Result<()> {
+    // At most 64 characters as sent, as the document's `maxLength` counts them.
+    let sent = name.chars().count();
     let name = name.trim();
     let ok = (1..=64).contains(&name.chars().count())
+        && sent <= 64
         && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '@'));
     if ok { Ok(()) } else { Err(AppError::BadRequest("the username must be 1–64 letters, digits or _ - . @".into())) }
 }

@@ -138,6 +138,9 @@ pub struct Config {
     /// Most files one conversation may keep: shared files, run images and run logs together.
     #[arg(long, env = "LENS_SHARES_PER_CHAT", default_value_t = 20)]
     pub shares_per_chat: u64,
+    /// Workspace files one zip holds and one fork copies, at most (past it: a 400 that says so).
+    #[arg(long, env = "LENS_WORKSPACE_MAX_FILES", default_value_t = 10_000)]
+    pub workspace_max_files: usize,
     /// Conversations one person may keep.
     #[arg(long, env = "LENS_CHATS_PER_PERSON", default_value_t = 5000)]
     pub chats_per_person: u64,

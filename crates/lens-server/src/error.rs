@@ -28,6 +28,10 @@ pub enum AppError {
     /// 404: no such thing, or it is another person's.
     #[error("not found")]
     NotFound,
+    /// 404: something the request names inside what is the person's (an answer of their
+    /// conversation, a file of its workspace) is not there; the message says which.
+    #[error("{0}")]
+    Missing(String),
     /// 404: no route at this path.
     #[error("there is no API route at this path")]
     NoRoute,
@@ -102,7 +106,7 @@ impl AppError {
                 StatusCode::FORBIDDEN
             }
             Self::MisdirectedHost(_) => StatusCode::MISDIRECTED_REQUEST,
-            Self::NotFound | Self::NoRoute => StatusCode::NOT_FOUND,
+            Self::NotFound | Self::Missing(_) | Self::NoRoute => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict(_) | Self::AlreadySetUp => StatusCode::CONFLICT,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
@@ -123,7 +127,7 @@ impl AppError {
             Self::InvalidCredentials => ErrorCode::InvalidCredentials,
             Self::CsrfFailed => ErrorCode::CsrfFailed,
             Self::Forbidden => ErrorCode::Forbidden,
-            Self::NotFound | Self::NoRoute => ErrorCode::NotFound,
+            Self::NotFound | Self::Missing(_) | Self::NoRoute => ErrorCode::NotFound,
             Self::MethodNotAllowed => ErrorCode::MethodNotAllowed,
             Self::Conflict(_) => ErrorCode::Conflict,
             Self::AlreadySetUp => ErrorCode::AlreadySetUp,

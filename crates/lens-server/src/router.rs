@@ -110,7 +110,8 @@ pub fn router(state: AppState) -> Router {
     let DocumentedRoutes { root, api, .. } = documented_routes((state.config.upload_max_mb as usize + 1) * 1024 * 1024);
     let api = api
         .fallback(|| async { AppError::NoRoute })
-        .method_not_allowed_fallback(|| async { AppError::BadRequest("this route does not take that method".into()) })
+        // 405 with `Allow` (axum sets it) naming the methods the route takes.
+        .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
         .layer(axum::middleware::map_response(crate::error_envelope::to_envelope))
         // The document's own route serves it from here: it is built from these routes.
         .layer(axum::Extension(crate::routes::openapi::Document(openapi_document())))

@@ -327,13 +327,14 @@ fn clean_ranges(ranges: &[String]) -> Result<Vec<String>, AppError> {
 
 /// A gateway address: `host` or `host:port`, no scheme's path or credentials.
 fn clean_address(address: &str) -> Result<String, AppError> {
-    let address = address.trim().trim_start_matches("https://").trim_end_matches('/');
+    let address = address.trim_matches([' ', '\t', '\r', '\n']).trim_start_matches("https://").trim_end_matches('/');
     if address.is_empty() {
         return Ok(String::new());
     }
     let host_ok = lens_sandbox::split_gateway_address(address)
         .is_some_and(|(host, _)| lens_sandbox::egress::is_host_name(host) || host.parse::<std::net::IpAddr>().is_ok());
-    if !host_ok || address.len() > 300 {
+    // Printable ASCII only: a name in another script is written in its `xn--` form.
+    if !host_ok || !address.chars().all(|c| c.is_ascii_graphic()) || address.chars().count() > 253 {
         return Err(AppError::BadRequest(format!("`{address}` is not a gateway address (host or host:port)")));
     }
     Ok(address.to_owned())
@@ -352,7 +353,7 @@ fn clean_cert_dir(dir: &str) -> Result<String, AppError> {
 
 /// The TLS server name: a host name, or nothing.
 fn clean_server_name(name: &str) -> Result<String, AppError> {
-    let name = name.trim().to_ascii_lowercase();
+    let name = name.trim_matches([' ', '\t', '\r', '\n']).to_ascii_lowercase();
     if !name.is_empty() && !lens_sandbox::egress::is_host_name(&name) {
         return Err(AppError::BadRequest(format!("`{name}` is not a host name")));
     }

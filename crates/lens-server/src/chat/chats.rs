@@ -17,6 +17,8 @@ pub struct AnswerLimits {
     pub answers_per_person: u64,
     /// Conversations one person may keep.
     pub chats_per_person: u64,
+    /// Workspace files a fork copies at most.
+    pub workspace_max_files: usize,
 }
 
 impl AnswerLimits {
@@ -26,6 +28,7 @@ impl AnswerLimits {
             approval_wait_secs: config.approval_wait_secs,
             answers_per_person: config.answers_per_person,
             chats_per_person: config.chats_per_person,
+            workspace_max_files: config.workspace_max_files,
         }
     }
 }

@@ -21,9 +21,6 @@ use crate::{
     store::{AnswerProgress, Asked, FileKind, NewAnswer},
 };
 
-/// The most workspace files a fork copies.
-const MAX_FILES: usize = 10_000;
-
 /// Links made again by one command at most.
 const LINKS_PER_COMMAND: usize = 500;
 
@@ -40,7 +37,7 @@ pub async fn fork(chats: &Chats, user_id: i64, from: &ChatView, at: &str) -> Res
     let end = history
         .iter()
         .position(|(m, _)| m.id == at && m.role == Role::Assistant)
-        .ok_or_else(|| AppError::BadRequest("there is no such answer in this conversation".into()))?;
+        .ok_or_else(|| AppError::Missing("there is no such answer in this conversation".into()))?;
     if history[..=end].iter().any(|(m, _)| m.status == MessageStatus::Streaming) {
         return Err(AppError::Conflict("that answer is still being written; fork it once it ends".into()));
     }
@@ -183,14 +180,20 @@ async fn copy_file(chats: &Chats, from: &str, to: &str, id: &str, new_id: &str) 
 /// Every workspace file and link of `from`, into `to`'s sandbox (made by the first file).
 async fn copy_workspace(chats: &Chats, from: &str, to: &str) -> Result<Copied> {
     let Some(driver) = chats.sandbox.driver() else { return Ok(Copied::default()) };
-    let unavailable = |e: SandboxError| AppError::SandboxUnavailable(e.to_string());
+    let unavailable = |e: SandboxError| match e {
+        // No room for the fork's sandbox (now, or ever with these settings): the
+        // sentence says which; no conversation is left behind.
+        SandboxError::Busy(m) => AppError::LimitReached(m),
+        other => AppError::SandboxUnavailable(other.to_string()),
+    };
     let status = driver.status(from).await.map_err(unavailable)?;
     if !matches!(status.state, SandboxState::Running | SandboxState::Stopped) {
         return Ok(Copied::default());
     }
-    let walk = members_under(&*driver, from, "", MAX_FILES).await.map_err(|e| match e {
+    let max_files = chats.limits.workspace_max_files;
+    let walk = members_under(&*driver, from, "", max_files).await.map_err(|e| match e {
         SandboxError::TooLarge(_) => AppError::BadRequest(format!(
-            "the workspace holds more than {MAX_FILES} files, the most a fork copies; zip or delete some first"
+            "the workspace holds more than {max_files} files, the most a fork copies; delete some first"
         )),
         other => unavailable(other),
     })?;

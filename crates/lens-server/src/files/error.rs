@@ -74,6 +74,7 @@ impl From<FileError> for AppError {
             FileError::DiskFull => Self::DiskFull,
             FileError::Store(e) => e.into(),
             FileError::Io(e) => Self::from_io(e),
+            FileError::Sandbox(lens_sandbox::SandboxError::NotFound(m)) => Self::Missing(m),
             other => Self::BadRequest(other.to_string()),
         }
     }

@@ -21,7 +21,8 @@ use crate::{AppError, AppState, Result, auth::CurrentUser, json::ApiJson};
     request_body = lens_types::ForkRequest,
     responses(
         (status = 201, description = "The new conversation and what was copied", body = lens_types::ForkResponse),
-        (status = 400, description = "No such answer in the conversation, or a workspace of more files than a fork copies", body = lens_types::ErrorBody),
+        (status = 400, description = "A workspace of more files than a fork copies", body = lens_types::ErrorBody),
+        (status = 404, description = "No such conversation, or no such answer in it", body = lens_types::ErrorBody),
         (status = 409, description = "That answer is still being written", body = lens_types::ErrorBody),
         (status = 429, description = "The person keeps the most conversations allowed", body = lens_types::ErrorBody),
         (status = 502, description = "The sandbox could not be copied; nothing was kept", body = lens_types::ErrorBody),

@@ -21,7 +21,7 @@ use crate::{
 pub struct ChatsQuery {
     /// Only the conversations of this page's assistant (a path of this server).
     #[serde(default)]
-    #[param(max_length = 2048, pattern = r"^/([^/]|$)")]
+    #[param(max_length = 2048, pattern = r"^/([^/\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*)?$")]
     page: Option<String>,
 }
 

@@ -15,12 +15,15 @@ use crate::{
     files::names::{clean_name, mime_for},
 };
 
-/// The upload form, for the OpenAPI document (the handler reads it as a stream).
-#[derive(utoipa::ToSchema)]
+/// The upload form, for the OpenAPI document (the handler reads it as a stream). Its one
+/// field is `file`: serde's `deny_unknown_fields` is how utoipa is told to say so.
+#[derive(utoipa::ToSchema, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct UploadForm {
     /// The file, with its name.
-    #[schema(format = Binary, content_media_type = "application/octet-stream")]
+    // One string of bytes: as bytes, utoipa would document an array of integers.
+    #[schema(value_type = String, format = Binary, content_media_type = "application/octet-stream")]
     file: Vec<u8>,
 }
 
@@ -65,10 +68,8 @@ pub async fn create_upload(
     if count >= state.config.uploads_per_person || bytes >= state.config.upload_mb_per_person.saturating_mul(1 << 20) {
         return Err(uploads_full(&state));
     }
-    let name = field
-        .file_name()
-        .and_then(clean_name)
-        .ok_or_else(|| AppError::BadRequest("the file has no usable name".into()))?;
+    // A part without a usable file name (a form field filled by a program) is still a file.
+    let name = field.file_name().and_then(clean_name).unwrap_or_else(|| "upload".to_owned());
     let id = crate::ids::random_id(16);
     let owner = user.id().to_string();
     // Encrypted on a blocking thread as it arrives; a slow disk holds the upload back

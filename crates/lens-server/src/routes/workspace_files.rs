@@ -36,7 +36,8 @@ pub struct FolderQuery {
     ),
     responses(
         (status = 200, description = "The folder's files and folders; empty when the conversation has no sandbox yet", body = lens_types::WorkspaceListing),
-        (status = 400, description = "No such folder in the workspace, or the path leaves it", body = lens_types::ErrorBody),
+        (status = 400, description = "The path leaves the workspace, or names a file", body = lens_types::ErrorBody),
+        (status = 404, description = "No such conversation, or no such folder in its workspace", body = lens_types::ErrorBody),
         (status = 409, description = "The code sandbox is off", body = lens_types::ErrorBody),
         (status = 502, description = "The sandbox could not be asked", body = lens_types::ErrorBody),
     ),
@@ -67,7 +68,8 @@ pub async fn listing(state: &AppState, cid: &str, folder: String) -> Result<Work
         return Ok(WorkspaceListing { path: folder, entries: Vec::new() });
     }
     let listed = driver.list_files(cid, if folder.is_empty() { "." } else { &folder }).await.map_err(|e| match e {
-        SandboxError::BadPath(m) | SandboxError::NotFound(m) => AppError::BadRequest(m),
+        SandboxError::BadPath(m) => AppError::BadRequest(m),
+        SandboxError::NotFound(m) => AppError::Missing(m),
         other => AppError::SandboxUnavailable(other.to_string()),
     })?;
     let messages = state.store.messages(cid).await?;

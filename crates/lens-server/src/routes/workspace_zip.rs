@@ -18,9 +18,6 @@ use crate::{
     },
 };
 
-/// The most files one zip holds.
-const MAX_FILES: usize = 10_000;
-
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ZipQuery {
@@ -46,7 +43,8 @@ pub struct ZipQuery {
     ),
     responses(
         (status = 200, description = "The zip, streamed as it is written", content_type = "application/zip"),
-        (status = 400, description = "No such folder or run, nothing to zip, more files than a zip holds, or more bytes in all than a conversation may share", body = lens_types::ErrorBody),
+        (status = 400, description = "The path leaves the workspace, no sandbox yet, nothing to zip, more files than a zip holds, or more bytes in all than a conversation may share", body = lens_types::ErrorBody),
+        (status = 404, description = "No such conversation, or no such folder, answer or run in it (a `step_id` names a run only with its `message_id`)", body = lens_types::ErrorBody),
         (status = 409, description = "The code sandbox is off", body = lens_types::ErrorBody),
         (status = 502, description = "The sandbox could not be asked", body = lens_types::ErrorBody),
     ),
@@ -64,7 +62,8 @@ pub async fn get_workspace_zip(
         .driver()
         .ok_or_else(|| AppError::Conflict("the code sandbox is off, so there are no files to zip".into()))?;
     let unavailable = |e: SandboxError| match e {
-        SandboxError::BadPath(m) | SandboxError::NotFound(m) | SandboxError::TooLarge(m) => AppError::BadRequest(m),
+        SandboxError::BadPath(m) | SandboxError::TooLarge(m) => AppError::BadRequest(m),
+        SandboxError::NotFound(m) => AppError::Missing(m),
         other => AppError::SandboxUnavailable(other.to_string()),
     };
     let status = driver.status(&cid).await.map_err(unavailable)?;
@@ -78,7 +77,7 @@ pub async fn get_workspace_zip(
             let answer = messages
                 .iter()
                 .find(|m| m.id == mid)
-                .ok_or_else(|| AppError::BadRequest("no such answer in this conversation".into()))?;
+                .ok_or_else(|| AppError::Missing("no such answer in this conversation".into()))?;
             let outputs: Vec<_> = answer
                 .steps
                 .iter()
@@ -86,7 +85,7 @@ pub async fn get_workspace_zip(
                 .filter_map(|s| s.output.as_ref())
                 .collect();
             if outputs.is_empty() && sid.is_some() {
-                return Err(AppError::BadRequest("no such run in this conversation".into()));
+                return Err(AppError::Missing("no such run in this answer".into()));
             }
             // A file two runs of the answer made goes in once.
             let mut members: Vec<Member> = Vec::new();
@@ -100,12 +99,16 @@ pub async fn get_workspace_zip(
             (Walk { members, left_out: Vec::new() }, format!("{} {what}.zip", title_for_file(&chat.title, 60)))
         }
         (None, None) => {
-            let walk = members_under(&*driver, &cid, &folder, MAX_FILES).await.map_err(unavailable)?;
+            let walk =
+                members_under(&*driver, &cid, &folder, state.config.workspace_max_files).await.map_err(unavailable)?;
             let last = folder.rsplit('/').next().filter(|f| !f.is_empty()).unwrap_or("workspace");
             (walk, format!("{} {last}.zip", title_for_file(&chat.title, 60)))
         }
         (None, Some(_)) => {
-            return Err(AppError::BadRequest("a `step_id` is one answer's: give its `message_id` too".into()));
+            // Run ids are an answer's own (`s1`, `s2`…): without the answer, none is named.
+            return Err(AppError::Missing(
+                "no such run: a `step_id` is one answer's, so give its `message_id` too".into(),
+            ));
         }
     };
     if walk.members.is_empty() && walk.left_out.is_empty() {

@@ -117,11 +117,13 @@ async fn the_person_shares_a_file_and_the_per_conversation_limit_holds() {
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let file: SharedFileRef = serde_json::from_value(body).unwrap();
     assert_eq!((file.name.as_str(), file.size), ("a.txt", 3));
-    for (path, why) in
-        [("folder", "is not a file"), ("link", "outside the workspace"), ("gone", "`gone` does not exist")]
-    {
+    for (path, why, code) in [
+        ("folder", "is not a file", StatusCode::BAD_REQUEST),
+        ("link", "outside the workspace", StatusCode::BAD_REQUEST),
+        ("gone", "`gone` does not exist", StatusCode::NOT_FOUND),
+    ] {
         let (status, body) = admin.post(&format!("/api/v1/chats/{cid}/files"), share(path)).await;
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {body}");
+        assert_eq!(status, code, "{path}: {body}");
         assert!(
             body["error"]["message"].as_str().unwrap().ends_with(why)
                 || body["error"]["message"].as_str().unwrap().contains(why),

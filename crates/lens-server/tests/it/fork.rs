@@ -65,7 +65,7 @@ pub async fn forks_as_a_person_expects(app: &TestApp) {
     let (_, detail) = admin.get(&format!("/api/v1/chats/{cid}")).await;
     let question = detail["messages"][0]["id"].as_str().unwrap().to_owned();
     for bad in [json!({"message_id": "nope"}), json!({"message_id": question})] {
-        assert_eq!(admin.post(&url, bad).await.0, StatusCode::BAD_REQUEST);
+        assert_eq!(admin.post(&url, bad).await.0, StatusCode::NOT_FOUND);
     }
     assert_eq!(admin.post(&url, json!({"message_id": 3})).await.0, StatusCode::BAD_REQUEST);
     assert_eq!(bob.post(&url, json!({"message_id": second.id})).await.0, StatusCode::NOT_FOUND);

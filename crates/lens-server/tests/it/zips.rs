@@ -81,9 +81,20 @@ async fn a_workspace_a_folder_and_a_runs_files_download_as_zips_python_reads_byt
     let skipped = String::from_utf8(out.stdout).unwrap();
     assert!(skipped.contains("big.bin: larger than the 3 MB a file may be when shared"), "{skipped}");
 
-    // Bad requests, another person.
-    for query in ["?path=nope", "?path=../..", "?message_id=x&step_id=s1", "?step_id=s1"] {
-        assert_eq!(admin.get(&zip_url(query)).await.0, StatusCode::BAD_REQUEST, "{query}");
+    // One answer's files, all its runs' together.
+    let query = format!("?message_id={}", second.id);
+    let resp = admin.request(reqwest::Method::GET, &zip_url(&query)).send().await.unwrap();
+    assert!(resp.headers()[header::CONTENT_DISPOSITION].to_str().unwrap().contains("answer"));
+    let listed = unzipped(&app, &resp.bytes().await.unwrap()).await;
+    assert_eq!(listed, format!("{}\n", expected.lines().find(|l| l.starts_with("second.bin")).unwrap()));
+
+    // Bad requests, things that are not there, another person.
+    assert_eq!(admin.get(&zip_url("?path=../..")).await.0, StatusCode::BAD_REQUEST);
+    let missing = format!("?message_id={}&step_id=s9", second.id);
+    for query in ["?path=nope", "?message_id=x&step_id=s1", "?message_id=x", &missing, "?step_id=s1"] {
+        let (status, body) = admin.get(&zip_url(query)).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{query}: {body}");
+        assert_ne!(body["error"]["message"], "not found", "a sentence saying what is missing: {query}");
     }
     assert_eq!(bob.get(&zip_url("")).await.0, StatusCode::NOT_FOUND);
 

@@ -26,7 +26,10 @@ pub struct CreateChatRequest {
     /// Ties the conversation to a page of Lens (a path such as `/library/documents/…`)
     /// for the page assistant.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(max_length = 2048, pattern = r"^/([^/]|$)"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 2048, pattern = r"^/([^/\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*)?$")
+    )]
     pub page_url: Option<String>,
 }
 
@@ -140,6 +143,11 @@ pub struct UsageReport {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PageContext {
+    /// A path of this server, such as `/library`.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 2048, pattern = r"^/([^/\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*)?$")
+    )]
     pub url: String,
     #[serde(default)]
     pub title: Option<String>,

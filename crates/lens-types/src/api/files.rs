@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct ShareFileRequest {
     /// Relative to `/workspace`.
+    #[cfg_attr(feature = "openapi", schema(min_length = 1))]
     pub path: String,
     #[serde(default)]
     pub name: Option<String>,

@@ -352,13 +352,27 @@ pub struct UpdateSandboxSettingsRequest {
     #[serde(default)]
     pub backend: Option<SandboxBackend>,
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(max_length = 300))]
+    /// `host` or `host:port` (a name or an address; `https://` may lead); empty: none.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            max_length = 253,
+            pattern = r"^[ \t\r\n]*((https://)?(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?|(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3})(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?/*)?[ \t\r\n]*$"
+        )
+    )]
     pub gateway_address: Option<String>,
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(max_length = 4096))]
     pub gateway_cert_dir: Option<String>,
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(max_length = 253))]
+    /// A host name (not an address); empty: the address's host.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            max_length = 253,
+            pattern = r"^[ \t\r\n]*(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)?[ \t\r\n]*$"
+        )
+    )]
     pub gateway_server_name: Option<String>,
     #[serde(default)]
     pub network: Option<NetworkMode>,
