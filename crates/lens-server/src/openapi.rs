@@ -69,6 +69,7 @@ fn error(description: &str) -> Value {
 pub fn complete(mut doc: Value) -> Value {
     inline_primitives(&mut doc);
     sandbox_number_ranges(&mut doc);
+    sandbox_list_items(&mut doc);
     let kinds = event_kinds(&doc);
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
         return doc;
@@ -98,6 +99,36 @@ fn sandbox_number_ranges(doc: &mut Value) {
             field.insert("maximum".into(), spec.max.into());
             field.insert("description".into(), format!("{}, {}", spec.label, spec.unit).into());
         }
+    }
+}
+
+/// What the sandbox settings' lists take, item by item, as the server checks them
+/// (`sandbox_settings::clean_hosts`, `clean_ranges`): host names (an empty item is
+/// skipped), and IPv4 CIDR ranges (IPv6 ones are taken too; a pattern for them would be
+/// longer than it is worth).
+fn sandbox_list_items(doc: &mut Value) {
+    let Some(fields) =
+        doc.pointer_mut("/components/schemas/UpdateSandboxSettingsRequest/properties").and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    for (name, most, pattern) in [
+        (
+            "hosts",
+            200,
+            r"^[ \t\r\n]*(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.*)?[ \t\r\n]*$",
+        ),
+        (
+            "trusted_egress",
+            100,
+            r"^[ \t\r\n]*((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}/(3[0-2]|[12][0-9]|[0-9]))?[ \t\r\n]*$",
+        ),
+    ] {
+        let Some(field) = fields.get_mut(name) else { continue };
+        // `Option<Vec<String>>` is `type: [array, null]`: items and their count sit on the field.
+        let item = json!({"type": "string", "maxLength": 253, "pattern": pattern});
+        field["items"] = item;
+        field["maxItems"] = most.into();
     }
 }
 

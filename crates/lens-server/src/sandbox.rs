@@ -160,8 +160,9 @@ impl SandboxHub {
             && (next.gateway_address.is_empty() || next.gateway_cert_dir.is_empty())
         {
             self.write_settings(&old).await?;
-            return Err(AppError::BadRequest(
-                "sandboxes on a gateway need its address and its certificate folder".into(),
+            // A conflict with what is saved (this change, or an earlier one, may give them).
+            return Err(AppError::Conflict(
+                "sandboxes on a gateway need its address and its certificate folder: give them first".into(),
             ));
         }
         // Put into force; if the sandbox cannot be turned on, nothing of the change stays.

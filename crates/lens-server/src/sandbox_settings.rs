@@ -295,7 +295,7 @@ fn clean_hosts(hosts: &[String]) -> Result<Vec<String>, AppError> {
     }
     let mut out: Vec<String> = Vec::new();
     for host in hosts {
-        let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
+        let host = host.trim_matches([' ', '\t', '\r', '\n']).trim_end_matches('.').to_ascii_lowercase();
         if host.is_empty() {
             continue;
         }
@@ -317,8 +317,10 @@ fn clean_ranges(ranges: &[String]) -> Result<Vec<String>, AppError> {
         return Err(AppError::BadRequest("at most 100 ranges".into()));
     }
     let mut out = Vec::new();
-    for range in ranges.iter().map(|r| r.trim()).filter(|r| !r.is_empty()) {
-        let cidr = lens_sandbox::egress::Cidr::parse(range)
+    for range in ranges.iter().map(|r| r.trim_matches([' ', '\t', '\r', '\n'])).filter(|r| !r.is_empty()) {
+        let cidr = Some(range)
+            .filter(|r| r.chars().all(|c| c.is_ascii_graphic()))
+            .and_then(lens_sandbox::egress::Cidr::parse)
             .ok_or_else(|| AppError::BadRequest(format!("`{range}` is not a CIDR range such as 10.0.0.0/8")))?;
         out.push(cidr.to_string());
     }
@@ -342,8 +344,9 @@ fn clean_address(address: &str) -> Result<String, AppError> {
 
 /// The certificate folder: an absolute path on the server.
 fn clean_cert_dir(dir: &str) -> Result<String, AppError> {
-    let dir = dir.trim();
-    if !dir.is_empty() && (!dir.starts_with('/') || dir.contains('\0') || dir.len() > 4096) {
+    // ASCII blanks and characters, as the document's pattern and `maxLength` say.
+    let dir = dir.trim_matches([' ', '\t', '\r', '\n']);
+    if !dir.is_empty() && (!dir.starts_with('/') || dir.contains('\0') || dir.chars().count() > 4096) {
         return Err(AppError::BadRequest(
             "the certificate folder must be an absolute path on the server, such as /var/lib/lens/openshell".into(),
         ));

@@ -37,7 +37,7 @@ pub async fn get_sandbox_settings(
     request_body = lens_types::UpdateSandboxSettingsRequest,
     responses(
         (status = 200, description = "The settings, changed", body = lens_types::SandboxSettingsView),
-        (status = 409, description = "A field is locked, the machine cannot run the sandbox, or the gateway refused the network policy; nothing changed", body = lens_types::ErrorBody),
+        (status = 409, description = "A field is locked, a gateway backend has no address or certificate folder yet, the machine cannot run the sandbox, or the gateway refused the network policy; nothing changed", body = lens_types::ErrorBody),
         (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
     ),
     security(("session" = ["admin"]), ("bearer" = ["admin"])),

@@ -61,7 +61,7 @@ async fn an_admin_moves_the_sandboxes_onto_a_gateway_and_back() {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
     }
     let (status, body) = admin.put("/api/v1/admin/sandbox", json!({"enabled": true, "backend": "gateway"})).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "a gateway needs its address: {body}");
+    assert_eq!(status, StatusCode::CONFLICT, "a gateway needs its address: {body}");
 
     // The right ones: checked, then on.
     let (status, body) = admin.put("/api/v1/admin/sandbox", gateway.clone()).await;

@@ -362,7 +362,8 @@ pub struct UpdateSandboxSettingsRequest {
     )]
     pub gateway_address: Option<String>,
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(max_length = 4096))]
+    /// An absolute path on the server; empty: none.
+    #[cfg_attr(feature = "openapi", schema(max_length = 4096, pattern = r"^[ \t\r\n]*(/[^\x00]*)?$"))]
     pub gateway_cert_dir: Option<String>,
     #[serde(default)]
     /// A host name (not an address); empty: the address's host.
