@@ -25,14 +25,15 @@ const FILES: usize = 20_000;
 const FILE_BYTES: usize = 50_000;
 
 /// Makes the tree in the current folder (Python, as a person's code would).
-const MAKE: &str = "import os, subprocess\n\
-subprocess.run(['python3', '-m', 'venv', '--without-pip', 'env'], check=True)\n\
-for i in range(20000):\n\
-    d = f'data/part-{i // 500:03}'\n\
-    os.makedirs(d, exist_ok=True)\n\
-    with open(f'{d}/f-{i:05}.bin', 'wb') as f:\n\
-        f.write(os.urandom(50000))\n\
-print('made')\n";
+const MAKE: &str = "import os, subprocess
+subprocess.run(['python3', '-m', 'venv', '--without-pip', 'env'], check=True)
+for i in range(20000):
+    d = f'data/part-{i // 500:03}'
+    os.makedirs(d, exist_ok=True)
+    with open(f'{d}/f-{i:05}.bin', 'wb') as f:
+        f.write(os.urandom(50000))
+print('made')
+";
 
 /// Runs `code` (a fenced block) in `cid` and returns the saved answer.
 async fn run(http: &reqwest::Client, base: &str, csrf: &str, cid: &str, code: &str) -> Value {
