@@ -16,10 +16,13 @@ use lens_types::{ChatView, ForkResponse, MessageStatus, Role, SharedFileRef, Too
 use super::Chats;
 use crate::{
     AppError, Result,
-    files::zip_stream::{LeftOut, Member, members_under},
+    files::zip_stream::{LeftOut, Member, MemberKind, members_under},
     ids::{chat_id, message_id},
     store::{AnswerProgress, Asked, FileKind, NewAnswer},
 };
+
+/// Files copied at once.
+const FILES_AT_ONCE: usize = 4;
 
 /// Links made again by one command at most.
 const LINKS_PER_COMMAND: usize = 500;
@@ -199,46 +202,89 @@ async fn copy_workspace(chats: &Chats, from: &str, to: &str) -> Result<Copied> {
     })?;
     let mut copied = Copied { left_out: walk.left_out, ..Copied::default() };
     // Links, and second names of a file (hard links), are made after the files they name.
-    let (links, files): (Vec<Member>, Vec<Member>) =
-        walk.members.into_iter().partition(|m| m.link.is_some() || m.same_as.is_some());
+    let (links, files): (Vec<Member>, Vec<Member>) = walk.members.into_iter().partition(|m| m.kind != MemberKind::File);
     let mut taken = std::collections::HashSet::new();
-    for member in files {
-        // A file that cannot be read (its mode 000, gone since the listing) is named,
-        // not copied; the copy below reads its first part again.
-        if let Err(e) = driver.read_part(from, &member.path, u64::MAX, 0).await {
-            copied.left_out.push(LeftOut { name: member.name, why: format!("could not be read: {e}") });
-            continue;
-        }
-        let (parts, arrived) = tokio::sync::mpsc::channel::<Vec<u8>>(4);
-        let reading = lens_sandbox::copy_out(&*driver, from, &member.path, u64::MAX, move |part| {
-            let parts = parts.clone();
-            async move { parts.send(part).await.map_err(|_| SandboxError::Backend("the copy stopped".into())) }
-        });
-        let source = futures_util::stream::unfold(arrived, |mut arrived| async move {
-            arrived.recv().await.map(|part| (Ok(part), arrived))
-        });
-        let writing = lens_sandbox::copy_in(&*driver, to, &member.path, source);
-        let (read, wrote) = tokio::join!(reading, writing);
-        copied.bytes += wrote.map_err(unavailable)?;
-        copied.files += 1;
-        taken.insert(member.path.clone());
-        // Changed or unreadable midway: kept as far as it was read, and said so.
-        if let Err(e) = read {
-            copied.left_out.push(LeftOut { name: member.name, why: format!("cut short: {e}") });
+    // A few files at once: each is a few round trips to two sandboxes, so their waits
+    // overlap (a part or two of each in memory).
+    let mut copies = futures_util::stream::iter(files)
+        .map(|member| async { (copy_one(&*driver, from, to, &member.path).await, member) })
+        .buffer_unordered(FILES_AT_ONCE);
+    while let Some((copy, member)) = copies.next().await {
+        match copy.map_err(unavailable)? {
+            OneCopy::Unreadable(e) => {
+                copied
+                    .left_out
+                    .push(LeftOut { name: member.name().to_owned(), why: format!("could not be read: {e}") });
+            }
+            OneCopy::Copied { bytes, cut_short } => {
+                copied.bytes += bytes;
+                copied.files += 1;
+                taken.insert(member.path.clone());
+                // Changed or unreadable midway: kept as far as it was read, and said so.
+                if let Some(e) = cut_short {
+                    copied.left_out.push(LeftOut { name: member.name().to_owned(), why: format!("cut short: {e}") });
+                }
+            }
         }
     }
+    drop(copies);
     // A second name of a file left out is left out with it.
     let (links, orphans): (Vec<Member>, Vec<Member>) =
-        links.into_iter().partition(|m| m.same_as.as_ref().is_none_or(|first| taken.contains(first)));
+        links.into_iter().partition(|m| !matches!(&m.kind, MemberKind::SameAs(first) if !taken.contains(first)));
     for orphan in orphans {
-        let first = orphan.same_as.unwrap_or_default();
-        copied.left_out.push(LeftOut { name: orphan.name, why: format!("another name of {first}, not copied") });
+        let MemberKind::SameAs(first) = &orphan.kind else { continue };
+        let why = format!("another name of {first}, not copied");
+        copied.left_out.push(LeftOut { name: orphan.name().to_owned(), why });
     }
     for batch in links.chunks(LINKS_PER_COMMAND) {
         make_links(&*driver, to, batch).await?;
         copied.files += batch.len() as u64;
     }
     Ok(copied)
+}
+
+/// How one file's copy went.
+enum OneCopy {
+    /// Nothing of it could be read (its mode 000, gone since the listing): not copied.
+    Unreadable(SandboxError),
+    /// Copied, whole or (`cut_short`: it changed or failed midway) as far as it was read.
+    Copied { bytes: u64, cut_short: Option<SandboxError> },
+}
+
+/// Copies the file at `path` of `from`'s workspace into `to`'s, part by part. A file
+/// unreadable from its first part leaves nothing in `to`. Errs when `to` cannot be written.
+async fn copy_one(
+    driver: &dyn lens_sandbox::SandboxDriver,
+    from: &str,
+    to: &str,
+    path: &str,
+) -> std::result::Result<OneCopy, SandboxError> {
+    let (parts, arrived) = tokio::sync::mpsc::channel::<std::io::Result<Vec<u8>>>(2);
+    let begun = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (sink, seen, started) = (parts.clone(), begun.clone(), begun.clone());
+    let reading = async move {
+        let read = lens_sandbox::copy_out(driver, from, path, u64::MAX, move |part| {
+            seen.store(true, std::sync::atomic::Ordering::Relaxed);
+            let sink = sink.clone();
+            async move { sink.send(Ok(part)).await.map_err(|_| SandboxError::Backend("the copy stopped".into())) }
+        })
+        .await;
+        // Failed before its first part: the write is told, and keeps nothing.
+        if read.is_err() && !begun.load(std::sync::atomic::Ordering::Relaxed) {
+            let _ = parts.send(Err(std::io::Error::other("the file could not be read"))).await;
+        }
+        read
+    };
+    let source =
+        futures_util::stream::unfold(
+            arrived,
+            |mut arrived| async move { arrived.recv().await.map(|part| (part, arrived)) },
+        );
+    let (read, wrote) = tokio::join!(reading, lens_sandbox::copy_in(driver, to, path, source));
+    match read {
+        Err(e) if !started.load(std::sync::atomic::Ordering::Relaxed) => Ok(OneCopy::Unreadable(e)),
+        read => Ok(OneCopy::Copied { bytes: wrote?, cut_short: read.err() }),
+    }
 }
 
 /// Makes `links` again in `chat_id`'s workspace: symbolic ones with the same text (a link
@@ -249,9 +295,10 @@ async fn make_links(driver: &dyn lens_sandbox::SandboxDriver, chat_id: &str, lin
     let script = r#"while [ $# -gt 0 ]; do mkdir -p -- "$(dirname -- "$3")" && if [ "$1" = s ]; then ln -sfn -- "$2" "$3"; else ln -f -- "$2" "$3"; fi || exit 1; shift 3; done"#;
     let mut argv = vec!["sh".to_owned(), "-c".to_owned(), script.to_owned(), "sh".to_owned()];
     for link in links {
-        match (&link.link, &link.same_as) {
-            (Some(target), _) => argv.extend(["s".to_owned(), target.clone()]),
-            (None, first) => argv.extend(["h".to_owned(), first.clone().unwrap_or_default()]),
+        match &link.kind {
+            MemberKind::Link(target) => argv.extend(["s".to_owned(), target.clone()]),
+            MemberKind::SameAs(first) => argv.extend(["h".to_owned(), first.clone()]),
+            MemberKind::File => continue,
         }
         argv.push(link.path.clone());
     }

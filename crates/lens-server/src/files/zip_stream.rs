@@ -25,18 +25,40 @@ const PIPE: usize = 256 * 1024;
 /// A link's mode in a zip's external attributes (`S_IFLNK | 0777`), as Info-ZIP writes it.
 const LINK_MODE: u16 = 0o120_777;
 
-/// A file to put in the zip: its path in the workspace and its name in the zip.
+/// A file to put in the zip: its path in the workspace, its name in the zip (the path
+/// without the folder zipped) and what it is. Kept small: a walk holds one per file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Member {
     pub path: String,
-    pub name: String,
+    /// Where the name begins in `path`.
+    name_at: usize,
     /// As listed (it is read again as it goes in).
     pub size: u64,
-    /// A link's target, as written: the member is that link, not what it leads to.
-    pub link: Option<String>,
-    /// Another name of the same file (a hard link) met earlier in the walk: its path. A
-    /// zip holds the bytes again under this name, as `zip -r` does; a fork links it.
-    pub same_as: Option<String>,
+    pub kind: MemberKind,
+}
+
+/// What a member is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemberKind {
+    /// A regular file: its bytes go in.
+    File,
+    /// A link, its target as written: the member is that link, not what it leads to.
+    Link(String),
+    /// Another name of a file (a hard link) met earlier in the walk: that name's path.
+    /// A zip holds the bytes again under this name, as `zip -r` does; a fork links it.
+    SameAs(String),
+}
+
+impl Member {
+    /// A regular file named by its path.
+    pub fn file(path: String, size: u64) -> Self {
+        Self { path, name_at: 0, size, kind: MemberKind::File }
+    }
+
+    /// Its name in the zip.
+    pub fn name(&self) -> &str {
+        &self.path[self.name_at..]
+    }
 }
 
 /// Something of the workspace a copy leaves out: its name (as in the zip) and why.
@@ -77,29 +99,31 @@ pub async fn members_under(
                 todo.push(entry.path);
                 continue;
             }
-            let name = entry.path.strip_prefix(folder).unwrap_or(&entry.path).trim_start_matches('/').to_owned();
+            let name = entry.path.strip_prefix(folder).unwrap_or(&entry.path).trim_start_matches('/');
+            let name_at = entry.path.len() - name.len();
             if let Some(why) = entry.special.as_ref().and_then(Special::left_out) {
-                walk.left_out.push(LeftOut { name, why: why.to_owned() });
+                walk.left_out.push(LeftOut { name: name.to_owned(), why: why.to_owned() });
                 continue;
             }
             if walk.members.len() == max_files {
                 return Err(SandboxError::TooLarge(format!("more than {max_files} files to put in one zip")));
             }
-            let link = match entry.special {
-                Some(Special::Link { target, .. }) => Some(target),
-                _ => None,
+            let kind = match (entry.special, entry.inode) {
+                (Some(Special::Link { target, .. }), _) => MemberKind::Link(target),
+                (_, Some(inode)) => match first_names.entry(inode) {
+                    std::collections::hash_map::Entry::Occupied(first) => MemberKind::SameAs(first.get().clone()),
+                    std::collections::hash_map::Entry::Vacant(first) => {
+                        first.insert(entry.path.clone());
+                        MemberKind::File
+                    }
+                },
+                _ => MemberKind::File,
             };
-            let same_as = entry.inode.and_then(|inode| match first_names.entry(inode) {
-                std::collections::hash_map::Entry::Occupied(first) => Some(first.get().clone()),
-                std::collections::hash_map::Entry::Vacant(first) => {
-                    first.insert(entry.path.clone());
-                    None
-                }
-            });
-            walk.members.push(Member { path: entry.path, name, size: entry.size, link, same_as });
+            walk.members.push(Member { path: entry.path, name_at, size: entry.size, kind });
         }
     }
-    walk.members.sort_by(|a, b| a.name.cmp(&b.name));
+    walk.members.sort_by(|a, b| a.name().cmp(b.name()));
+    walk.members.shrink_to_fit();
     walk.left_out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(walk)
 }
@@ -140,7 +164,7 @@ pub fn zip_body(driver: std::sync::Arc<dyn SandboxDriver>, chat_id: String, walk
 
 /// `SKIPPED.txt`, or a name beside it when the workspace has a file by that name.
 fn skipped_name(members: &[Member]) -> String {
-    let taken = |n: &str| members.iter().any(|m| m.name == n);
+    let taken = |n: &str| members.iter().any(|m| m.name() == n);
     let mut name = "SKIPPED.txt".to_owned();
     let mut n = 1;
     while taken(&name) {
@@ -172,8 +196,8 @@ async fn add<W>(
 where
     W: futures_lite::AsyncWrite + Unpin,
 {
-    if let Some(target) = &member.link {
-        let entry = ZipEntryBuilder::new(member.name.clone().into(), Compression::Stored).unix_permissions(LINK_MODE);
+    if let MemberKind::Link(target) = &member.kind {
+        let entry = ZipEntryBuilder::new(member.name().into(), Compression::Stored).unix_permissions(LINK_MODE);
         zip.write_entry_whole(entry, target.as_bytes()).await.map_err(io::Error::other)?;
         return Ok(None);
     }
@@ -189,7 +213,7 @@ where
         let mut writer = None;
         while let Some(part) = arrived.recv().await {
             if writer.is_none() {
-                let entry = ZipEntryBuilder::new(member.name.clone().into(), Compression::Stored);
+                let entry = ZipEntryBuilder::new(member.name().into(), Compression::Stored);
                 writer = Some(zip.write_entry_stream(entry).await.map_err(io::Error::other)?);
                 begun = true;
             }
@@ -208,11 +232,11 @@ where
         Ok(_) if begun => Ok(None),
         // An empty file: no part came.
         Ok(_) => {
-            let entry = ZipEntryBuilder::new(member.name.clone().into(), Compression::Stored);
+            let entry = ZipEntryBuilder::new(member.name().into(), Compression::Stored);
             zip.write_entry_whole(entry, &[]).await.map_err(io::Error::other)?;
             Ok(None)
         }
-        Err(e) if begun => Ok(Some(LeftOut { name: member.name.clone(), why: format!("cut short: {e}") })),
-        Err(e) => Ok(Some(LeftOut { name: member.name.clone(), why: format!("could not be read: {e}") })),
+        Err(e) if begun => Ok(Some(LeftOut { name: member.name().to_owned(), why: format!("cut short: {e}") })),
+        Err(e) => Ok(Some(LeftOut { name: member.name().to_owned(), why: format!("could not be read: {e}") })),
     }
 }

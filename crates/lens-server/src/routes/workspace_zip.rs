@@ -14,7 +14,7 @@ use crate::{
     auth::CurrentUser,
     files::{
         names::title_for_file,
-        zip_stream::{LeftOut, Member, Walk, members_under, zip_body},
+        zip_stream::{LeftOut, Member, MemberKind, Walk, members_under, zip_body},
     },
 };
 
@@ -91,8 +91,7 @@ pub async fn get_workspace_zip(
             let mut members: Vec<Member> = Vec::new();
             for file in outputs.iter().flat_map(|o| &o.files) {
                 if !members.iter().any(|m| m.path == file.path) {
-                    let name = file.path.clone();
-                    members.push(Member { path: file.path.clone(), name, size: file.size, link: None, same_as: None });
+                    members.push(Member::file(file.path.clone(), file.size));
                 }
             }
             let what = if sid.is_some() { "run files" } else { "answer's files" };
@@ -121,10 +120,10 @@ pub async fn get_workspace_zip(
     let max_mb = state.config.share_max_mb;
     let max_bytes = max_mb * 1024 * 1024;
     let (members, too_large): (Vec<Member>, Vec<Member>) =
-        walk.members.into_iter().partition(|m| m.link.is_some() || m.size <= max_bytes);
+        walk.members.into_iter().partition(|m| matches!(m.kind, MemberKind::Link(_)) || m.size <= max_bytes);
     walk.members = members;
     let why = format!("larger than the {max_mb} MB a file may be when shared");
-    walk.left_out.extend(too_large.into_iter().map(|m| LeftOut { name: m.name, why: why.clone() }));
+    walk.left_out.extend(too_large.into_iter().map(|m| LeftOut { name: m.name().to_owned(), why: why.clone() }));
     walk.left_out.sort_by(|a, b| a.name.cmp(&b.name));
     let members = &walk.members;
     let total: u64 = members.iter().map(|m| m.size).sum();
