@@ -14,6 +14,7 @@ mod error;
 pub mod names;
 pub mod preview;
 mod share;
+mod share_locks;
 pub mod vault;
 mod vault_stream;
 pub mod zip_stream;
@@ -63,6 +64,8 @@ pub struct Files {
     /// The data directory's free space and the thresholds Lens keeps.
     pub disk: Arc<DiskSpace>,
     pub limits: FileLimits,
+    /// One share at a time per conversation (so one copy of a file shared twice at once).
+    sharing: Arc<share_locks::ShareLocks>,
 }
 
 impl Files {
@@ -84,6 +87,7 @@ impl Files {
             blobs,
             disk,
             limits: FileLimits::from_config(config),
+            sharing: Arc::default(),
         })
     }
 }

@@ -93,6 +93,12 @@ impl Files {
         name: Option<&str>,
         kind: FileKind,
     ) -> Result<(SharedFileRef, bool), FileError> {
+        // Looked at and copied in one turn: a second share of the same file waits, then
+        // finds this one's.
+        let _turn = match kind {
+            FileKind::Shared => Some(self.sharing.turn(chat_id).await),
+            FileKind::Image | FileKind::Log => None,
+        };
         let source = match kind {
             FileKind::Shared => source_of(driver, chat_id, path).await,
             FileKind::Image | FileKind::Log => None,

@@ -177,6 +177,16 @@ async fn a_file_shared_again_as_it_is_is_that_share_and_the_listing_shows_it() {
     let second: SharedFileRef = serde_json::from_value(body).unwrap();
     assert_ne!(second.id, first.id);
     assert_eq!(listing(&admin, &cid).await[0], ("a.txt".to_owned(), Some(second.id)));
+
+    // Shared five times at the same moment (a double click, a run and the button): one copy.
+    let shares = (0..5).map(|_| admin.post(&url, json!({"path": "out/b.txt"})));
+    let answers = futures_util::future::join_all(shares).await;
+    let mut statuses: Vec<StatusCode> = answers.iter().map(|(status, _)| *status).collect();
+    statuses.sort();
+    assert_eq!(statuses, [StatusCode::OK, StatusCode::OK, StatusCode::OK, StatusCode::OK, StatusCode::CREATED]);
+    let ids: std::collections::BTreeSet<&str> = answers.iter().map(|(_, b)| b["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 1, "{answers:?}");
+    assert_eq!(app.stored(&format!("chat-files/{cid}")).await.len(), 3, "a.txt twice, b.txt once");
 }
 
 #[tokio::test]
