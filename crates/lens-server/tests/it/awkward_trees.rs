@@ -173,6 +173,11 @@ with zipfile.ZipFile(sys.argv[1]) as z:
 #[tokio::test]
 async fn node_modules_loops_sparse_files_odd_names_and_deep_folders_zip_list_and_fork() {
     let app = TestApp::builder().sandbox().settings_model().await;
+    hostile_trees_hold_the_rule(&app).await;
+}
+
+/// The zip, the listing and the fork of [`HOSTILE`]'s trees.
+pub async fn hostile_trees_hold_the_rule(app: &TestApp) {
     let admin = app.admin().await;
     let cid = admin.new_chat().await;
     let made = run(&admin, &cid, HOSTILE).await;

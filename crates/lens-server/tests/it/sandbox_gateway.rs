@@ -274,6 +274,13 @@ async fn on_a_gateway_the_workspaces_one_rule_holds_for_zips_listings_and_forks(
 }
 
 #[tokio::test]
+async fn on_a_gateway_hostile_trees_zip_list_and_fork_as_here() {
+    let fake = FakeGateway::start().await.unwrap();
+    let app = on_gateway(&fake, None).await;
+    crate::awkward_trees::hostile_trees_hold_the_rule(&app).await;
+}
+
+#[tokio::test]
 async fn on_a_gateway_a_step_says_what_the_gateways_proxy_decided_and_an_allowed_host_reaches_its_policy() {
     let fake = FakeGateway::start().await.unwrap();
     let app = on_gateway(&fake, None).await;
