@@ -17,8 +17,8 @@ mod setup_code;
 
 pub use accounts::Accounts;
 pub use current_user::{
-    AdminUser, AnyScope, Approver, CurrentUser, Https, SECURE_SESSION_COOKIE, SESSION_COOKIE, session_cookie,
-    session_cookie_name,
+    AdminUser, AnyScope, Approver, ClientAddr, CurrentUser, Https, SECURE_SESSION_COOKIE, SESSION_COOKIE,
+    session_cookie, session_cookie_name,
 };
 pub(crate) use current_user::{bearer, is_safe, same_secret};
 pub use password::{check_password_rules, hash_password, verify_password};

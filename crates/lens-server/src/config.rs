@@ -141,6 +141,9 @@ pub struct Config {
     /// Workspace files one zip holds and one fork copies, at most (past it: a 400 that says so).
     #[arg(long, env = "LENS_WORKSPACE_MAX_FILES", default_value_t = 10_000)]
     pub workspace_max_files: usize,
+    /// Days the audit trail keeps its entries; 0 turns the trail off.
+    #[arg(long, env = "LENS_AUDIT_DAYS", default_value_t = 365)]
+    pub audit_days: u32,
     /// Conversations one person may keep.
     #[arg(long, env = "LENS_CHATS_PER_PERSON", default_value_t = 5000)]
     pub chats_per_person: u64,

@@ -66,6 +66,8 @@ pub struct Files {
     pub limits: FileLimits,
     /// One share at a time per conversation (so one copy of a file shared twice at once).
     sharing: Arc<share_locks::ShareLocks>,
+    /// The audit trail, which records each file shared.
+    audit: crate::audit::Audit,
 }
 
 impl Files {
@@ -88,6 +90,7 @@ impl Files {
             disk,
             limits: FileLimits::from_config(config),
             sharing: Arc::default(),
+            audit: crate::audit::Audit::new(config.audit_days),
         })
     }
 }

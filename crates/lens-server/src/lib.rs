@@ -10,6 +10,7 @@
 //!   a sandbox, the sandbox crate adds them.
 //! - No global state: configuration, the store and the secret travel in [`AppState`].
 
+pub mod audit;
 pub mod auth;
 pub mod capacity;
 pub mod chat;

@@ -52,9 +52,12 @@ async fn main() -> anyhow::Result<()> {
             check_password_rules(password.expose()).map_err(|e| anyhow::anyhow!("{e}"))?;
             let state = AppState::open(config, ModelSource::Settings, ToolRegistry::default()).await?;
             let hash = hash_password(password.expose()).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let note = state.audit.note(lens_types::AuditAction::AccountMade).map(|n| {
+                n.target(username.trim()).detail("admin", admin).detail("how", "the `lens admin create` command")
+            });
             let user = state
                 .store
-                .create_user(username.trim(), &hash, admin)
+                .create_user(username.trim(), &hash, admin, note.as_slice())
                 .await?
                 .with_context(|| format!("the username `{username}` is taken"))?;
             println!("created {} (id {}{})", user.username, user.id, if user.is_admin { ", admin" } else { "" });

@@ -6,7 +6,11 @@ use std::sync::Arc;
 use lens_llm::{Anthropic, ChatModel, Direct, OpenAiCompatible};
 use lens_types::{ModelProvider, ModelSettingsView, UpdateModelSettingsRequest};
 
-use crate::{AppError, Config, secret::ServerSecret, store::Store};
+use crate::{
+    AppError, Config,
+    secret::ServerSecret,
+    store::{AuditNote, Store},
+};
 
 const PROVIDER: &str = "model.provider";
 const BASE_URL: &str = "model.base_url";
@@ -65,9 +69,14 @@ impl Models {
         ModelSettings::load(self).await
     }
 
-    /// Changes the settings, and returns those then in force.
-    pub async fn update(&self, req: UpdateModelSettingsRequest) -> Result<ModelSettings, AppError> {
-        ModelSettings::update(self, req).await
+    /// Changes the settings, recorded with `audit` (the fields that changed are added to
+    /// it, the key as hidden), and returns those then in force.
+    pub async fn update(
+        &self,
+        req: UpdateModelSettingsRequest,
+        audit: Option<AuditNote>,
+    ) -> Result<ModelSettings, AppError> {
+        ModelSettings::update(self, req, audit).await
     }
 
     /// The model for a new answer, and its context window in tokens (from the settings,
@@ -163,7 +172,11 @@ impl ModelSettings {
 
     /// Applies an admin's change. Locked fields may not change; the whole change is
     /// checked before anything is written.
-    async fn update(state: &Models, req: UpdateModelSettingsRequest) -> Result<Self, AppError> {
+    async fn update(
+        state: &Models,
+        req: UpdateModelSettingsRequest,
+        audit: Option<AuditNote>,
+    ) -> Result<Self, AppError> {
         let current = Self::load(state).await?;
         let touched = [
             ("provider", req.provider.is_some()),
@@ -232,7 +245,13 @@ impl ModelSettings {
         if let Some(t) = req.max_output_tokens {
             pairs.push((MAX_OUTPUT, Some(t.to_string())));
         }
-        state.store.set_settings(&pairs).await?;
+        let mut before = Vec::new();
+        for (key, _) in &pairs {
+            before.push((*key, state.store.setting(key).await?));
+        }
+        let changes = crate::audit::changes(&before, &pairs, &[API_KEY]);
+        let note = audit.filter(|_| !changes.is_empty()).map(|n| n.target("model").changes(changes));
+        state.store.set_settings(&pairs, note.as_slice()).await?;
         Self::load(state).await
     }
 }

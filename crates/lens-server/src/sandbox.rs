@@ -20,7 +20,7 @@ use lens_types::{GatewayCheckView, NetworkMode, SandboxBackend, SandboxCheck};
 use crate::{
     AppError, Config,
     sandbox_settings::{SandboxSettings, SandboxStatus},
-    store::Store,
+    store::{AuditNote, Store},
     tools::RunSettings,
 };
 
@@ -148,18 +148,22 @@ impl SandboxHub {
     pub async fn update_settings(
         &self,
         req: lens_types::UpdateSandboxSettingsRequest,
+        audit: Option<AuditNote>,
     ) -> Result<SandboxSettings, AppError> {
         let pairs = self.settings().await?.changes(&req)?;
         let mut old = Vec::new();
         for (k, _) in &pairs {
             old.push((k.clone(), self.store.setting(k).await?));
         }
-        self.write_settings(&pairs).await?;
+        let changes = crate::audit::changes(&refs(&old), &refs(&pairs), &[]);
+        let note = audit.filter(|_| !changes.is_empty()).map(|n| n.target("sandbox").changes(changes));
+        self.write_settings(&pairs, note.as_slice()).await?;
         let next = self.settings().await?;
         if next.backend == SandboxBackend::Gateway
             && (next.gateway_address.is_empty() || next.gateway_cert_dir.is_empty())
         {
-            self.write_settings(&old).await?;
+            let undo = note.as_ref().map(|n| n.undone("a gateway needs its address and certificate folder"));
+            self.write_settings(&old, undo.as_slice()).await?;
             // A conflict with what is saved (this change, or an earlier one, may give them).
             return Err(AppError::Conflict(
                 "sandboxes on a gateway need its address and its certificate folder: give them first".into(),
@@ -167,15 +171,15 @@ impl SandboxHub {
         }
         // Put into force; if the sandbox cannot be turned on, nothing of the change stays.
         if let Err(refused) = self.apply(&next).await {
-            self.write_settings(&old).await?;
+            let undo = note.as_ref().map(|n| n.undone("the sandbox could not be put into force"));
+            self.write_settings(&old, undo.as_slice()).await?;
             return Err(refused);
         }
         Ok(next)
     }
 
-    async fn write_settings(&self, pairs: &[(String, Option<String>)]) -> Result<(), AppError> {
-        let refs: Vec<(&str, Option<String>)> = pairs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-        self.store.set_settings(&refs).await?;
+    async fn write_settings(&self, pairs: &[(String, Option<String>)], audit: &[AuditNote]) -> Result<(), AppError> {
+        self.store.set_settings(&refs(pairs), audit).await?;
         Ok(())
     }
 
@@ -556,4 +560,9 @@ pub async fn tidy(hub: &SandboxHub) -> (usize, usize) {
         }
     }
     (stopped, deleted)
+}
+
+/// Settings pairs as the store takes them.
+fn refs(pairs: &[(String, Option<String>)]) -> Vec<(&str, Option<String>)> {
+    pairs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect()
 }

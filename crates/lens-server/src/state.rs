@@ -5,6 +5,7 @@ use std::{os::unix::fs::PermissionsExt, sync::Arc};
 
 use crate::{
     Config,
+    audit::Audit,
     auth::Accounts,
     chat::{AnswerLimits, Chats},
     cluster::Cluster,
@@ -45,6 +46,8 @@ pub struct AppState {
     pub streams: Arc<crate::open_streams::OpenStreams>,
     /// Where HTML and PDF previews are served from.
     pub preview: Arc<crate::preview_address::PreviewOrigin>,
+    /// The audit trail's switch and retention (`LENS_AUDIT_DAYS`).
+    pub audit: Audit,
 }
 
 impl AppState {
@@ -75,6 +78,8 @@ impl AppState {
         let cluster = Arc::new(Cluster::new(store.clone(), &config));
         cluster.join().await?;
         let _ = store.delete_expired_sessions().await;
+        let audit = Audit::new(config.audit_days);
+        audit.keep_pruning(store.clone());
         let setup_code = crate::auth::SetupCode::at_start(&site, store.count_users().await? == 0);
         if !site.loopback_only() && !site.names_configured() {
             tracing::warn!(
@@ -103,6 +108,7 @@ impl AppState {
             replica: cluster.id().into(),
             shared: config.database_url.is_some(),
             relay: Arc::default(),
+            audit,
         };
         let accounts = Accounts::new(&config, store.clone(), setup_code);
         let streams = Arc::new(match config.database_url {
@@ -125,6 +131,7 @@ impl AppState {
             secret,
             trusted_proxies: Arc::new(trusted_proxies),
             site: Arc::new(site),
+            audit,
         })
     }
 }

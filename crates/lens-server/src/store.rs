@@ -7,6 +7,7 @@
 //! `LENS_DATABASE_URL`); both pass the same story test (`tests/it/store_story.rs`).
 
 mod approvals;
+pub mod audit;
 mod chat_files;
 mod chats;
 mod cluster;
@@ -30,6 +31,7 @@ mod users;
 use std::{path::Path, sync::Arc};
 
 pub use approvals::{ApprovalTable, Decided};
+pub use audit::{AuditFilter, AuditNote, AuditTable};
 pub use chat_files::{ChatFileTable, FileKind, FileSource};
 pub use chats::{ChatTable, DEFAULT_TITLE};
 pub use cluster::{ClusterTable, LeaseRow, ReplicaRow, WrittenAnswer};
@@ -49,6 +51,7 @@ pub use users::{UserRow, UserTable};
 /// Every table: what a store implements (with one empty `impl Database for ...`).
 pub trait Database:
     ApprovalTable
+    + AuditTable
     + ChatFileTable
     + ChatTable
     + ClusterTable

@@ -7,12 +7,14 @@
 pub type UnixMillis = i64;
 
 mod accounts;
+mod audit;
 mod chats;
 mod files;
 mod library;
 mod settings;
 
 pub use accounts::*;
+pub use audit::*;
 pub use chats::*;
 pub use files::*;
 pub use library::*;

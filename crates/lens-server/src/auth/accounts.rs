@@ -1,15 +1,16 @@
 //! [`Accounts`]: who may come in. The accounts, sessions and tokens in the store, the
 //! login limit, the one-time setup code and how long a session lasts.
 
-use std::sync::Arc;
+use std::{net::IpAddr, sync::Arc};
 
 use axum::Json;
 use axum_extra::extract::CookieJar;
-use lens_types::SessionResponse;
+use lens_types::{AuditAction, SessionResponse};
 
 use super::{LoginLimiter, SetupCode, session_start};
 use crate::{
     Config, Result,
+    audit::Audit,
     store::{Store, UserRow},
 };
 
@@ -25,6 +26,8 @@ pub struct Accounts {
     pub session_days: i64,
     /// API tokens one person may keep.
     pub tokens_per_person: u64,
+    /// The audit trail, which records each sign-in.
+    pub audit: Audit,
 }
 
 impl Accounts {
@@ -35,16 +38,34 @@ impl Accounts {
             setup_code: Arc::new(setup_code),
             session_days: config.session_days,
             tokens_per_person: config.tokens_per_person,
+            audit: Audit::new(config.audit_days),
         }
     }
 
-    /// Opens a session for `user`: the cookie, and the CSRF proof in the body.
+    /// Opens a session for `user`, who came from `client` and proved who they are by
+    /// `method` (for the audit trail): the cookie, and the CSRF proof in the body.
     pub async fn start_session(
         &self,
         jar: CookieJar,
         https: bool,
         user: UserRow,
+        (client, method): (IpAddr, &str),
     ) -> Result<(CookieJar, Json<SessionResponse>)> {
-        session_start::start_session(&self.store, self.session_days, jar, https, user).await
+        let note = self.audit.note(AuditAction::SignIn).map(|n| {
+            n.actor(user.id, Some(&user.username)).client(client).target(user.username.clone()).detail("method", method)
+        });
+        session_start::start_session(&self.store, self.session_days, (jar, https), user, note.as_slice()).await
+    }
+
+    /// Records a sign-in that failed, from `client`, for `reason`. A record that cannot
+    /// be written is logged; the person is answered as before.
+    pub async fn sign_in_failed(&self, username: &str, client: IpAddr, reason: &str) {
+        let Some(note) = self.audit.note(AuditAction::SignInFailed) else { return };
+        // The name as typed, cut: it may be anything, a password typed in the wrong box among them.
+        let name: String = username.trim().chars().take(64).collect();
+        let note = note.client(client).target(name).detail("reason", reason);
+        if let Err(e) = self.store.append_audit(&[note]).await {
+            tracing::warn!(error = %e, "recording a failed sign-in in the audit trail failed");
+        }
     }
 }

@@ -16,7 +16,7 @@ use axum::{
 use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
 use lens_types::TokenScope;
 
-use crate::{AppError, AppState, ids::token_hash, store::UserRow};
+use crate::{AppError, AppState, auth::client_addr::client_ip, ids::token_hash, store::UserRow};
 
 pub const SESSION_COOKIE: &str = "lens_session";
 /// The cookie's name over HTTPS: browsers take a `__Host-` cookie only when it is Secure,
@@ -34,6 +34,8 @@ pub struct CurrentUser {
     pub csrf_token: Option<String>,
     /// The token's scopes; `None` for a browser session (all its person has).
     pub scopes: Option<Vec<TokenScope>>,
+    /// Where the request came from, as the trusted proxy gives it: for the audit trail.
+    pub client: IpAddr,
 }
 
 impl CurrentUser {
@@ -83,13 +85,26 @@ impl FromRequestParts<AppState> for Https {
     type Rejection = Infallible;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        let peer = parts
-            .extensions
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|c| c.0.ip())
-            .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
-        Ok(Self(state.site.https(peer, &parts.headers, &state.trusted_proxies)))
+        Ok(Self(state.site.https(peer(parts), &parts.headers, &state.trusted_proxies)))
     }
+}
+
+/// The client's address, as the trusted proxy gives it (`client_addr`): for the login
+/// limits and the audit trail.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientAddr(pub IpAddr);
+
+impl FromRequestParts<AppState> for ClientAddr {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        Ok(Self(client_ip(peer(parts), &parts.headers, &state.trusted_proxies)))
+    }
+}
+
+/// The TCP peer (unspecified where the server was not given it: a test's router).
+fn peer(parts: &Parts) -> IpAddr {
+    parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip()).unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))
 }
 
 /// The `Authorization: Bearer` token, when one is sent.
@@ -109,9 +124,10 @@ pub(crate) fn is_safe(method: &Method) -> bool {
 
 /// The person behind the request, whatever the token's scopes.
 async fn authenticate(parts: &mut Parts, state: &AppState) -> Result<CurrentUser, AppError> {
+    let client = client_ip(peer(parts), &parts.headers, &state.trusted_proxies);
     if let Some(token) = bearer(&parts.headers) {
         let (user, scopes) = state.store.token_user(&token_hash(token.trim())).await?.ok_or(AppError::Unauthorized)?;
-        return Ok(CurrentUser { user, session_hash: None, csrf_token: None, scopes: Some(scopes) });
+        return Ok(CurrentUser { user, session_hash: None, csrf_token: None, scopes: Some(scopes), client });
     }
     let Ok(Https(https)) = Https::from_request_parts(parts, state).await;
     let jar = CookieJar::from_headers(&parts.headers);
@@ -128,7 +144,7 @@ async fn authenticate(parts: &mut Parts, state: &AppState) -> Result<CurrentUser
             return Err(AppError::CrossOrigin(crate::site::CROSS_ORIGIN.into()));
         }
     }
-    Ok(CurrentUser { user, session_hash: Some(hash), csrf_token: Some(csrf), scopes: None })
+    Ok(CurrentUser { user, session_hash: Some(hash), csrf_token: Some(csrf), scopes: None, client })
 }
 
 /// A person whose request may use conversations (the `chat` scope).

@@ -9,21 +9,22 @@ use crate::{
     Result,
     ids::{secret_token, token_hash},
     now_ms,
-    store::{Store, UserRow},
+    store::{AuditNote, Store, UserRow},
 };
 
-/// Opens a session of `days` for `user`: the cookie, and the CSRF proof in the body.
+/// Opens a session of `days` for `user`, recorded with `audit`: the cookie, and the CSRF
+/// proof in the body.
 pub(super) async fn start_session(
     store: &Store,
     days: i64,
-    jar: CookieJar,
-    https: bool,
+    (jar, https): (CookieJar, bool),
     user: UserRow,
+    audit: &[AuditNote],
 ) -> Result<(CookieJar, Json<SessionResponse>)> {
     let token = secret_token();
     let csrf = secret_token();
     let expires = now_ms() + days * 86_400_000;
-    store.create_session(user.id, &token_hash(&token), &csrf, expires).await?;
+    store.create_session(user.id, &token_hash(&token), &csrf, expires, audit).await?;
     let jar = jar.add(session_cookie(token, days, https));
     Ok((jar, Json(SessionResponse { user: user.view(), csrf_token: csrf })))
 }

@@ -57,6 +57,8 @@ pub struct Chats {
     pub shared: bool,
     /// This replica's followers of answers others write.
     pub relay: Arc<super::relay::Relay>,
+    /// The audit trail, which records each run.
+    pub audit: crate::audit::Audit,
 }
 
 impl Chats {

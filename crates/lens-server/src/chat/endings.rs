@@ -27,6 +27,8 @@ pub struct Ending {
     pub usage: Option<lens_types::TokenUsage>,
     pub status: MessageStatus,
     pub error: Option<ApiError>,
+    /// The audit entries of its runs, written with it.
+    pub runs: Vec<crate::store::AuditNote>,
 }
 
 /// The endings not saved yet, by answer id.
@@ -69,7 +71,7 @@ impl UnsavedEndings {
             model: e.model.as_deref(),
             usage: e.usage,
         };
-        store.save_answer(answer_id, progress, e.status, e.error.as_ref(), None).await?;
+        store.save_answer(answer_id, progress, e.status, e.error.as_ref(), None, &e.runs).await?;
         if let Ok(mut pending) = self.pending.lock() {
             pending.remove(answer_id);
         }

@@ -118,14 +118,18 @@ async fn fill(
                     model: message.model.as_deref(),
                     usage: message.usage,
                 };
-                chats.store.save_answer(&ids.answer_id, progress, message.status, message.error.as_ref(), None).await?;
+                // Copies: the runs were recorded where they ran.
+                chats
+                    .store
+                    .save_answer(&ids.answer_id, progress, message.status, message.error.as_ref(), None, &[])
+                    .await?;
             }
         }
     }
     // The owner's leave goes with their conversation; the admin's setting still decides
     // whether it counts, run by run.
     for host in chats.store.allowed_hosts(&from.id).await? {
-        chats.store.allow_host(&to.id, &host, crate::routes::sandbox_hosts::MOST_HOSTS).await?;
+        chats.store.allow_host(&to.id, &host, crate::routes::sandbox_hosts::MOST_HOSTS, &[]).await?;
     }
     copy_workspace(chats, &from.id, &to.id).await
 }
@@ -154,7 +158,7 @@ async fn copy_files(chats: &Chats, from: &str, to: &str, steps: &[ToolStep]) -> 
             copy_file(chats, from, to, &file.id, &id).await?;
             copied.insert(file.id.clone(), id.clone());
             file.id = id;
-            chats.files.record(to, file, kind).await?;
+            chats.files.record(to, file, kind, &[]).await?;
         }
     }
     Ok(steps)

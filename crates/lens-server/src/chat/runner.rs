@@ -47,7 +47,8 @@ pub(super) async fn end(
     status: MessageStatus,
     error: Option<ApiError>,
 ) -> Option<ApiError> {
-    let Err(e) = chats.store.save_answer(&target.answer_id, progress, status, error.as_ref(), None).await else {
+    let runs = chats.audit.runs(target.user_id, &target.chat_id, &target.answer_id, progress.steps);
+    let Err(e) = chats.store.save_answer(&target.answer_id, progress, status, error.as_ref(), None, &runs).await else {
         return error;
     };
     tracing::error!(answer = %target.answer_id, error = %e, "saving an answer's ending failed; it is kept until it can be");
@@ -70,6 +71,7 @@ pub(super) async fn end(
         usage: progress.usage,
         status: MessageStatus::Failed,
         error: Some(error.clone()),
+        runs,
     };
     chats.endings.keep(chats.store.clone(), &target.answer_id, ending);
     Some(error)
@@ -453,7 +455,10 @@ pub(super) async fn save_so_far(chats: &Chats, target: &AnswerTarget, so_far: So
         }
         SoFar::Saved(progress) => progress,
     };
-    if let Err(e) = chats.store.save_answer(&target.answer_id, progress, MessageStatus::Streaming, None, live).await {
+    let runs = chats.audit.runs(target.user_id, &target.chat_id, &target.answer_id, progress.steps);
+    if let Err(e) =
+        chats.store.save_answer(&target.answer_id, progress, MessageStatus::Streaming, None, live, &runs).await
+    {
         tracing::error!(answer = %target.answer_id, error = %e, "saving the answer failed");
     }
 }

@@ -3,13 +3,13 @@
 //! into the library.
 
 use lens_sandbox::{SandboxDriver, SandboxError};
-use lens_types::SharedFileRef;
+use lens_types::{AuditAction, SharedFileRef};
 
 use super::{
     FileError, Files, Vault,
     names::{clean_name, mime_for},
 };
-use crate::store::{FileKind, FileSource};
+use crate::store::{AuditNote, FileKind, FileSource};
 
 impl Files {
     /// Copies `path` out of conversation `chat_id`'s sandbox (at most the share size
@@ -55,12 +55,18 @@ impl Files {
         Ok(())
     }
 
-    /// Records `file`, whose bytes are in the conversation's vault, as one of its files;
-    /// the cap is checked in the same statement as the insert, and bytes without a row are
-    /// deleted (the conversation was full, or the database failed).
-    pub async fn record(&self, chat_id: &str, file: &SharedFileRef, kind: FileKind) -> Result<(), FileError> {
+    /// Records `file`, whose bytes are in the conversation's vault, as one of its files
+    /// (with `audit`); the cap is checked in the same statement as the insert, and bytes
+    /// without a row are deleted (the conversation was full, or the database failed).
+    pub async fn record(
+        &self,
+        chat_id: &str,
+        file: &SharedFileRef,
+        kind: FileKind,
+        audit: &[AuditNote],
+    ) -> Result<(), FileError> {
         let max = self.limits.shares_per_chat;
-        let recorded = self.store.insert_chat_file(chat_id, file, kind, max).await;
+        let recorded = self.store.insert_chat_file(chat_id, file, kind, max, audit).await;
         if !matches!(recorded, Ok(true)) {
             let _ = self.shared.delete(chat_id, &file.id).await;
         }
@@ -115,7 +121,19 @@ impl Files {
         let id = crate::ids::random_id(16);
         let size = self.copy_out(driver, chat_id, path, (&self.shared, chat_id, &id)).await?;
         let file = SharedFileRef { id, mime: mime_for(&name).to_owned(), name, size };
-        self.record(chat_id, &file, kind).await?;
+        // A shared file is in the trail (its owner the actor); a run's images and log are
+        // the run's, which has its own entry.
+        let note = match kind {
+            FileKind::Shared => self.audit.note(AuditAction::FileShared).map(|n| {
+                n.chat(chat_id)
+                    .target(file.name.clone())
+                    .detail("size", file.size)
+                    .detail("path", path)
+                    .detail("id", &file.id)
+            }),
+            FileKind::Image | FileKind::Log => None,
+        };
+        self.record(chat_id, &file, kind, note.as_slice()).await?;
         if let Some(source) = &source {
             self.store.set_file_source(chat_id, &file.id, source).await?;
         }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axum::http::request::Parts;
 use lens_types::{
-    CreateChatRequest, CreateMessageRequest, MessageView, RunAgainRequest, SandboxBackend, TokenScope,
+    AuditAction, CreateChatRequest, CreateMessageRequest, MessageView, RunAgainRequest, SandboxBackend, TokenScope,
     UpdateSandboxSettingsRequest,
 };
 use rmcp::{
@@ -389,7 +389,8 @@ impl LensMcp {
                 update.gateway_server_name = req.server_name;
             }
         }
-        let settings = self.state.sandbox.update_settings(update).await.map_err(refused)?;
+        let note = self.state.audit.by(&user, AuditAction::SettingsChanged).map(|n| n.detail("via", "mcp"));
+        let settings = self.state.sandbox.update_settings(update, note).await.map_err(refused)?;
         crate::chat::relay::settings_changed(&self.state.chats).await;
         self.state.sandbox.recount().await;
         Ok(Json(self.state_of(&settings, true)))
@@ -538,6 +539,14 @@ impl LensMcp {
                 None,
             ));
         }
+        let note = self.state.audit.by(&user, AuditAction::FileDownloaded).map(|n| {
+            n.chat(&req.chat_id)
+                .target(file.name.clone())
+                .detail("id", &file.id)
+                .detail("size", file.size)
+                .detail("via", "mcp")
+        });
+        store.append_audit(note.as_slice()).await.map_err(|e| refused(e.into()))?;
         let bytes = self.read_whole(&req.chat_id, &file.id).await.map_err(refused)?;
         let (text, base64) = match String::from_utf8(bytes) {
             Ok(text) => (Some(text), None),

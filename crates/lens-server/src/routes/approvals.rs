@@ -6,7 +6,7 @@ use axum::{
     Json,
     extract::{Path, State},
 };
-use lens_types::{ApprovalRef, DecideApprovalRequest};
+use lens_types::{ApprovalRef, AuditAction, DecideApprovalRequest};
 
 use crate::{AppError, AppState, Result, auth::Approver, json::ApiJson, store::Decided};
 
@@ -46,7 +46,11 @@ pub async fn decide_approval(
             }
         });
     }
-    match state.store.decide_approval(user.id(), &id, req.approve).await? {
+    let note = state
+        .audit
+        .by(&user, AuditAction::ApprovalDecided)
+        .map(|n| n.target(id.clone()).detail("decision", if req.approve { "approved" } else { "denied" }));
+    match state.store.decide_approval(user.id(), &id, req.approve, note.as_slice()).await? {
         Decided::NotFound => Err(AppError::NotFound),
         Decided::AlreadyDecided => Err(AppError::Conflict("this was decided already".into())),
         Decided::Recorded => {

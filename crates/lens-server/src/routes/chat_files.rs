@@ -7,7 +7,7 @@ use axum::{
     http::StatusCode,
     response::Response,
 };
-use lens_types::{ShareFileRequest, SharedFileRef};
+use lens_types::{AuditAction, ShareFileRequest, SharedFileRef};
 use serde::Deserialize;
 
 use crate::{AppError, AppState, Result, auth::CurrentUser, json::ApiJson, store::FileKind};
@@ -43,6 +43,15 @@ pub async fn get_chat_file(
 ) -> Result<Response> {
     state.store.chat(user.id(), &cid).await?.ok_or(AppError::NotFound)?;
     let file = state.store.chat_file(&cid, &fid).await?.ok_or(AppError::NotFound)?;
+    // A download is recorded before a byte leaves (one the trail cannot hold is not
+    // served); a file shown in the page (an image under its run) is not a download.
+    if !query.inline {
+        let note = state
+            .audit
+            .by(&user, AuditAction::FileDownloaded)
+            .map(|n| n.chat(&cid).target(file.name.clone()).detail("id", &file.id).detail("size", file.size));
+        state.store.append_audit(note.as_slice()).await?;
+    }
     crate::files::download::from_vault(&state.files.shared, &cid, &file, query.inline).await
 }
 

@@ -1,7 +1,7 @@
 //! Admin Settings > Model.
 
 use axum::{Json, extract::State};
-use lens_types::{ModelSettingsView, UpdateModelSettingsRequest};
+use lens_types::{AuditAction, ModelSettingsView, UpdateModelSettingsRequest};
 
 use crate::{AppState, Result, auth::AdminUser, json::ApiJson};
 
@@ -34,8 +34,9 @@ pub async fn get_model_settings(State(state): State<AppState>, _admin: AdminUser
 )]
 pub async fn update_model_settings(
     State(state): State<AppState>,
-    _admin: AdminUser,
+    AdminUser(admin): AdminUser,
     ApiJson(req): ApiJson<UpdateModelSettingsRequest>,
 ) -> Result<Json<ModelSettingsView>> {
-    Ok(Json(state.models.update(req).await?.view()))
+    let note = state.audit.by(&admin, AuditAction::SettingsChanged);
+    Ok(Json(state.models.update(req, note).await?.view()))
 }

@@ -5,7 +5,7 @@ use axum::{
     Json,
     extract::{Path, State},
 };
-use lens_types::{AllowHostRequest, AllowedHosts, NetworkMode};
+use lens_types::{AllowHostRequest, AllowedHosts, AuditAction, NetworkMode};
 
 use crate::{AppError, AppState, Result, auth::CurrentUser, json::ApiJson};
 
@@ -52,7 +52,8 @@ pub async fn allow_host(
             host.chars().take(100).collect::<String>()
         )));
     }
-    let hosts = state.store.allow_host(&cid, &host, MOST_HOSTS).await?.ok_or_else(|| {
+    let note = state.audit.by(&user, AuditAction::HostAllowed).map(|n| n.chat(&cid).target(host.clone()));
+    let hosts = state.store.allow_host(&cid, &host, MOST_HOSTS, note.as_slice()).await?.ok_or_else(|| {
         AppError::LimitReached(format!("this conversation has {MOST_HOSTS} hosts allowed, the most it may"))
     })?;
     if let Some(driver) = state.sandbox.driver() {

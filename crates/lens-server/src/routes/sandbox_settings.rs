@@ -1,7 +1,7 @@
 //! Admin Settings > Code sandbox: the settings, the machine's check, the egress log.
 
 use axum::{Json, extract::State};
-use lens_types::{SandboxSettingsView, UpdateSandboxSettingsRequest};
+use lens_types::{AuditAction, SandboxSettingsView, UpdateSandboxSettingsRequest};
 
 use crate::{AppState, Result, auth::AdminUser, json::ApiJson};
 
@@ -44,11 +44,12 @@ pub async fn get_sandbox_settings(
 )]
 pub async fn update_sandbox_settings(
     State(state): State<AppState>,
-    _admin: AdminUser,
+    AdminUser(admin): AdminUser,
     ApiJson(req): ApiJson<UpdateSandboxSettingsRequest>,
 ) -> Result<Json<SandboxSettingsView>> {
     state.sandbox.find_registries().await;
-    let settings = state.sandbox.update_settings(req).await?;
+    let note = state.audit.by(&admin, AuditAction::SettingsChanged);
+    let settings = state.sandbox.update_settings(req, note).await?;
     crate::chat::relay::settings_changed(&state.chats).await;
     state.sandbox.recount().await;
     Ok(Json(state.sandbox.view(&settings)))

@@ -1,18 +1,12 @@
 //! Log in, log out, and who am I.
 
-use std::net::SocketAddr;
-
-use axum::{
-    Json,
-    extract::{ConnectInfo, State},
-    http::{HeaderMap, StatusCode},
-};
+use axum::{Json, extract::State, http::StatusCode};
 use axum_extra::extract::CookieJar;
-use lens_types::{CredentialsRequest, SessionResponse};
+use lens_types::{AuditAction, CredentialsRequest, SessionResponse};
 
 use crate::{
     AppError, AppState, Result,
-    auth::{AnyScope, Https, client_addr::client_ip, session_cookie, verify_password},
+    auth::{AnyScope, ClientAddr, Https, session_cookie, verify_password},
     json::ApiJson,
 };
 
@@ -37,15 +31,20 @@ fn dummy_hash() -> &'static str {
 )]
 pub async fn create_session(
     State(state): State<AppState>,
-    ConnectInfo(addr): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
+    ClientAddr(client): ClientAddr,
     Https(https): Https,
     jar: CookieJar,
     ApiJson(req): ApiJson<CredentialsRequest>,
 ) -> Result<(CookieJar, Json<SessionResponse>)> {
-    let ip = Some(client_ip(addr.ip(), &headers, &state.trusted_proxies));
+    let ip = Some(client);
     // Counted before the hash: parallel guesses get no more tries than serial ones.
-    let slowed = state.accounts.login_limiter.attempt(&req.username, ip).await?;
+    let slowed = match state.accounts.login_limiter.attempt(&req.username, ip).await {
+        Err(e @ AppError::RateLimited { .. }) => {
+            state.accounts.sign_in_failed(&req.username, client, "too many attempts").await;
+            return Err(e);
+        }
+        other => other?,
+    };
     // A name guessed at from elsewhere is answered slowly, never refused.
     if !slowed.is_zero() {
         tokio::time::sleep(slowed).await;
@@ -62,10 +61,12 @@ pub async fn create_session(
     match user {
         Some(user) if matches => {
             state.accounts.login_limiter.succeeded(&req.username, ip).await;
-            state.accounts.start_session(jar, https, user).await
+            state.accounts.start_session(jar, https, user, (client, "password")).await
         }
-        _ => {
+        found => {
             tracing::info!(ip = ?ip, "failed login");
+            let reason = if found.is_some() { "wrong password" } else { "no such account" };
+            state.accounts.sign_in_failed(&req.username, client, reason).await;
             Err(AppError::InvalidCredentials)
         }
     }
@@ -88,7 +89,8 @@ pub async fn delete_session(
     jar: CookieJar,
 ) -> Result<(CookieJar, StatusCode)> {
     if let Some(hash) = &user.session_hash {
-        state.store.delete_session(hash).await?;
+        let note = state.audit.by(&user, AuditAction::SignOut);
+        state.store.delete_session(hash, note.as_slice()).await?;
     }
     let jar = jar.remove(session_cookie(String::new(), 0, https));
     Ok((jar, StatusCode::NO_CONTENT))

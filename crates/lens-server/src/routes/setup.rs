@@ -2,11 +2,11 @@
 
 use axum::{Json, extract::State};
 use axum_extra::extract::CookieJar;
-use lens_types::{SessionResponse, SetupRequest, SetupStatus};
+use lens_types::{AuditAction, SessionResponse, SetupRequest, SetupStatus};
 
 use crate::{
     AppError, AppState, Result,
-    auth::{Https, check_password_rules, hash_password},
+    auth::{ClientAddr, Https, check_password_rules, hash_password},
     checks::check_username,
     json::ApiJson,
 };
@@ -41,6 +41,7 @@ pub async fn get_setup(State(state): State<AppState>) -> Result<Json<SetupStatus
 pub async fn create_setup(
     State(state): State<AppState>,
     Https(https): Https,
+    ClientAddr(client): ClientAddr,
     jar: CookieJar,
     ApiJson(req): ApiJson<SetupRequest>,
 ) -> Result<(CookieJar, Json<SessionResponse>)> {
@@ -51,7 +52,12 @@ pub async fn create_setup(
     check_username(&req.username)?;
     check_password_rules(&req.password)?;
     let hash = hash_password(&req.password)?;
-    let user = state.store.create_first_user(req.username.trim(), &hash).await?.ok_or(AppError::AlreadySetUp)?;
+    let name = req.username.trim();
+    let made = state
+        .audit
+        .note(AuditAction::AccountMade)
+        .map(|n| n.named(name).client(client).target(name).detail("admin", true).detail("how", "setup"));
+    let user = state.store.create_first_user(name, &hash, made.as_slice()).await?.ok_or(AppError::AlreadySetUp)?;
     tracing::info!(user = %user.username, "first account created");
-    state.accounts.start_session(jar, https, user).await
+    state.accounts.start_session(jar, https, user, (client, "password")).await
 }

@@ -6,7 +6,7 @@ use axum::{
     extract::{Path, State},
     http::StatusCode,
 };
-use lens_types::{CreateTokenRequest, CreateTokenResponse, TokenView};
+use lens_types::{AuditAction, CreateTokenRequest, CreateTokenResponse, TokenView};
 
 use crate::{
     AppError, AppState, Result,
@@ -77,7 +77,15 @@ pub async fn create_token(
     let hash = token_hash(&secret);
     let new = NewToken { user_id: user.id(), name, token_hash: &hash, scopes: &scopes, expires_at };
     let max = state.accounts.tokens_per_person;
-    let token = state.store.create_token(new, max).await?.ok_or_else(|| {
+    let note = state.audit.by(&user, AuditAction::TokenMade).map(|n| {
+        let words: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
+        let n = n.target(name).detail("scopes", words.join(" "));
+        match req.expires_in_days {
+            Some(days) => n.detail("expires_in_days", days),
+            None => n.detail("expires_in_days", "never"),
+        }
+    });
+    let token = state.store.create_token(new, max, note.as_slice()).await?.ok_or_else(|| {
         AppError::LimitReached(format!(
             "you have {max} API tokens, the most one person may; delete one to make another"
         ))
@@ -104,5 +112,18 @@ pub async fn delete_token(
     Path(id): Path<String>,
 ) -> Result<StatusCode> {
     let id: i64 = id.parse().map_err(|_| AppError::NotFound)?;
-    if state.store.delete_token(user.id(), id).await? { Ok(StatusCode::NO_CONTENT) } else { Err(AppError::NotFound) }
+    // Named in the trail by its name as well as its id; a token not theirs is not found below.
+    let name = state.store.list_tokens(user.id()).await?.into_iter().find(|t| t.id == id).map(|t| t.name);
+    let note = state.audit.by(&user, AuditAction::TokenRevoked).map(|n| {
+        let n = n.target(format!("#{id}"));
+        match &name {
+            Some(name) => n.detail("name", name),
+            None => n,
+        }
+    });
+    if state.store.delete_token(user.id(), id, note.as_slice()).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(AppError::NotFound)
+    }
 }

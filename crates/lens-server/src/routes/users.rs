@@ -5,7 +5,7 @@ use axum::{
     extract::{Path, State},
     http::StatusCode,
 };
-use lens_types::{CredentialsRequest, UserView};
+use lens_types::{AuditAction, CredentialsRequest, UserView};
 
 use crate::checks::check_username;
 use crate::{
@@ -43,15 +43,17 @@ pub async fn list_users(State(state): State<AppState>, _admin: AdminUser) -> Res
 )]
 pub async fn create_user(
     State(state): State<AppState>,
-    _admin: AdminUser,
+    AdminUser(admin): AdminUser,
     ApiJson(req): ApiJson<CredentialsRequest>,
 ) -> Result<(StatusCode, Json<UserView>)> {
     check_username(&req.username)?;
     check_password_rules(&req.password)?;
     let hash = hash_password(&req.password)?;
+    let name = req.username.trim();
+    let note = state.audit.by(&admin, AuditAction::AccountMade).map(|n| n.target(name).detail("admin", false));
     let user = state
         .store
-        .create_user(req.username.trim(), &hash, false)
+        .create_user(name, &hash, false, note.as_slice())
         .await?
         .ok_or_else(|| AppError::Conflict(format!("the username `{}` is taken", req.username.trim())))?;
     Ok((StatusCode::CREATED, Json(user.view())))
@@ -79,7 +81,9 @@ pub async fn delete_user(State(state): State<AppState>, admin: AdminUser, Path(i
     if id == admin.0.id() {
         return Err(AppError::Conflict("you cannot delete your own account".into()));
     }
-    let chats = state.store.delete_user(id).await?.ok_or(AppError::NotFound)?;
+    let gone = state.store.user_by_id(id).await?.ok_or(AppError::NotFound)?;
+    let note = state.audit.by(&admin.0, AuditAction::AccountRemoved).map(|n| n.target(gone.username.clone()));
+    let chats = state.store.delete_user(id, note.as_slice()).await?.ok_or(AppError::NotFound)?;
     for cid in &chats {
         state.chats.answers.stop_chat(cid);
         if let Some(driver) = state.sandbox.driver()

@@ -7,6 +7,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use lens_sandbox::{SandboxError, SandboxState};
+use lens_types::AuditAction;
 use serde::Deserialize;
 
 use crate::{
@@ -135,6 +136,12 @@ pub async fn get_workspace_zip(
             total.div_ceil(1024 * 1024)
         )));
     }
+    let note = state
+        .audit
+        .by(&user, AuditAction::WorkspaceDownloaded)
+        .map(|n| n.chat(&cid).target(name.clone()).detail("files", members.len()).detail("bytes", total));
+    // Recorded before a byte leaves: a download the trail cannot hold is not served.
+    state.store.append_audit(note.as_slice()).await?;
     let body = zip_body(driver, cid, walk, max_bytes);
     let mut resp = (StatusCode::OK, body).into_response();
     let headers = resp.headers_mut();

@@ -1,6 +1,6 @@
 //! Approvals: a question per step that must not run without the person's yes.
 
-use super::StoreError;
+use super::{AuditNote, StoreError};
 
 /// What became of a decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +25,13 @@ pub trait ApprovalTable: Send + Sync {
     ) -> Result<(), StoreError>;
 
     /// Records the person's decision, once, on one of their own conversations' approvals.
-    async fn decide_approval(&self, user_id: i64, id: &str, approved: bool) -> Result<Decided, StoreError>;
+    async fn decide_approval(
+        &self,
+        user_id: i64,
+        id: &str,
+        approved: bool,
+        audit: &[AuditNote],
+    ) -> Result<Decided, StoreError>;
 
     /// For this person's approval: whether it is decided (`None`: not theirs or unknown).
     async fn decide_approval_allowed(&self, user_id: i64, id: &str) -> Result<Option<bool>, StoreError>;

@@ -2,7 +2,7 @@
 
 use lens_types::SharedFileRef;
 
-use super::StoreError;
+use super::{AuditNote, StoreError};
 
 /// Why a file row exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +38,7 @@ pub trait ChatFileTable: Send + Sync {
         file: &SharedFileRef,
         kind: FileKind,
         max: u64,
+        audit: &[AuditNote],
     ) -> Result<bool, StoreError>;
 
     /// A file of a conversation (the caller has checked the conversation is the person's).

@@ -3,7 +3,7 @@
 
 use lens_types::{ChatView, PageContext};
 
-use super::StoreError;
+use super::{AuditNote, StoreError};
 
 /// The title a chat has until its first message names it.
 pub const DEFAULT_TITLE: &str = "New chat";
@@ -35,7 +35,13 @@ pub trait ChatTable: Send + Sync {
 
     /// Adds `host` to them (once), and at most `max`; the list after, or `None` when it
     /// is full.
-    async fn allow_host(&self, chat_id: &str, host: &str, max: usize) -> Result<Option<Vec<String>>, StoreError>;
+    async fn allow_host(
+        &self,
+        chat_id: &str,
+        host: &str,
+        max: usize,
+        audit: &[AuditNote],
+    ) -> Result<Option<Vec<String>>, StoreError>;
 
     async fn chat(&self, user_id: i64, id: &str) -> Result<Option<ChatView>, StoreError>;
 

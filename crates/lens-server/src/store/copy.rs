@@ -121,6 +121,21 @@ const TABLES: &[(&str, &[(&str, Kind)])] = {
             "documents",
             &[("id", Text), ("namespace_id", Text), ("name", Text), ("size", Int), ("mime", Text), ("created_at", Int)],
         ),
+        (
+            "audit",
+            &[
+                ("id", Int),
+                ("at", Int),
+                ("action", Text),
+                ("actor_id", Int),
+                ("actor", Text),
+                ("client", Text),
+                ("chat_id", Text),
+                ("target", Text),
+                ("detail", Text),
+                ("once_key", Text),
+            ],
+        ),
     ]
 };
 
@@ -183,8 +198,8 @@ pub async fn sqlite_to_postgres(from: &Path, to: &str) -> Result<Vec<TableCopy>,
     for (table, columns) in TABLES {
         done.push(copy_table(source.pool(), target.pool(), table, columns).await?);
     }
-    // Accounts and tokens keep their ids: new ones are numbered after them.
-    for table in ["users", "api_tokens"] {
+    // Accounts, tokens and the audit trail keep their ids: new ones are numbered after them.
+    for table in ["users", "api_tokens", "audit"] {
         sqlx::query(&format!(
             "SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT COALESCE(MAX(id), 0) + 1 FROM {table}), false)"
         ))

@@ -4,7 +4,7 @@ use lens_llm::ChatMessage;
 use lens_types::{ApiError, MessageStatus, MessageView, Role, StepStatus, TokenUsage, ToolStep};
 use serde::{Deserialize, Serialize};
 
-use super::StoreError;
+use super::{AuditNote, StoreError};
 
 /// A `messages` row as every engine reads it (`SELECT *`), before its JSON is opened.
 #[derive(Debug, sqlx::FromRow)]
@@ -184,7 +184,8 @@ pub trait MessageTable: Send + Sync {
     ) -> Result<Asked, StoreError>;
 
     /// Saves an answer's progress (text, steps and turns, and the running step's output
-    /// so far) while it runs or when it ends.
+    /// so far) while it runs or when it ends, with the audit entries of its runs that
+    /// ended (an entry already written is not written again).
     async fn save_answer(
         &self,
         answer_id: &str,
@@ -192,6 +193,7 @@ pub trait MessageTable: Send + Sync {
         status: MessageStatus,
         error: Option<&ApiError>,
         live: Option<&LiveRun>,
+        audit: &[AuditNote],
     ) -> Result<(), StoreError>;
 
     /// Adds `run` (a run the person edited) as a pending step of the chat's newest answer

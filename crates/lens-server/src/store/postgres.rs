@@ -7,6 +7,7 @@
 //! hang on, the person's or the conversation's, so two replicas cannot both pass it.
 
 mod approvals;
+mod audit;
 mod chat_files;
 mod chats;
 mod cluster;

@@ -10,6 +10,7 @@
 //! a row that was never saved.
 
 mod approvals;
+mod audit;
 mod chat_files;
 mod chats;
 mod cluster;

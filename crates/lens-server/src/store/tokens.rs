@@ -2,7 +2,7 @@
 
 use lens_types::{TokenScope, TokenView};
 
-use super::{StoreError, UserRow};
+use super::{AuditNote, StoreError, UserRow};
 
 /// A token to make: its owner, name, hash, scopes and expiry.
 pub struct NewToken<'a> {
@@ -27,13 +27,18 @@ pub(super) fn words_of(scopes: &[TokenScope]) -> String {
 #[async_trait::async_trait]
 pub trait TokenTable: Send + Sync {
     /// Makes a token unless its owner has `max` already (`None` then); counted in the
-    /// statement that inserts.
-    async fn create_token(&self, token: NewToken<'_>, max: u64) -> Result<Option<TokenView>, StoreError>;
+    /// statement that inserts. `audit` is written with the token.
+    async fn create_token(
+        &self,
+        token: NewToken<'_>,
+        max: u64,
+        audit: &[AuditNote],
+    ) -> Result<Option<TokenView>, StoreError>;
 
     async fn list_tokens(&self, user_id: i64) -> Result<Vec<TokenView>, StoreError>;
 
     /// Deletes one of the user's tokens; false when there is no such token of theirs.
-    async fn delete_token(&self, user_id: i64, id: i64) -> Result<bool, StoreError>;
+    async fn delete_token(&self, user_id: i64, id: i64, audit: &[AuditNote]) -> Result<bool, StoreError>;
 
     /// The token's owner and scopes, noting the use; `None` for an unknown or expired token.
     async fn token_user(&self, token_hash: &str) -> Result<Option<(UserRow, Vec<TokenScope>)>, StoreError>;

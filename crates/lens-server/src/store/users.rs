@@ -1,6 +1,6 @@
 //! Accounts.
 
-use super::StoreError;
+use super::{AuditNote, StoreError};
 
 /// An account row, with its password hash (every engine reads it by these names).
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -30,15 +30,22 @@ pub trait UserTable: Send + Sync {
 
     /// Creates an account; `None` when the username is taken. The first account is
     /// always admin, decided inside the insert so two racing setups cannot both win.
+    /// `audit` is written with the account (each account-changing call takes one).
     async fn create_user(
         &self,
         username: &str,
         password_hash: &str,
         admin: bool,
+        audit: &[AuditNote],
     ) -> Result<Option<UserRow>, StoreError>;
 
     /// Creates the first account, only if there is none yet.
-    async fn create_first_user(&self, username: &str, password_hash: &str) -> Result<Option<UserRow>, StoreError>;
+    async fn create_first_user(
+        &self,
+        username: &str,
+        password_hash: &str,
+        audit: &[AuditNote],
+    ) -> Result<Option<UserRow>, StoreError>;
 
     async fn user_by_name(&self, username: &str) -> Result<Option<UserRow>, StoreError>;
 
@@ -46,7 +53,7 @@ pub trait UserTable: Send + Sync {
 
     /// Deletes an account and, by cascade, everything of it in the database; the ids of
     /// its conversations (their sandboxes and files go next). `None`: no such account.
-    async fn delete_user(&self, id: i64) -> Result<Option<Vec<String>>, StoreError>;
+    async fn delete_user(&self, id: i64, audit: &[AuditNote]) -> Result<Option<Vec<String>>, StoreError>;
 
     async fn list_users(&self) -> Result<Vec<UserRow>, StoreError>;
 }

@@ -314,7 +314,7 @@ async fn keep_log(place: &RunPlace, log: RunLog, cut: bool, output: &RunOutput) 
     }
     let name = format!("{}-run-output.log", output.language);
     let file = SharedFileRef { id, name, size, mime: "text/plain".into() };
-    match place.files.record(&place.chat_id, &file, FileKind::Log).await {
+    match place.files.record(&place.chat_id, &file, FileKind::Log, &[]).await {
         Ok(()) => Some(file),
         Err(e) => {
             tracing::info!(reason = %e, "a run's log was not kept");

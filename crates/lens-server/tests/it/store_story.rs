@@ -6,10 +6,20 @@
 use lens_server::store::{
     AnswerProgress, Asked, Decided, FileKind, NewAnswer, NewToken, ReplicaRow, Store, StoreError, WrittenAnswer,
 };
-use lens_types::{DocumentView, MessageStatus, SharedFileRef, TokenScope};
+use lens_server::store::{AuditFilter, AuditNote};
+use lens_types::{AuditAction, DocumentView, MessageStatus, SharedFileRef, TokenScope};
 
 fn file(id: &str, size: u64) -> SharedFileRef {
     SharedFileRef { id: id.into(), name: format!("{id}.csv"), size, mime: "text/csv".into() }
+}
+
+fn note(action: AuditAction) -> AuditNote {
+    AuditNote::new(action).client("192.0.2.7")
+}
+
+/// A file shared in conversation `c1`, whose owner is the actor.
+fn shared(id: &str) -> AuditNote {
+    note(AuditAction::FileShared).chat("c1").target(id)
 }
 
 fn ids(n: u32) -> NewAnswer {
@@ -20,12 +30,23 @@ fn ids(n: u32) -> NewAnswer {
 pub async fn story(store: Store) {
     // Accounts: the first is the admin, a taken name is no second account.
     assert_eq!(store.count_users().await.unwrap(), 0);
-    let ada = store.create_first_user("ada", "hash").await.unwrap().expect("the first account");
+    let ada = store.create_first_user("ada", "hash", &[]).await.unwrap().expect("the first account");
     assert!(ada.is_admin);
-    assert!(store.create_first_user("eve", "hash").await.unwrap().is_none(), "only one first account");
-    let bob = store.create_user("bob", "hash", false).await.unwrap().expect("a second account");
+    assert!(store.create_first_user("eve", "hash", &[]).await.unwrap().is_none(), "only one first account");
+    let bob = store
+        .create_user("bob", "hash", false, &[note(AuditAction::AccountMade).target("bob")])
+        .await
+        .unwrap()
+        .expect("a second account");
     assert!(!bob.is_admin);
-    assert!(store.create_user("bob", "other", false).await.unwrap().is_none(), "the name is taken");
+    assert!(
+        store
+            .create_user("bob", "other", false, &[note(AuditAction::AccountMade).target("bob twice")])
+            .await
+            .unwrap()
+            .is_none(),
+        "the name is taken"
+    );
     assert_eq!(store.user_by_name("bob").await.unwrap().map(|u| u.id), Some(bob.id));
     assert_eq!(store.list_users().await.unwrap().len(), 2);
 
@@ -49,7 +70,7 @@ pub async fn story(store: Store) {
     let answer = store.message("c1", "a1").await.unwrap().expect("the answer row");
     assert_eq!(answer.status, MessageStatus::Streaming);
     let progress = AnswerProgress { text: "Hi.", steps: &[], turns: &[], model: Some("m"), usage: None };
-    store.save_answer("a1", progress, MessageStatus::Complete, None, None).await.unwrap();
+    store.save_answer("a1", progress, MessageStatus::Complete, None, None, &[]).await.unwrap();
     let answer = store.message("c1", "a1").await.unwrap().unwrap();
     assert_eq!((answer.status, answer.text.as_str()), (MessageStatus::Complete, "Hi."));
     assert_eq!(store.messages("c1").await.unwrap().len(), 2, "the question and its answer");
@@ -106,14 +127,26 @@ pub async fn story(store: Store) {
 
     // Approvals: decided once, by their conversation's owner only.
     store.insert_approval("p1", "c1", "a5", "s1", "Run it?").await.unwrap();
-    assert_eq!(store.decide_approval(bob.id, "p1", true).await.unwrap(), Decided::NotFound);
-    assert_eq!(store.decide_approval(ada.id, "p1", true).await.unwrap(), Decided::Recorded);
-    assert_eq!(store.decide_approval(ada.id, "p1", false).await.unwrap(), Decided::AlreadyDecided);
+    assert_eq!(store.decide_approval(bob.id, "p1", true, &[]).await.unwrap(), Decided::NotFound);
+    assert_eq!(
+        store.decide_approval(ada.id, "p1", true, &[note(AuditAction::ApprovalDecided).target("p1")]).await.unwrap(),
+        Decided::Recorded
+    );
+    assert_eq!(
+        store
+            .decide_approval(ada.id, "p1", false, &[note(AuditAction::ApprovalDecided).target("p1 again")])
+            .await
+            .unwrap(),
+        Decided::AlreadyDecided
+    );
 
     // Files a conversation keeps: the cap counts every kind.
-    assert!(store.insert_chat_file("c1", &file("f1", 10), FileKind::Shared, 2).await.unwrap());
-    assert!(store.insert_chat_file("c1", &file("f2", 10), FileKind::Image, 2).await.unwrap());
-    assert!(!store.insert_chat_file("c1", &file("f3", 10), FileKind::Log, 2).await.unwrap(), "the cap holds");
+    assert!(store.insert_chat_file("c1", &file("f1", 10), FileKind::Shared, 2, &[shared("f1")]).await.unwrap());
+    assert!(store.insert_chat_file("c1", &file("f2", 10), FileKind::Image, 2, &[]).await.unwrap());
+    assert!(
+        !store.insert_chat_file("c1", &file("f3", 10), FileKind::Log, 2, &[shared("f3")]).await.unwrap(),
+        "the cap holds"
+    );
     assert_eq!(store.count_kept_files("c1").await.unwrap(), 2);
     assert_eq!(store.chat_file("c1", "f1").await.unwrap().map(|f| f.size), Some(10));
     assert!(store.chat_file("c2", "f1").await.unwrap().is_none(), "a file belongs to its conversation");
@@ -145,18 +178,18 @@ pub async fn story(store: Store) {
     // Tokens and sessions find their person; an expired session does not.
     let scopes = [TokenScope::Chat];
     let token = NewToken { user_id: bob.id, name: "agent", token_hash: "th", scopes: &scopes, expires_at: None };
-    store.create_token(token, 5).await.unwrap().expect("made");
+    store.create_token(token, 5, &[]).await.unwrap().expect("made");
     let (user, found) = store.token_user("th").await.unwrap().expect("the token's person");
     assert_eq!((user.id, found), (bob.id, scopes.to_vec()));
-    store.create_session(ada.id, "sh", "csrf", lens_server::now_ms() + 60_000).await.unwrap();
-    store.create_session(ada.id, "old", "csrf", lens_server::now_ms() - 1).await.unwrap();
+    store.create_session(ada.id, "sh", "csrf", lens_server::now_ms() + 60_000, &[]).await.unwrap();
+    store.create_session(ada.id, "old", "csrf", lens_server::now_ms() - 1, &[]).await.unwrap();
     assert_eq!(store.session_user("sh").await.unwrap().map(|(u, csrf)| (u.id, csrf)), Some((ada.id, "csrf".into())));
     assert!(store.session_user("old").await.unwrap().is_none());
     assert_eq!(store.delete_expired_sessions().await.unwrap(), 1);
 
     // Settings: written together, read back, and removed by `None`.
-    store.set_settings(&[("a", Some("1".into())), ("b", Some("2".into()))]).await.unwrap();
-    store.set_settings(&[("b", None)]).await.unwrap();
+    store.set_settings(&[("a", Some("1".into())), ("b", Some("2".into()))], &[]).await.unwrap();
+    store.set_settings(&[("b", None)], &[]).await.unwrap();
     assert_eq!(store.setting("a").await.unwrap().as_deref(), Some("1"));
     assert_eq!(store.setting("b").await.unwrap(), None);
 
@@ -191,8 +224,55 @@ pub async fn story(store: Store) {
     assert!(store.leases("sandbox:").await.unwrap().is_empty());
     assert!(store.message("c1", "a1").await.unwrap().is_none());
     assert!(!store.chat_exists("c1").await.unwrap());
-    store.delete_user(bob.id).await.unwrap();
+    store.delete_user(bob.id, &[note(AuditAction::AccountRemoved).actor(ada.id, None).target("bob")]).await.unwrap();
     assert!(store.token_user("th").await.unwrap().is_none(), "a person's tokens go with them");
+    audit_story(&store, ada.id).await;
+}
+
+/// The audit trail: entries written with their change (and only then), outliving the
+/// account they name; written once per key; read newest first, filtered and paged; pruned.
+async fn audit_story(store: &Store, ada: i64) {
+    let all = AuditFilter { limit: 100, ..AuditFilter::default() };
+    let trail = store.audit_entries(&all).await.unwrap();
+    let targets: Vec<_> = trail.iter().map(|e| e.target.clone().unwrap_or_default()).collect();
+    assert_eq!(targets, ["bob", "f1", "p1", "bob"], "newest first, and nothing of the refused changes");
+    let shared = &trail[1];
+    assert_eq!((shared.actor_id, shared.actor.as_deref()), (Some(ada), Some("ada")), "the chat's owner is the actor");
+    assert_eq!(shared.chat_id.as_deref(), Some("c1"));
+    assert_eq!(shared.client.as_deref(), Some("192.0.2.7"));
+    assert_eq!(trail[3].action, AuditAction::AccountMade);
+    assert_eq!(trail[0].actor.as_deref(), Some("ada"), "the actor's name is filled from the account");
+
+    // A run's entry written with every save of its answer stays one entry.
+    let run =
+        || note(AuditAction::Run).actor(ada, None).chat("c1").detail("code_sha256", "ab").once("run:a1:s1".into());
+    store.append_audit(&[run()]).await.unwrap();
+    store.append_audit(&[run(), run()]).await.unwrap();
+    let runs = AuditFilter { action: Some(AuditAction::Run), limit: 100, ..AuditFilter::default() };
+    let found = store.audit_entries(&runs).await.unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].details.get("code_sha256").map(String::as_str), Some("ab"));
+
+    // Filters: by actor whatever the case, by conversation, by time, and pages by id.
+    let by_ada = AuditFilter { actor: Some("ADA".into()), limit: 100, ..AuditFilter::default() };
+    assert_eq!(store.audit_entries(&by_ada).await.unwrap().len(), 3);
+    let in_c1 = AuditFilter { chat_id: Some("c1".into()), limit: 100, ..AuditFilter::default() };
+    assert_eq!(store.audit_entries(&in_c1).await.unwrap().len(), 2);
+    let first_page = store.audit_entries(&AuditFilter { limit: 2, ..AuditFilter::default() }).await.unwrap();
+    assert_eq!(first_page.len(), 2);
+    let before = Some(first_page[1].id);
+    let next_page = store.audit_entries(&AuditFilter { before, limit: 100, ..AuditFilter::default() }).await.unwrap();
+    assert_eq!(next_page.len(), 3, "the rest, older");
+    assert!(next_page.iter().all(|e| e.id < first_page[1].id));
+    let future = AuditFilter { since: Some(lens_server::now_ms() + 60_000), limit: 100, ..AuditFilter::default() };
+    assert!(store.audit_entries(&future).await.unwrap().is_empty());
+
+    // The retention removes what is older than its days, and nothing newer.
+    let mut old = note(AuditAction::SignIn).target("long ago");
+    old.at = lens_server::now_ms() - 400 * 86_400_000;
+    store.append_audit(&[old]).await.unwrap();
+    assert_eq!(store.prune_audit(lens_server::now_ms() - 365 * 86_400_000).await.unwrap(), 1);
+    assert_eq!(store.audit_entries(&all).await.unwrap().len(), 5);
 }
 
 /// Writers side by side, as several requests (or replicas) are: each cap and each
@@ -201,7 +281,7 @@ pub async fn races(store: Store) {
     use futures_util::future::join_all;
     let firsts = join_all((0..6).map(|n| {
         let store = store.clone();
-        async move { store.create_first_user(&format!("first{n}"), "hash").await.unwrap() }
+        async move { store.create_first_user(&format!("first{n}"), "hash", &[]).await.unwrap() }
     }))
     .await;
     assert_eq!(firsts.iter().flatten().count(), 1, "one first account");
@@ -241,10 +321,17 @@ pub async fn races(store: Store) {
     store.insert_approval("p1", &made[0].id, "a0", "s1", "Run it?").await.unwrap();
     let decided = join_all((0..6).map(|n| {
         let store = store.clone();
-        async move { store.decide_approval(ada.id, "p1", n % 2 == 0).await.unwrap() }
+        async move {
+            store
+                .decide_approval(ada.id, "p1", n % 2 == 0, &[note(AuditAction::ApprovalDecided).target("p1")])
+                .await
+                .unwrap()
+        }
     }))
     .await;
     assert_eq!(decided.iter().filter(|d| **d == Decided::Recorded).count(), 1, "decided once: {decided:?}");
+    let decisions = AuditFilter { action: Some(AuditAction::ApprovalDecided), limit: 100, ..AuditFilter::default() };
+    assert_eq!(store.audit_entries(&decisions).await.unwrap().len(), 1, "one decision, one entry");
 
     let until = lens_server::now_ms() + 60_000;
     let leases = join_all((0..8).map(|n| {

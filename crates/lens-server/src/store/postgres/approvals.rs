@@ -1,7 +1,7 @@
 //! Approvals: a question per step that must not run without the person's yes.
 
 use super::Postgres;
-use crate::store::{ApprovalTable, Decided, StoreError};
+use crate::store::{ApprovalTable, AuditNote, Decided, StoreError};
 
 #[async_trait::async_trait]
 impl ApprovalTable for Postgres {
@@ -29,7 +29,14 @@ impl ApprovalTable for Postgres {
 
     /// Decided once: the update only takes an undecided approval, so of two replicas
     /// deciding at once, one records and the other is told it was decided.
-    async fn decide_approval(&self, user_id: i64, id: &str, approved: bool) -> Result<Decided, StoreError> {
+    async fn decide_approval(
+        &self,
+        user_id: i64,
+        id: &str,
+        approved: bool,
+        audit: &[AuditNote],
+    ) -> Result<Decided, StoreError> {
+        let mut tx = self.pool.begin().await?;
         let done = sqlx::query(
             "UPDATE approvals a SET approved = $3 FROM chats c \
              WHERE c.id = a.chat_id AND a.id = $1 AND c.user_id = $2 AND a.approved IS NULL",
@@ -37,11 +44,14 @@ impl ApprovalTable for Postgres {
         .bind(id)
         .bind(user_id)
         .bind(approved)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
         if done.rows_affected() == 1 {
+            super::audit::write(&mut tx, audit).await?;
+            tx.commit().await?;
             return Ok(Decided::Recorded);
         }
+        drop(tx);
         Ok(match self.decide_approval_allowed(user_id, id).await? {
             Some(_) => Decided::AlreadyDecided,
             None => Decided::NotFound,

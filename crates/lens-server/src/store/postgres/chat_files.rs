@@ -2,7 +2,7 @@
 
 use super::Postgres;
 use super::uploads::to_ref;
-use crate::store::{ChatFileTable, FileKind, FileSource, StoreError};
+use crate::store::{AuditNote, ChatFileTable, FileKind, FileSource, StoreError};
 use lens_types::SharedFileRef;
 use sqlx::Row;
 
@@ -14,6 +14,7 @@ impl ChatFileTable for Postgres {
         file: &SharedFileRef,
         kind: FileKind,
         max: u64,
+        audit: &[AuditNote],
     ) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin().await?;
         if !super::lock_chat(&mut tx, chat_id).await? {
@@ -33,8 +34,12 @@ impl ChatFileTable for Postgres {
         .bind(super::cap(max))
         .execute(&mut *tx)
         .await?;
+        if done.rows_affected() != 1 {
+            return Ok(false);
+        }
+        super::audit::write(&mut tx, audit).await?;
         tx.commit().await?;
-        Ok(done.rows_affected() == 1)
+        Ok(true)
     }
 
     async fn chat_file(&self, chat_id: &str, id: &str) -> Result<Option<SharedFileRef>, StoreError> {

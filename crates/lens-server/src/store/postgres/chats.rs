@@ -6,7 +6,7 @@ use sqlx::{Row, postgres::PgRow};
 
 use super::Postgres;
 use crate::now_ms;
-use crate::store::{ChatTable, StoreError};
+use crate::store::{AuditNote, ChatTable, StoreError};
 
 fn row_to_chat(r: &PgRow) -> ChatView {
     ChatView {
@@ -69,7 +69,13 @@ impl ChatTable for Postgres {
         Ok(json.and_then(|j| serde_json::from_str(&j).ok()).unwrap_or_default())
     }
 
-    async fn allow_host(&self, chat_id: &str, host: &str, max: usize) -> Result<Option<Vec<String>>, StoreError> {
+    async fn allow_host(
+        &self,
+        chat_id: &str,
+        host: &str,
+        max: usize,
+        audit: &[AuditNote],
+    ) -> Result<Option<Vec<String>>, StoreError> {
         let mut tx = self.pool.begin().await?;
         let json: Option<String> = sqlx::query_scalar("SELECT allowed_hosts FROM chats WHERE id = $1 FOR UPDATE")
             .bind(chat_id)
@@ -88,6 +94,7 @@ impl ChatTable for Postgres {
             .bind(serde_json::to_string(&hosts).unwrap_or_else(|_| "[]".into()))
             .execute(&mut *tx)
             .await?;
+        super::audit::write(&mut tx, audit).await?;
         tx.commit().await?;
         Ok(Some(hosts))
     }

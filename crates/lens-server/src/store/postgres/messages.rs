@@ -8,7 +8,7 @@ use super::uploads::to_ref;
 use crate::now_ms;
 use crate::store::messages::MessageRow;
 use crate::store::{
-    AnswerProgress, Asked, DEFAULT_TITLE, LiveRun, MessageTable, NewAnswer, Reopened, StoreError,
+    AnswerProgress, Asked, AuditNote, DEFAULT_TITLE, LiveRun, MessageTable, NewAnswer, Reopened, StoreError,
     messages::{Writing, with_person_run},
 };
 
@@ -178,6 +178,7 @@ impl MessageTable for Postgres {
         status: MessageStatus,
         error: Option<&ApiError>,
         live: Option<&LiveRun>,
+        audit: &[AuditNote],
     ) -> Result<(), StoreError> {
         let steps = serde_json::to_string(progress.steps).unwrap_or_else(|_| "[]".into());
         let turns = serde_json::to_string(progress.turns).ok();
@@ -185,7 +186,7 @@ impl MessageTable for Postgres {
         let error = error.and_then(|e| serde_json::to_string(e).ok());
         let live = live.and_then(|l| serde_json::to_string(l).ok());
         // Only a streaming answer changes: once ended (or marked interrupted), it stays.
-        sqlx::query(
+        let save = sqlx::query(
             "UPDATE messages SET text = $2, steps = $3, status = $4, error = $5, live_run = $6, turns = $7, \
              model = COALESCE($8, model), usage = COALESCE($9, usage) WHERE id = $1 AND status = 'streaming'",
         )
@@ -197,10 +198,17 @@ impl MessageTable for Postgres {
         .bind(live)
         .bind(turns)
         .bind(progress.model)
-        .bind(usage)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        .bind(usage);
+        if audit.is_empty() {
+            save.execute(&self.pool).await?;
+            return Ok(());
+        }
+        // The runs that ended are recorded with the save that keeps their ending.
+        let mut tx = self.pool.begin().await?;
+        if save.execute(&mut *tx).await?.rows_affected() == 1 {
+            super::audit::write(&mut tx, audit).await?;
+        }
+        Ok(tx.commit().await?)
     }
 
     /// The person's row is held for the checks and the change, as for a question.

@@ -5,7 +5,7 @@ use sqlx::Row;
 use super::Postgres;
 use super::users::row_to_user;
 use crate::now_ms;
-use crate::store::{SessionTable, StoreError, UserRow};
+use crate::store::{AuditNote, SessionTable, StoreError, UserRow};
 
 #[async_trait::async_trait]
 impl SessionTable for Postgres {
@@ -15,16 +15,19 @@ impl SessionTable for Postgres {
         token_hash: &str,
         csrf: &str,
         expires_at: i64,
+        audit: &[AuditNote],
     ) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
         sqlx::query("INSERT INTO sessions (token_hash, user_id, csrf_token, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)")
             .bind(token_hash)
             .bind(user_id)
             .bind(csrf)
             .bind(now_ms())
             .bind(expires_at)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
-        Ok(())
+        super::audit::write(&mut tx, audit).await?;
+        Ok(tx.commit().await?)
     }
 
     async fn session_user(&self, token_hash: &str) -> Result<Option<(UserRow, String)>, StoreError> {
@@ -39,9 +42,11 @@ impl SessionTable for Postgres {
         Ok(row.map(|r| (row_to_user(&r), r.get("csrf_token"))))
     }
 
-    async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM sessions WHERE token_hash = $1").bind(token_hash).execute(&self.pool).await?;
-        Ok(())
+    async fn delete_session(&self, token_hash: &str, audit: &[AuditNote]) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("DELETE FROM sessions WHERE token_hash = $1").bind(token_hash).execute(&mut *tx).await?;
+        super::audit::write(&mut tx, audit).await?;
+        Ok(tx.commit().await?)
     }
 
     async fn delete_expired_sessions(&self) -> Result<u64, StoreError> {

@@ -1,7 +1,7 @@
 //! Admin settings as key/value rows.
 
 use super::Postgres;
-use crate::store::{SettingTable, StoreError};
+use crate::store::{AuditNote, SettingTable, StoreError};
 
 #[async_trait::async_trait]
 impl SettingTable for Postgres {
@@ -9,7 +9,7 @@ impl SettingTable for Postgres {
         Ok(sqlx::query_scalar("SELECT value FROM settings WHERE key = $1").bind(key).fetch_optional(&self.pool).await?)
     }
 
-    async fn set_settings(&self, pairs: &[(&str, Option<String>)]) -> Result<(), StoreError> {
+    async fn set_settings(&self, pairs: &[(&str, Option<String>)], audit: &[AuditNote]) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
         for (key, value) in pairs {
             let query = match value {
@@ -22,6 +22,7 @@ impl SettingTable for Postgres {
             };
             query.execute(&mut *tx).await?;
         }
+        super::audit::write(&mut tx, audit).await?;
         Ok(tx.commit().await?)
     }
 }

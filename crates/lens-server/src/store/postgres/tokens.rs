@@ -6,7 +6,7 @@ use sqlx::{Row, postgres::PgRow};
 use super::Postgres;
 use super::users::row_to_user;
 use crate::now_ms;
-use crate::store::{NewToken, StoreError, TokenTable, UserRow, tokens::scopes_of, tokens::words_of};
+use crate::store::{AuditNote, NewToken, StoreError, TokenTable, UserRow, tokens::scopes_of, tokens::words_of};
 
 fn row_to_token(r: &PgRow) -> TokenView {
     TokenView {
@@ -21,7 +21,12 @@ fn row_to_token(r: &PgRow) -> TokenView {
 
 #[async_trait::async_trait]
 impl TokenTable for Postgres {
-    async fn create_token(&self, token: NewToken<'_>, max: u64) -> Result<Option<TokenView>, StoreError> {
+    async fn create_token(
+        &self,
+        token: NewToken<'_>,
+        max: u64,
+        audit: &[AuditNote],
+    ) -> Result<Option<TokenView>, StoreError> {
         let mut tx = self.pool.begin().await?;
         if !super::lock_person(&mut tx, token.user_id).await? {
             return Ok(None);
@@ -40,6 +45,9 @@ impl TokenTable for Postgres {
         .bind(super::cap(max))
         .fetch_optional(&mut *tx)
         .await?;
+        if row.is_some() {
+            super::audit::write(&mut tx, audit).await?;
+        }
         tx.commit().await?;
         Ok(row.as_ref().map(row_to_token))
     }
@@ -55,13 +63,19 @@ impl TokenTable for Postgres {
         Ok(rows.iter().map(row_to_token).collect())
     }
 
-    async fn delete_token(&self, user_id: i64, id: i64) -> Result<bool, StoreError> {
+    async fn delete_token(&self, user_id: i64, id: i64, audit: &[AuditNote]) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin().await?;
         let res = sqlx::query("DELETE FROM api_tokens WHERE id = $1 AND user_id = $2")
             .bind(id)
             .bind(user_id)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
-        Ok(res.rows_affected() == 1)
+        if res.rows_affected() != 1 {
+            return Ok(false);
+        }
+        super::audit::write(&mut tx, audit).await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
     async fn token_user(&self, token_hash: &str) -> Result<Option<(UserRow, Vec<TokenScope>)>, StoreError> {

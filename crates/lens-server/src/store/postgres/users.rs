@@ -4,7 +4,7 @@ use sqlx::postgres::PgRow;
 
 use super::Postgres;
 use crate::now_ms;
-use crate::store::{StoreError, UserRow, UserTable};
+use crate::store::{AuditNote, StoreError, UserRow, UserTable};
 
 pub(super) fn row_to_user(r: &PgRow) -> UserRow {
     // Columns beyond the row's (a join's) are left; a missing one is a bug in the query.
@@ -24,6 +24,7 @@ impl UserTable for Postgres {
         username: &str,
         password_hash: &str,
         admin: bool,
+        audit: &[AuditNote],
     ) -> Result<Option<UserRow>, StoreError> {
         let mut tx = self.pool.begin().await?;
         sqlx::query("LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE").execute(&mut *tx).await?;
@@ -38,11 +39,19 @@ impl UserTable for Postgres {
         .bind(now_ms())
         .fetch_optional(&mut *tx)
         .await?;
+        if row.is_some() {
+            super::audit::write(&mut tx, audit).await?;
+        }
         tx.commit().await?;
         Ok(row.as_ref().map(row_to_user))
     }
 
-    async fn create_first_user(&self, username: &str, password_hash: &str) -> Result<Option<UserRow>, StoreError> {
+    async fn create_first_user(
+        &self,
+        username: &str,
+        password_hash: &str,
+        audit: &[AuditNote],
+    ) -> Result<Option<UserRow>, StoreError> {
         let mut tx = self.pool.begin().await?;
         sqlx::query("LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE").execute(&mut *tx).await?;
         let row = sqlx::query(
@@ -54,6 +63,9 @@ impl UserTable for Postgres {
         .bind(now_ms())
         .fetch_optional(&mut *tx)
         .await?;
+        if row.is_some() {
+            super::audit::write(&mut tx, audit).await?;
+        }
         tx.commit().await?;
         Ok(row.as_ref().map(row_to_user))
     }
@@ -71,7 +83,7 @@ impl UserTable for Postgres {
         Ok(row.as_ref().map(row_to_user))
     }
 
-    async fn delete_user(&self, id: i64) -> Result<Option<Vec<String>>, StoreError> {
+    async fn delete_user(&self, id: i64, audit: &[AuditNote]) -> Result<Option<Vec<String>>, StoreError> {
         let mut tx = self.pool.begin().await?;
         if !super::lock_person(&mut tx, id).await? {
             return Ok(None);
@@ -79,8 +91,12 @@ impl UserTable for Postgres {
         let chats: Vec<String> =
             sqlx::query_scalar("SELECT id FROM chats WHERE user_id = $1").bind(id).fetch_all(&mut *tx).await?;
         let res = sqlx::query("DELETE FROM users WHERE id = $1").bind(id).execute(&mut *tx).await?;
+        if res.rows_affected() != 1 {
+            return Ok(None);
+        }
+        super::audit::write(&mut tx, audit).await?;
         tx.commit().await?;
-        Ok((res.rows_affected() == 1).then_some(chats))
+        Ok(Some(chats))
     }
 
     async fn list_users(&self) -> Result<Vec<UserRow>, StoreError> {

@@ -1,7 +1,7 @@
 //! Approvals: a question per step that must not run without the person's yes.
 
 use super::Sqlite;
-use crate::store::{ApprovalTable, Decided, StoreError};
+use crate::store::{ApprovalTable, AuditNote, Decided, StoreError};
 use sqlx::Row;
 
 #[async_trait::async_trait]
@@ -29,7 +29,13 @@ impl ApprovalTable for Sqlite {
     }
 
     /// Records the person's decision, once, on one of their own conversations' approvals.
-    async fn decide_approval(&self, user_id: i64, id: &str, approved: bool) -> Result<Decided, StoreError> {
+    async fn decide_approval(
+        &self,
+        user_id: i64,
+        id: &str,
+        approved: bool,
+        audit: &[AuditNote],
+    ) -> Result<Decided, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let row = sqlx::query(
             "SELECT a.approved FROM approvals a JOIN chats c ON c.id = a.chat_id WHERE a.id = ?1 AND c.user_id = ?2",
@@ -47,6 +53,7 @@ impl ApprovalTable for Sqlite {
             .bind(approved)
             .execute(&mut *tx)
             .await?;
+        super::audit::write(&mut tx, audit).await?;
         tx.commit().await?;
         Ok(Decided::Recorded)
     }

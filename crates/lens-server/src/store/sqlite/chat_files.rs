@@ -1,7 +1,7 @@
 //! Rows of the files that left a sandbox (the bytes are in the vault).
 
 use super::Sqlite;
-use crate::store::{ChatFileTable, FileKind, FileSource, StoreError};
+use crate::store::{AuditNote, ChatFileTable, FileKind, FileSource, StoreError};
 use lens_types::SharedFileRef;
 use sqlx::Row;
 
@@ -16,7 +16,9 @@ impl ChatFileTable for Sqlite {
         file: &SharedFileRef,
         kind: FileKind,
         max: u64,
+        audit: &[AuditNote],
     ) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let done = sqlx::query(
             "INSERT INTO chat_files (id, chat_id, name, size, mime, kind, created_at) \
              SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE (SELECT COUNT(*) FROM chat_files WHERE chat_id = ?2) < ?8",
@@ -29,9 +31,14 @@ impl ChatFileTable for Sqlite {
         .bind(kind.as_str())
         .bind(crate::now_ms())
         .bind(super::cap(max))
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        Ok(done.rows_affected() == 1)
+        if done.rows_affected() != 1 {
+            return Ok(false);
+        }
+        super::audit::write(&mut tx, audit).await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
     /// A file of a conversation (the caller has checked the conversation is the person's).

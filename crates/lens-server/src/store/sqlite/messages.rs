@@ -8,7 +8,7 @@ use super::Sqlite;
 use crate::now_ms;
 use crate::store::messages::MessageRow;
 use crate::store::{
-    AnswerProgress, Asked, DEFAULT_TITLE, LiveRun, MessageTable, NewAnswer, Reopened, StoreError,
+    AnswerProgress, Asked, AuditNote, DEFAULT_TITLE, LiveRun, MessageTable, NewAnswer, Reopened, StoreError,
     messages::{Writing, with_person_run},
 };
 
@@ -197,6 +197,7 @@ impl MessageTable for Sqlite {
         status: MessageStatus,
         error: Option<&ApiError>,
         live: Option<&LiveRun>,
+        audit: &[AuditNote],
     ) -> Result<(), StoreError> {
         let steps = serde_json::to_string(progress.steps).unwrap_or_else(|_| "[]".into());
         let turns = serde_json::to_string(progress.turns).ok();
@@ -205,7 +206,7 @@ impl MessageTable for Sqlite {
         let live = live.and_then(|l| serde_json::to_string(l).ok());
         // Only a streaming answer changes: once ended (or marked interrupted by a newer
         // server on the same data), it stays as it is.
-        sqlx::query(
+        let save = sqlx::query(
             "UPDATE messages SET text = ?2, steps = ?3, status = ?4, error = ?5, live_run = ?6, turns = ?7, \
              model = COALESCE(?8, model), usage = COALESCE(?9, usage) WHERE id = ?1 AND status = 'streaming'",
         )
@@ -217,10 +218,17 @@ impl MessageTable for Sqlite {
         .bind(live)
         .bind(turns)
         .bind(progress.model)
-        .bind(usage)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        .bind(usage);
+        if audit.is_empty() {
+            save.execute(&self.pool).await?;
+            return Ok(());
+        }
+        // The runs that ended are recorded with the save that keeps their ending.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        if save.execute(&mut *tx).await?.rows_affected() == 1 {
+            super::audit::write(&mut tx, audit).await?;
+        }
+        Ok(tx.commit().await?)
     }
 
     async fn reopen_for_run(

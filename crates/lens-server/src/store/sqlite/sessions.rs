@@ -5,7 +5,7 @@ use sqlx::Row;
 use super::Sqlite;
 use super::users::row_to_user;
 use crate::now_ms;
-use crate::store::{SessionTable, StoreError, UserRow};
+use crate::store::{AuditNote, SessionTable, StoreError, UserRow};
 
 #[async_trait::async_trait]
 impl SessionTable for Sqlite {
@@ -15,16 +15,19 @@ impl SessionTable for Sqlite {
         token_hash: &str,
         csrf: &str,
         expires_at: i64,
+        audit: &[AuditNote],
     ) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query("INSERT INTO sessions (token_hash, user_id, csrf_token, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)")
             .bind(token_hash)
             .bind(user_id)
             .bind(csrf)
             .bind(now_ms())
             .bind(expires_at)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
-        Ok(())
+        super::audit::write(&mut tx, audit).await?;
+        Ok(tx.commit().await?)
     }
 
     /// The session's user and CSRF proof, if the session exists and has not expired.
@@ -40,9 +43,11 @@ impl SessionTable for Sqlite {
         Ok(row.map(|r| (row_to_user(&r), r.get("csrf_token"))))
     }
 
-    async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM sessions WHERE token_hash = ?1").bind(token_hash).execute(&self.pool).await?;
-        Ok(())
+    async fn delete_session(&self, token_hash: &str, audit: &[AuditNote]) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        sqlx::query("DELETE FROM sessions WHERE token_hash = ?1").bind(token_hash).execute(&mut *tx).await?;
+        super::audit::write(&mut tx, audit).await?;
+        Ok(tx.commit().await?)
     }
 
     async fn delete_expired_sessions(&self) -> Result<u64, StoreError> {

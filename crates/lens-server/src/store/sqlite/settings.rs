@@ -1,7 +1,7 @@
 //! Admin settings as key/value rows.
 
 use super::Sqlite;
-use crate::store::{SettingTable, StoreError};
+use crate::store::{AuditNote, SettingTable, StoreError};
 
 #[async_trait::async_trait]
 impl SettingTable for Sqlite {
@@ -10,7 +10,7 @@ impl SettingTable for Sqlite {
     }
 
     /// Writes several settings in one transaction (`None` deletes the key).
-    async fn set_settings(&self, pairs: &[(&str, Option<String>)]) -> Result<(), StoreError> {
+    async fn set_settings(&self, pairs: &[(&str, Option<String>)], audit: &[AuditNote]) -> Result<(), StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         for (key, value) in pairs {
             match value {
@@ -28,6 +28,7 @@ impl SettingTable for Sqlite {
                 }
             }
         }
+        super::audit::write(&mut tx, audit).await?;
         Ok(tx.commit().await?)
     }
 }

@@ -6,7 +6,7 @@ use sqlx::Row;
 use super::Sqlite;
 use super::users::row_to_user;
 use crate::now_ms;
-use crate::store::{NewToken, StoreError, TokenTable, UserRow, tokens::scopes_of, tokens::words_of};
+use crate::store::{AuditNote, NewToken, StoreError, TokenTable, UserRow, tokens::scopes_of, tokens::words_of};
 
 fn row_to_token(r: &sqlx::sqlite::SqliteRow) -> TokenView {
     TokenView {
@@ -23,7 +23,13 @@ fn row_to_token(r: &sqlx::sqlite::SqliteRow) -> TokenView {
 impl TokenTable for Sqlite {
     /// Makes a token unless its owner has `max` already (`None` then); counted in the
     /// statement that inserts.
-    async fn create_token(&self, token: NewToken<'_>, max: u64) -> Result<Option<TokenView>, StoreError> {
+    async fn create_token(
+        &self,
+        token: NewToken<'_>,
+        max: u64,
+        audit: &[AuditNote],
+    ) -> Result<Option<TokenView>, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let row = sqlx::query(
             "INSERT INTO api_tokens (user_id, name, token_hash, created_at, scopes, expires_at)
              SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE (SELECT COUNT(*) FROM api_tokens WHERE user_id = ?1) < ?7
@@ -37,8 +43,12 @@ impl TokenTable for Sqlite {
         .bind(token.expires_at)
         .bind(super::cap(max))
         // All rows: a RETURNING row comes before the statement ends (see `create_chat`).
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *tx)
         .await?;
+        if !row.is_empty() {
+            super::audit::write(&mut tx, audit).await?;
+        }
+        tx.commit().await?;
         Ok(row.first().map(row_to_token))
     }
 
@@ -54,13 +64,19 @@ impl TokenTable for Sqlite {
     }
 
     /// Deletes one of the user's tokens; false when there is no such token of theirs.
-    async fn delete_token(&self, user_id: i64, id: i64) -> Result<bool, StoreError> {
+    async fn delete_token(&self, user_id: i64, id: i64, audit: &[AuditNote]) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let res = sqlx::query("DELETE FROM api_tokens WHERE id = ?1 AND user_id = ?2")
             .bind(id)
             .bind(user_id)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
-        Ok(res.rows_affected() == 1)
+        if res.rows_affected() != 1 {
+            return Ok(false);
+        }
+        super::audit::write(&mut tx, audit).await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
     /// The token's owner and scopes, noting the use; `None` for an unknown or expired token.

@@ -2,7 +2,7 @@
 
 use super::Sqlite;
 use crate::now_ms;
-use crate::store::{StoreError, UserRow, UserTable};
+use crate::store::{AuditNote, StoreError, UserRow, UserTable};
 
 pub(super) fn row_to_user(r: &sqlx::sqlite::SqliteRow) -> UserRow {
     // Columns beyond the row's (a join's) are left; a missing one is a bug in the query.
@@ -22,7 +22,9 @@ impl UserTable for Sqlite {
         username: &str,
         password_hash: &str,
         admin: bool,
+        audit: &[AuditNote],
     ) -> Result<Option<UserRow>, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let res = sqlx::query(
             "INSERT INTO users (username, password_hash, is_admin, created_at)
              VALUES (?1, ?2, ?3 OR NOT EXISTS (SELECT 1 FROM users), ?4)
@@ -32,15 +34,25 @@ impl UserTable for Sqlite {
         .bind(password_hash)
         .bind(admin)
         .bind(now_ms())
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *tx)
         .await?
         .into_iter()
         .next();
+        if res.is_some() {
+            super::audit::write(&mut tx, audit).await?;
+        }
+        tx.commit().await?;
         Ok(res.as_ref().map(row_to_user))
     }
 
     /// Creates the first account, only if there is none yet.
-    async fn create_first_user(&self, username: &str, password_hash: &str) -> Result<Option<UserRow>, StoreError> {
+    async fn create_first_user(
+        &self,
+        username: &str,
+        password_hash: &str,
+        audit: &[AuditNote],
+    ) -> Result<Option<UserRow>, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let res = sqlx::query(
             "INSERT INTO users (username, password_hash, is_admin, created_at)
              SELECT ?1, ?2, 1, ?3 WHERE NOT EXISTS (SELECT 1 FROM users) RETURNING *",
@@ -48,10 +60,14 @@ impl UserTable for Sqlite {
         .bind(username)
         .bind(password_hash)
         .bind(now_ms())
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *tx)
         .await?
         .into_iter()
         .next();
+        if res.is_some() {
+            super::audit::write(&mut tx, audit).await?;
+        }
+        tx.commit().await?;
         Ok(res.as_ref().map(row_to_user))
     }
 
@@ -68,13 +84,17 @@ impl UserTable for Sqlite {
 
     /// Deletes an account and, by cascade, everything of it in the database; the ids of
     /// its conversations (their sandboxes and files go next). `None`: no such account.
-    async fn delete_user(&self, id: i64) -> Result<Option<Vec<String>>, StoreError> {
+    async fn delete_user(&self, id: i64, audit: &[AuditNote]) -> Result<Option<Vec<String>>, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let chats: Vec<String> =
             sqlx::query_scalar("SELECT id FROM chats WHERE user_id = ?1").bind(id).fetch_all(&mut *tx).await?;
         let res = sqlx::query("DELETE FROM users WHERE id = ?1").bind(id).execute(&mut *tx).await?;
+        if res.rows_affected() != 1 {
+            return Ok(None);
+        }
+        super::audit::write(&mut tx, audit).await?;
         tx.commit().await?;
-        Ok((res.rows_affected() == 1).then_some(chats))
+        Ok(Some(chats))
     }
 
     async fn list_users(&self) -> Result<Vec<UserRow>, StoreError> {
