@@ -19,10 +19,10 @@ use crate::{
     AppError, AppState,
     openapi::ApiDoc,
     routes::{
-        answers, approvals, chat_files, chat_fork, chat_notebook, chat_sandbox, chats, file_preview, file_rows,
-        gateway_preflight, gateway_start, health, library_documents, library_namespaces, messages, model_list,
-        model_settings, model_test, openapi, python_restart, run_again, sandbox_hosts, sandbox_settings, sessions,
-        setup, storage, tokens, uploads, usage, users, workspace_files, workspace_zip,
+        answers, approvals, audit_entries, audit_export, chat_files, chat_fork, chat_notebook, chat_sandbox, chats,
+        file_preview, file_rows, gateway_preflight, gateway_start, health, library_documents, library_namespaces,
+        messages, model_list, model_settings, model_test, openapi, python_restart, run_again, sandbox_hosts,
+        sandbox_settings, sessions, setup, storage, tokens, uploads, usage, users, workspace_files, workspace_zip,
     },
 };
 
@@ -90,6 +90,8 @@ pub fn documented_routes(upload_max_bytes: usize) -> DocumentedRoutes {
         .routes(routes!(gateway_start::start_gateway))
         .routes(routes!(storage::get_storage))
         .routes(routes!(usage::get_usage))
+        .routes(routes!(audit_entries::list_audit))
+        .routes(routes!(audit_export::export_audit))
         .split_for_parts();
     DocumentedRoutes { root, api, doc: root_doc.nest("/api/v1", api_doc) }
 }

@@ -2,6 +2,8 @@
 
 pub mod answers;
 pub mod approvals;
+pub mod audit_entries;
+pub mod audit_export;
 pub mod chat_files;
 pub mod chat_fork;
 pub mod chat_notebook;

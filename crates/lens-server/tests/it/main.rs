@@ -4,6 +4,7 @@
 mod accounts;
 mod answers;
 mod approvals;
+mod audit;
 mod awkward_trees;
 mod bad_input;
 mod behind_proxy;
