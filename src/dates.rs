@@ -22,9 +22,38 @@ pub fn moment_of(ms: i64) -> String {
     format!("{} {:02}:{:02} UTC", day_of(ms), minutes / 60, minutes % 60)
 }
 
+/// The first millisecond (UTC) of a day written as 2026-12-21, as a date input gives it;
+/// `None` for anything else (integer maths: a civil date to days, Hinnant's inverse).
+pub fn day_start(day: &str) -> Option<i64> {
+    let mut parts = day.trim().splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (year, month, date) = (parts.next()??, parts.next()??, parts.next()??);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&date) {
+        return None;
+    }
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = if month > 2 { month - 3 } else { month + 9 };
+    let doy = (153 * mp + 2) / 5 + date - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let ms = (era * 146_097 + doe - 719_468) * 86_400_000;
+    // 2026-02-31 is no day: it would read back as another.
+    (day_of(ms) == format!("{year:04}-{month:02}-{date:02}")).then_some(ms)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_days_start_reads_back_as_that_day() {
+        assert_eq!(day_start("1970-01-01"), Some(0));
+        assert_eq!(day_start("2026-12-06"), Some(1_796_515_200_000));
+        assert_eq!(day_start("2000-02-29"), Some(951_782_400_000));
+        assert_eq!(day_start("2026-02-31"), None);
+        assert_eq!(day_start("yesterday"), None);
+        assert_eq!(day_start(""), None);
+    }
 
     #[test]
     fn days_fall_on_their_calendar_dates() {

@@ -2,6 +2,7 @@
 
 pub mod account_settings;
 pub mod accounts_settings;
+pub mod audit_settings;
 pub mod chat_page;
 pub mod document_page;
 pub mod egress_log;

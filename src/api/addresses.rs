@@ -39,3 +39,8 @@ pub fn workspace_zip_url(chat_id: &str, folder: &str) -> String {
 pub fn run_files_zip_url(chat_id: &str, message_id: &str, step_id: &str) -> String {
     format!("/api/v1/chats/{chat_id}/sandbox/zip?message_id={message_id}&step_id={step_id}")
 }
+
+/// The audit trail as JSON Lines, with the filters of the page's query (`?action=...`).
+pub fn audit_export_url(query: &str) -> String {
+    format!("/api/v1/admin/audit/export{query}")
+}

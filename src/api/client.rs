@@ -271,6 +271,11 @@ pub async fn usage() -> ApiResult<UsageReport> {
     get("/api/v1/admin/usage").await
 }
 
+/// A page of the audit trail; `query` is the filters, `?action=...&before=...`.
+pub async fn audit(query: &str) -> ApiResult<AuditPage> {
+    get(&format!("/api/v1/admin/audit{query}")).await
+}
+
 pub async fn gateway_preflight() -> ApiResult<GatewayPreflight> {
     get("/api/v1/admin/sandbox/gateway-preflight").await
 }
