@@ -1197,10 +1197,40 @@ test('Settings > Code sandbox moves the sandboxes onto an OpenShell gateway, aft
   }
 });
 
+test('Settings > Audit shows who signed in and who failed, filters by kind, and exports JSON Lines', async ({ browser, page }) => {
+  // A failed sign-in from another browser first.
+  const other = await browser.newContext();
+  const stranger = await other.newPage();
+  await stranger.goto('/login');
+  await new AuthPage(stranger).fill(ADMIN.name, 'not the password');
+  await expect(stranger.getByTestId('form-error')).not.toBeEmpty();
+  await other.close();
+
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  await page.goto('/settings/audit');
+  const audit = page.getByTestId('audit');
+  await expect(audit.getByTestId('audit-keep')).toContainText('kept 365 days');
+  await expect(audit.locator('[data-testid=audit-row][data-action=sign_in]').first()).toContainText(ADMIN.name);
+  await audit.getByTestId('audit-action').selectOption('sign_in_failed');
+  await audit.getByTestId('audit-show').click();
+  const failed = audit.getByTestId('audit-row');
+  await expect(failed.first()).toContainText('Sign-in failed');
+  await expect(failed.first()).toContainText('reason: wrong password');
+  expect(await audit.locator('[data-testid=audit-row]:not([data-action=sign_in_failed])').count()).toBe(0);
+
+  const [download] = await Promise.all([page.waitForEvent('download'), audit.getByTestId('audit-export').click()]);
+  expect(download.suggestedFilename()).toMatch(/^lens-audit-\d+\.jsonl$/);
+  const text = await (await import('node:fs/promises')).readFile((await download.path())!, 'utf8');
+  const lines = text.trim().split('\n').map((l) => JSON.parse(l));
+  expect(lines.length).toBe(await failed.count());
+  expect(lines.every((l) => l.action === 'sign_in_failed')).toBe(true);
+  expect(text).not.toContain('not the password');
+});
+
 test('each Settings section is its own page that fits at 1280 and 390 wide', async ({ browser }) => {
   const sections = [
     ['account', 'Account'], ['tokens', 'API tokens'], ['model', 'Model'], ['sandbox', 'Code sandbox'],
-    ['storage', 'Storage'], ['usage', 'Usage'], ['accounts', 'Accounts'],
+    ['storage', 'Storage'], ['usage', 'Usage'], ['audit', 'Audit'], ['accounts', 'Accounts'],
   ] as const;
   for (const width of [1280, 390]) {
     const context = await browser.newContext({ viewport: { width, height: 900 } });

@@ -152,6 +152,7 @@ pub fn AuditSection() -> impl IntoView {
                     .into_any();
                 }
                 view! {
+                    <div class="table-scroll">
                     <table class="audit" data-testid="audit-table" aria-busy=move || loading.get().to_string()>
                         <caption>"Newest first"</caption>
                         <thead><tr>
@@ -178,6 +179,7 @@ pub fn AuditSection() -> impl IntoView {
                             </For>
                         </tbody>
                     </table>
+                    </div>
                 }
                 .into_any()
             }}
