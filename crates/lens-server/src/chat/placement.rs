@@ -47,7 +47,7 @@ pub fn start(chats: &Chats, answer: WrittenAnswer) -> bool {
     if chats.shared {
         relay::publish(chats, answer.answer_id.clone(), log.clone());
     }
-    let target = AnswerTarget { user_id: answer.user_id, chat_id: answer.chat_id, answer_id: answer.answer_id };
+    let target = AnswerTarget::new(answer.user_id, answer.chat_id, answer.answer_id);
     spawn_answer(chats.clone(), target, log);
     true
 }

@@ -35,6 +35,30 @@ pub struct AnswerTarget {
     pub user_id: i64,
     pub chat_id: String,
     pub answer_id: String,
+    /// The answer's finished runs whose audit entries a save has written: later saves
+    /// leave them out (the store would drop them again anyway, at a cost per save).
+    pub audited: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl AnswerTarget {
+    pub fn new(user_id: i64, chat_id: String, answer_id: String) -> Self {
+        Self { user_id, chat_id, answer_id, audited: Arc::default() }
+    }
+
+    /// The audit entries of the runs in `steps` that no save has written yet.
+    fn unaudited_runs(
+        &self,
+        audit: crate::audit::Audit,
+        steps: &[lens_types::ToolStep],
+    ) -> Vec<crate::store::AuditNote> {
+        let runs = audit.runs(self.user_id, &self.chat_id, &self.answer_id, steps);
+        runs.into_iter().skip(self.audited.load(std::sync::atomic::Ordering::Relaxed)).collect()
+    }
+
+    /// A save wrote `n` more run entries.
+    fn audited_more(&self, n: usize) {
+        self.audited.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// Saves the answer's ending. When the store will not take it (the disk is full), the
@@ -47,8 +71,9 @@ pub(super) async fn end(
     status: MessageStatus,
     error: Option<ApiError>,
 ) -> Option<ApiError> {
-    let runs = chats.audit.runs(target.user_id, &target.chat_id, &target.answer_id, progress.steps);
+    let runs = target.unaudited_runs(chats.audit, progress.steps);
     let Err(e) = chats.store.save_answer(&target.answer_id, progress, status, error.as_ref(), None, &runs).await else {
+        target.audited_more(runs.len());
         return error;
     };
     tracing::error!(answer = %target.answer_id, error = %e, "saving an answer's ending failed; it is kept until it can be");
