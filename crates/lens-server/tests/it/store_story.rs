@@ -372,3 +372,16 @@ async fn the_postgres_store_tells_the_story() {
     let Some(url) = crate::postgres::fresh_database().await else { return };
     races(Store::connect(&url).await.unwrap()).await;
 }
+
+#[tokio::test]
+async fn postgres_refuses_to_change_an_audit_entry() {
+    use sqlx::Connection;
+    let Some(url) = crate::postgres::fresh_database().await else { return };
+    let store = Store::connect(&url).await.unwrap();
+    store.append_audit(&[note(AuditAction::SignIn).target("ada")]).await.unwrap();
+    let mut raw = sqlx::PgConnection::connect(&url).await.unwrap();
+    let err = sqlx::query("UPDATE audit SET target = 'eve'").execute(&mut raw).await.unwrap_err();
+    assert!(err.to_string().contains("append-only"), "{err}");
+    let all = AuditFilter { limit: 10, ..AuditFilter::default() };
+    assert_eq!(store.audit_entries(&all).await.unwrap()[0].target.as_deref(), Some("ada"));
+}
