@@ -2,6 +2,7 @@
 //! start the Compose `sandbox` profile (the gateway), instead of a person running it.
 
 use axum::{extract::State, http::StatusCode};
+use lens_types::AuditAction;
 
 use crate::{AppError, AppState, Result, auth::AdminUser};
 
@@ -19,7 +20,7 @@ use crate::{AppError, AppState, Result, auth::AdminUser};
     ),
     security(("session" = ["admin"]), ("bearer" = ["admin"])),
 )]
-pub async fn start_gateway(State(state): State<AppState>, _admin: AdminUser) -> Result<StatusCode> {
+pub async fn start_gateway(State(state): State<AppState>, AdminUser(admin): AdminUser) -> Result<StatusCode> {
     let Some(url) = state.config.host_helper.as_deref() else {
         return Err(AppError::Conflict(
             "Lens was given no host helper (LENS_HOST_HELPER): run the command on the server instead".into(),
@@ -27,5 +28,11 @@ pub async fn start_gateway(State(state): State<AppState>, _admin: AdminUser) -> 
     };
     crate::gateway_preflight::start_with_helper(&state.http, url).await?;
     tracing::info!("the host helper started the gateway's Compose profile");
+    // The machine changed, not a setting: recorded after the helper did it.
+    let note = state
+        .audit
+        .by(&admin, AuditAction::SettingsChanged)
+        .map(|n| n.target("gateway").detail("started", "the Compose `sandbox` profile, through the host helper"));
+    state.store.append_audit(note.as_slice()).await?;
     Ok(StatusCode::NO_CONTENT)
 }

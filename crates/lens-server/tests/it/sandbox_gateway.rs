@@ -221,6 +221,11 @@ async fn a_host_helper_starts_the_gateway_instead_of_the_command_and_its_failure
     let (status, body) = admin.post("/api/v1/admin/sandbox/gateway-start", json!({})).await;
     assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
     assert_eq!(asked.lock().unwrap().last().unwrap(), &json!({"profile": "sandbox"}));
+    // The start is in the audit trail, once: the helper's failure changed nothing.
+    let (_, trail) = admin.get("/api/v1/admin/audit?action=settings_changed").await;
+    let entries = trail["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{trail}");
+    assert_eq!((entries[0]["target"].as_str(), entries[0]["actor"].as_str()), (Some("gateway"), Some("admin")));
     // A helper that is gone is a sentence too, not a hang or a 500.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let gone = format!("http://{}", closed.local_addr().unwrap());
