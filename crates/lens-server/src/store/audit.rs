@@ -143,6 +143,14 @@ pub struct AuditFilter {
     pub limit: u32,
 }
 
+impl AuditFilter {
+    /// Whether no entry can match: a name or id with a NUL in it (none has one, and
+    /// PostgreSQL's text cannot even be compared with one).
+    pub fn impossible(&self) -> bool {
+        [&self.actor, &self.chat_id].into_iter().flatten().any(|v| v.contains('\0'))
+    }
+}
+
 /// An `audit` row as every engine reads it (`SELECT *`).
 #[derive(Debug, sqlx::FromRow)]
 pub(super) struct AuditRow {
