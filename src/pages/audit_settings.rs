@@ -49,6 +49,16 @@ fn change_words(c: &AuditChange) -> String {
     format!("{}: {} → {}", c.field, shown(&c.before), shown(&c.after))
 }
 
+/// What an entry was done to, and in which conversation.
+fn place(entry: &AuditEntry) -> String {
+    let target = entry.target.clone().unwrap_or_default();
+    match &entry.chat_id {
+        Some(c) if target.is_empty() => format!("conversation {c}"),
+        Some(c) => format!("{target} in conversation {c}"),
+        None => target,
+    }
+}
+
 /// An entry's facts and changes, as one line each.
 fn facts(entry: &AuditEntry) -> Vec<String> {
     entry
@@ -160,33 +170,28 @@ pub fn AuditSection() -> impl IntoView {
                             <th scope="col">"On"</th><th scope="col">"From"</th><th scope="col">"Details"</th>
                         </tr></thead>
                         <tbody>
-                            <For each=move || entries.get() key=|e| e.id let:e>
+                            {move || entries.get().into_iter().map(|e| view! {
                                 <tr data-testid="audit-row" data-action=e.action.as_str()>
                                     <td>{dates::moment_of(e.at)}</td>
                                     <td>{e.actor.clone().unwrap_or_else(|| "—".into())}</td>
                                     <th scope="row">{e.action.label()}</th>
-                                    <td>
-                                        {e.target.clone().unwrap_or_default()}
-                                        {e.chat_id.clone().map(|c| view! {
-                                            <span class="muted">{format!(" in conversation {c}")}</span>
-                                        })}
-                                    </td>
+                                    <td>{place(&e)}</td>
                                     <td>{e.client.clone().unwrap_or_else(|| "—".into())}</td>
                                     <td><ul class="audit-facts">
                                         {facts(&e).into_iter().map(|f| view! { <li>{f}</li> }).collect_view()}
                                     </ul></td>
                                 </tr>
-                            </For>
+                            }).collect_view()}
                         </tbody>
                     </table>
                     </div>
                 }
                 .into_any()
             }}
-            <Show when=move || next_before.get().is_some()>
+            {move || next_before.get().map(|_| view! {
                 <button type="button" data-testid="audit-older" disabled=move || loading.get()
                     on:click=move |_| load(true)>"Older entries"</button>
-            </Show>
+            })}
         </section>
     }
 }

@@ -151,6 +151,7 @@ async fn the_trail_is_filtered_paged_and_exported_for_admins_only() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(body["error"]["message"].as_str().unwrap().contains("sign_in_failed"), "{body}");
     assert_eq!(admin.get("/api/v1/admin/audit?limit=501").await.0, StatusCode::BAD_REQUEST);
+    assert_eq!(admin.get("/api/v1/admin/audit/export?limit=0").await.0, StatusCode::BAD_REQUEST);
 }
 
 #[tokio::test]
