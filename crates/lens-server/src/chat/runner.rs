@@ -480,10 +480,9 @@ pub(super) async fn save_so_far(chats: &Chats, target: &AnswerTarget, so_far: So
         }
         SoFar::Saved(progress) => progress,
     };
-    let runs = chats.audit.runs(target.user_id, &target.chat_id, &target.answer_id, progress.steps);
-    if let Err(e) =
-        chats.store.save_answer(&target.answer_id, progress, MessageStatus::Streaming, None, live, &runs).await
-    {
-        tracing::error!(answer = %target.answer_id, error = %e, "saving the answer failed");
+    let runs = target.unaudited_runs(chats.audit, progress.steps);
+    match chats.store.save_answer(&target.answer_id, progress, MessageStatus::Streaming, None, live, &runs).await {
+        Ok(()) => target.audited_more(runs.len()),
+        Err(e) => tracing::error!(answer = %target.answer_id, error = %e, "saving the answer failed"),
     }
 }

@@ -112,15 +112,16 @@ pub async fn delete_token(
     Path(id): Path<String>,
 ) -> Result<StatusCode> {
     let id: i64 = id.parse().map_err(|_| AppError::NotFound)?;
-    // Named in the trail by its name as well as its id; a token not theirs is not found below.
-    let name = state.store.list_tokens(user.id()).await?.into_iter().find(|t| t.id == id).map(|t| t.name);
-    let note = state.audit.by(&user, AuditAction::TokenRevoked).map(|n| {
-        let n = n.target(format!("#{id}"));
-        match &name {
+    // Named in the trail by its name as well as its id (looked up only when the trail is
+    // on); a token not theirs is not found below.
+    let mut note = state.audit.by(&user, AuditAction::TokenRevoked).map(|n| n.target(format!("#{id}")));
+    if let Some(n) = note.take() {
+        let name = state.store.list_tokens(user.id()).await?.into_iter().find(|t| t.id == id).map(|t| t.name);
+        note = Some(match name {
             Some(name) => n.detail("name", name),
             None => n,
-        }
-    });
+        });
+    }
     if state.store.delete_token(user.id(), id, note.as_slice()).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
