@@ -10,6 +10,7 @@
 mod accounts;
 pub mod client_addr;
 mod current_user;
+pub mod oidc;
 mod password;
 mod rate_limit;
 mod session_start;

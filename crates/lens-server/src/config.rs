@@ -6,9 +6,11 @@ use clap::{Args, Parser, Subcommand};
 
 mod hidden;
 mod sandbox_numbers;
+mod sign_in;
 
 pub use hidden::Hidden;
 pub use sandbox_numbers::SandboxNumbers;
+pub use sign_in::{LocalPasswords, SignInConfig};
 
 /// Lens: a self-hosted chat assistant that runs code.
 #[derive(Debug, Parser)]
@@ -257,6 +259,9 @@ pub struct Config {
     /// CIDR ranges, comma-separated) [default none: the peer is the client].
     #[arg(long, env = "LENS_TRUSTED_PROXIES", value_delimiter = ',')]
     pub trusted_proxies: Vec<String>,
+    /// Single sign-on and local passwords (`LENS_OIDC_*`, `LENS_LOCAL_PASSWORDS`).
+    #[command(flatten)]
+    pub sign_in: SignInConfig,
 }
 
 impl Config {
@@ -295,6 +300,16 @@ impl Config {
             public_url: None,
             allowed_hosts: Vec::new(),
             trusted_proxies: Vec::new(),
+            sign_in: SignInConfig {
+                oidc_issuer: None,
+                oidc_client_id: None,
+                oidc_client_secret: None,
+                oidc_scopes: None,
+                oidc_allowed_groups: Vec::new(),
+                oidc_admin_groups: Vec::new(),
+                local_passwords: None,
+                ..w.config.sign_in
+            },
             ..w.config
         })
     }

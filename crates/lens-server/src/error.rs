@@ -25,6 +25,9 @@ pub enum AppError {
     /// 403: only the admin may do this.
     #[error("only the admin may do this")]
     Forbidden,
+    /// 403: this person may not do this here; the message says why and what to do instead.
+    #[error("{0}")]
+    NotAllowed(String),
     /// 404: no such thing, or it is another person's.
     #[error("not found")]
     NotFound,
@@ -102,9 +105,12 @@ impl AppError {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Unauthorized | Self::InvalidCredentials => StatusCode::UNAUTHORIZED,
-            Self::CsrfFailed | Self::Forbidden | Self::CrossOrigin(_) | Self::SetupCode(_) | Self::ScopeMissing(_) => {
-                StatusCode::FORBIDDEN
-            }
+            Self::CsrfFailed
+            | Self::Forbidden
+            | Self::NotAllowed(_)
+            | Self::CrossOrigin(_)
+            | Self::SetupCode(_)
+            | Self::ScopeMissing(_) => StatusCode::FORBIDDEN,
             Self::MisdirectedHost(_) => StatusCode::MISDIRECTED_REQUEST,
             Self::NotFound | Self::Missing(_) | Self::NoRoute => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
@@ -126,7 +132,7 @@ impl AppError {
             Self::Unauthorized => ErrorCode::Unauthorized,
             Self::InvalidCredentials => ErrorCode::InvalidCredentials,
             Self::CsrfFailed => ErrorCode::CsrfFailed,
-            Self::Forbidden => ErrorCode::Forbidden,
+            Self::Forbidden | Self::NotAllowed(_) => ErrorCode::Forbidden,
             Self::NotFound | Self::Missing(_) | Self::NoRoute => ErrorCode::NotFound,
             Self::MethodNotAllowed => ErrorCode::MethodNotAllowed,
             Self::Conflict(_) => ErrorCode::Conflict,

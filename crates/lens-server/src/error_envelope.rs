@@ -11,15 +11,13 @@ use lens_types::{ApiError, ErrorBody, ErrorCode};
 /// The most of a plain-text rejection that is kept as the message.
 const KEPT: usize = 4 * 1024;
 
-/// Rewrites an error response that is not JSON into the envelope, keeping its status.
+/// Rewrites an error response that is not JSON into the envelope, keeping its status. An
+/// HTML page is left as it is: only the sign-in's callback, where a browser landed, makes one.
 pub async fn to_envelope(response: Response) -> Response {
     let status = response.status();
-    let is_json = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
-    if !(status.is_client_error() || status.is_server_error()) || is_json {
+    let content_type = response.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let kept = content_type.starts_with("application/json") || content_type.starts_with("text/html");
+    if !(status.is_client_error() || status.is_server_error()) || kept {
         return response;
     }
     let text = match axum::body::to_bytes(response.into_body(), KEPT).await {

@@ -21,8 +21,9 @@ use crate::{
     routes::{
         answers, approvals, audit_entries, audit_export, chat_files, chat_fork, chat_notebook, chat_sandbox, chats,
         file_preview, file_rows, gateway_preflight, gateway_start, health, library_documents, library_namespaces,
-        messages, model_list, model_settings, model_test, openapi, python_restart, run_again, sandbox_hosts,
-        sandbox_settings, sessions, setup, storage, tokens, uploads, usage, users, workspace_files, workspace_zip,
+        messages, model_list, model_settings, model_test, oidc_callback, oidc_start, openapi, python_restart,
+        run_again, sandbox_hosts, sandbox_settings, sessions, setup, storage, tokens, uploads, usage, users,
+        workspace_files, workspace_zip,
     },
 };
 
@@ -49,6 +50,8 @@ pub fn documented_routes(upload_max_bytes: usize) -> DocumentedRoutes {
         .routes(routes!(sessions::create_session))
         .routes(routes!(sessions::delete_session))
         .routes(routes!(sessions::get_me))
+        .routes(routes!(oidc_start::start_sign_in))
+        .routes(routes!(oidc_callback::finish_sign_in))
         .routes(routes!(users::list_users, users::create_user))
         .routes(routes!(users::delete_user))
         .routes(routes!(tokens::list_tokens, tokens::create_token))

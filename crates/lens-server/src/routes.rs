@@ -20,6 +20,8 @@ pub mod messages;
 pub mod model_list;
 pub mod model_settings;
 pub mod model_test;
+pub mod oidc_callback;
+pub mod oidc_start;
 pub mod openapi;
 pub mod python_restart;
 pub mod run_again;

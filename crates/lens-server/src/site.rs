@@ -138,6 +138,17 @@ impl Site {
         self.origin_matches(headers) == Some(true)
     }
 
+    /// The origin the browser reached Lens under: `LENS_PUBLIC_URL`'s, else the request's
+    /// own `Host` (which the guard has allowed) with the scheme `https` says. Addresses
+    /// Lens hands out to be followed back to it (the sign-in's redirect) are made from it.
+    pub fn origin(&self, headers: &HeaderMap, https: bool) -> String {
+        if let Some(origin) = &self.public_origin {
+            return origin.clone();
+        }
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).map(str::trim).unwrap_or("localhost");
+        format!("{}://{host}", if https { "https" } else { "http" })
+    }
+
     /// The sentence for a request to a name Lens does not answer to.
     pub fn misdirected(&self, host: &str) -> String {
         let shown: String = host_name(host).chars().filter(|c| !c.is_control()).take(100).collect();

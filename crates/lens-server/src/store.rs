@@ -14,6 +14,7 @@ mod cluster;
 pub mod copy;
 mod error;
 mod events;
+mod identities;
 mod library;
 mod login_counts;
 mod messages;
@@ -37,11 +38,12 @@ pub use chats::{ChatTable, DEFAULT_TITLE};
 pub use cluster::{ClusterTable, LeaseRow, ReplicaRow, WrittenAnswer};
 pub use error::StoreError;
 pub use events::{EventTable, Signal};
+pub use identities::{IdentityTable, ProvidedIdentity, SignInAttempt};
 pub use library::LibraryTable;
 pub use login_counts::LoginCountTable;
 pub use messages::{AnswerProgress, Asked, LiveRun, MessageTable, NewAnswer, Reopened};
 pub use open_streams::OpenStreamTable;
-pub use sessions::SessionTable;
+pub use sessions::{NewSession, SessionTable};
 pub use settings::SettingTable;
 pub use tokens::{NewToken, TokenTable};
 pub use uploads::UploadTable;
@@ -56,6 +58,7 @@ pub trait Database:
     + ChatTable
     + ClusterTable
     + EventTable
+    + IdentityTable
     + LibraryTable
     + LoginCountTable
     + MessageTable

@@ -7,10 +7,11 @@ use axum::Json;
 use axum_extra::extract::CookieJar;
 use lens_types::{AuditAction, SessionResponse};
 
-use super::{LoginLimiter, SetupCode, session_start};
+use super::{LoginLimiter, SetupCode, oidc::SingleSignOn, session_start};
 use crate::{
-    Config, Result,
+    AppError, Config, Result,
     audit::Audit,
+    config::LocalPasswords,
     store::{Store, UserRow},
 };
 
@@ -28,33 +29,64 @@ pub struct Accounts {
     pub tokens_per_person: u64,
     /// The audit trail, which records each sign-in.
     pub audit: Audit,
+    /// The organisation's identity provider, when single sign-on is on.
+    pub single_sign_on: Option<Arc<SingleSignOn>>,
+    /// Who may sign in with a local password.
+    pub local_passwords: LocalPasswords,
 }
 
 impl Accounts {
-    pub fn new(config: &Config, store: Store, setup_code: SetupCode) -> Self {
-        Self {
+    /// `Err` when the single sign-on settings are wrong (which one, and how).
+    pub fn new(config: &Config, store: Store, setup_code: SetupCode) -> anyhow::Result<Self> {
+        Ok(Self {
             login_limiter: Arc::new(LoginLimiter::new(store.clone())),
             store,
             setup_code: Arc::new(setup_code),
             session_days: config.session_days,
             tokens_per_person: config.tokens_per_person,
             audit: Audit::new(config.audit_days),
+            single_sign_on: SingleSignOn::from_config(&config.sign_in)?,
+            local_passwords: config.sign_in.local_passwords(),
+        })
+    }
+
+    /// The ways of signing in the login page offers.
+    pub fn options(&self) -> lens_types::SignInOptions {
+        lens_types::SignInOptions {
+            single_sign_on: self.single_sign_on.as_ref().map(|s| s.name.clone()),
+            passwords: self.local_passwords != LocalPasswords::Off,
         }
     }
 
-    /// Opens a session for `user`, who came from `client` and proved who they are by
-    /// `method` (for the audit trail): the cookie, and the CSRF proof in the body.
+    /// `Err` with the sentence when `user`'s password may not sign them in here (local
+    /// passwords off, or kept for admins).
+    pub fn password_allowed(&self, user: &UserRow) -> Result<()> {
+        let by = self.single_sign_on.as_ref().map(|s| format!(" Sign in with {}.", s.name)).unwrap_or_default();
+        match self.local_passwords {
+            LocalPasswords::On => Ok(()),
+            LocalPasswords::Admins if user.is_admin => Ok(()),
+            LocalPasswords::Admins => Err(AppError::NotAllowed(format!(
+                "Passwords here are kept for admins, for when the provider is down.{by}"
+            ))),
+            LocalPasswords::Off => Err(AppError::NotAllowed(format!("Signing in with a password is off here.{by}"))),
+        }
+    }
+
+    /// Opens a session for `user` (with the provider's ID token when single sign-on
+    /// vouched for them), who came from `client` and proved who they are by `method` (for
+    /// the audit trail): the cookie, and the CSRF proof in the body.
     pub async fn start_session(
         &self,
         jar: CookieJar,
         https: bool,
-        user: UserRow,
+        (user, id_token): (UserRow, Option<&str>),
         (client, method): (IpAddr, &str),
     ) -> Result<(CookieJar, Json<SessionResponse>)> {
         let note = self.audit.note(AuditAction::SignIn).map(|n| {
             n.actor(user.id, Some(&user.username)).client(client).target(user.username.clone()).detail("method", method)
         });
-        session_start::start_session(&self.store, self.session_days, (jar, https), user, note.as_slice()).await
+        session_start::start_session(&self.store, self.session_days, (jar, https), (user, id_token), note.as_slice())
+            .await
     }
 
     /// Records a sign-in that failed, from `client`, for `reason`. A record that cannot

@@ -9,22 +9,23 @@ use crate::{
     Result,
     ids::{secret_token, token_hash},
     now_ms,
-    store::{AuditNote, Store, UserRow},
+    store::{AuditNote, NewSession, Store, UserRow},
 };
 
-/// Opens a session of `days` for `user`, recorded with `audit`: the cookie, and the CSRF
-/// proof in the body.
+/// Opens a session of `days` for `user`, recorded with `audit` (with the provider's
+/// `id_token` when single sign-on opened it): the cookie, and the CSRF proof in the body.
 pub(super) async fn start_session(
     store: &Store,
     days: i64,
     (jar, https): (CookieJar, bool),
-    user: UserRow,
+    (user, id_token): (UserRow, Option<&str>),
     audit: &[AuditNote],
 ) -> Result<(CookieJar, Json<SessionResponse>)> {
     let token = secret_token();
     let csrf = secret_token();
-    let expires = now_ms() + days * 86_400_000;
-    store.create_session(user.id, &token_hash(&token), &csrf, expires, audit).await?;
+    let expires_at = now_ms() + days * 86_400_000;
+    let session = NewSession { user_id: user.id, token_hash: &token_hash(&token), csrf: &csrf, expires_at, id_token };
+    store.create_session(session, audit).await?;
     let jar = jar.add(session_cookie(token, days, https));
     Ok((jar, Json(SessionResponse { user: user.view(), csrf_token: csrf })))
 }

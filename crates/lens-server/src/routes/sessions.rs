@@ -1,8 +1,8 @@
 //! Log in, log out, and who am I.
 
-use axum::{Json, extract::State, http::StatusCode};
+use axum::{Json, extract::State, http::HeaderMap};
 use axum_extra::extract::CookieJar;
-use lens_types::{AuditAction, CredentialsRequest, SessionResponse};
+use lens_types::{AuditAction, CredentialsRequest, SessionResponse, SignOutResponse};
 
 use crate::{
     AppError, AppState, Result,
@@ -25,6 +25,7 @@ fn dummy_hash() -> &'static str {
     responses(
         (status = 200, description = "Logged in (sets the session cookie)", body = lens_types::SessionResponse),
         (status = 401, description = "Wrong username or password", body = lens_types::ErrorBody),
+        (status = 403, description = "Passwords may not sign this account in here (single sign-on is on); the message says how to", body = lens_types::ErrorBody),
         (status = 429, description = "Too many attempts; Retry-After says when to try again", body = lens_types::ErrorBody),
         (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
     ),
@@ -61,7 +62,14 @@ pub async fn create_session(
     match user {
         Some(user) if matches => {
             state.accounts.login_limiter.succeeded(&req.username, ip).await;
-            state.accounts.start_session(jar, https, user, (client, "password")).await
+            if let Err(refused) = state.accounts.password_allowed(&user) {
+                state
+                    .accounts
+                    .sign_in_failed(&req.username, client, "passwords are not allowed for this account")
+                    .await;
+                return Err(refused);
+            }
+            state.accounts.start_session(jar, https, (user, None), (client, "password")).await
         }
         found => {
             tracing::info!(ip = ?ip, "failed login");
@@ -72,13 +80,14 @@ pub async fn create_session(
     }
 }
 
-/// Log out: ends the cookie session (an API token stays valid).
+/// Log out: ends the cookie session (an API token stays valid). A session single sign-on
+/// opened also names the provider's sign-out page, where the browser goes next.
 #[utoipa::path(
     post,
     path = "/auth/logout",
     tag = "accounts",
     responses(
-        (status = 204, description = "Logged out"),
+        (status = 200, description = "Logged out; with single sign-on, the provider's sign-out address", body = lens_types::SignOutResponse),
     ),
     security(("session" = []), ("bearer" = [])),
 )]
@@ -86,14 +95,20 @@ pub async fn delete_session(
     State(state): State<AppState>,
     AnyScope(user): AnyScope,
     Https(https): Https,
+    headers: HeaderMap,
     jar: CookieJar,
-) -> Result<(CookieJar, StatusCode)> {
+) -> Result<(CookieJar, Json<SignOutResponse>)> {
+    let mut end_session_url = None;
     if let Some(hash) = &user.session_hash {
         let note = state.audit.by(&user, AuditAction::SignOut);
-        state.store.delete_session(hash, note.as_slice()).await?;
+        let id_token = state.store.delete_session(hash, note.as_slice()).await?;
+        if let (Some(id_token), Some(sso)) = (id_token, &state.accounts.single_sign_on) {
+            let after = format!("{}/", state.site.origin(&headers, https));
+            end_session_url = sso.end_session_url(&id_token, &after).await;
+        }
     }
     let jar = jar.remove(session_cookie(String::new(), 0, https));
-    Ok((jar, StatusCode::NO_CONTENT))
+    Ok((jar, Json(SignOutResponse { end_session_url })))
 }
 
 /// The logged-in person and the CSRF proof (empty for token requests).

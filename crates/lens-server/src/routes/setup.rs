@@ -22,7 +22,11 @@ use crate::{
 )]
 pub async fn get_setup(State(state): State<AppState>) -> Result<Json<SetupStatus>> {
     let needed = state.store.count_users().await? == 0;
-    Ok(Json(SetupStatus { needed, code_required: needed && state.accounts.setup_code.required() }))
+    Ok(Json(SetupStatus {
+        needed,
+        code_required: needed && state.accounts.setup_code.required(),
+        sign_in: state.accounts.options(),
+    }))
 }
 
 /// Makes the admin account and logs it in; 409 once any account exists.
@@ -59,5 +63,5 @@ pub async fn create_setup(
         .map(|n| n.named(name).client(client).target(name).detail("admin", true).detail("how", "setup"));
     let user = state.store.create_first_user(name, &hash, made.as_slice()).await?.ok_or(AppError::AlreadySetUp)?;
     tracing::info!(user = %user.username, "first account created");
-    state.accounts.start_session(jar, https, user, (client, "password")).await
+    state.accounts.start_session(jar, https, (user, None), (client, "password")).await
 }

@@ -175,7 +175,7 @@ async fn a_server_on_the_network_is_set_up_only_with_the_code_from_its_log() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let status: Value = http.get(format!("{base}/api/v1/setup")).send().await.unwrap().json().await.unwrap();
-    assert_eq!(status, json!({"needed": true, "code_required": true}));
+    assert_eq!(status, json!({"needed": true, "code_required": true, "sign_in": {"passwords": true}}));
     let setup = |extra: Value| {
         let mut body = credentials();
         body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
@@ -193,7 +193,7 @@ async fn a_server_on_the_network_is_set_up_only_with_the_code_from_its_log() {
     let resp = setup(json!({"setup_code": typed})).await.unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
     let status: Value = http.get(format!("{base}/api/v1/setup")).send().await.unwrap().json().await.unwrap();
-    assert_eq!(status, json!({"needed": false, "code_required": false}));
+    assert_eq!(status, json!({"needed": false, "code_required": false, "sign_in": {"passwords": true}}));
 }
 
 /// A child process killed and reaped when dropped.

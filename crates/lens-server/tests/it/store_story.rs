@@ -6,7 +6,7 @@
 use lens_server::store::{
     AnswerProgress, Asked, Decided, FileKind, NewAnswer, NewToken, ReplicaRow, Store, StoreError, WrittenAnswer,
 };
-use lens_server::store::{AuditFilter, AuditNote};
+use lens_server::store::{AuditFilter, AuditNote, NewSession};
 use lens_types::{AuditAction, DocumentView, MessageStatus, SharedFileRef, TokenScope};
 
 fn file(id: &str, size: u64) -> SharedFileRef {
@@ -181,8 +181,10 @@ pub async fn story(store: Store) {
     store.create_token(token, 5, &[]).await.unwrap().expect("made");
     let (user, found) = store.token_user("th").await.unwrap().expect("the token's person");
     assert_eq!((user.id, found), (bob.id, scopes.to_vec()));
-    store.create_session(ada.id, "sh", "csrf", lens_server::now_ms() + 60_000, &[]).await.unwrap();
-    store.create_session(ada.id, "old", "csrf", lens_server::now_ms() - 1, &[]).await.unwrap();
+    let session =
+        |token_hash, expires_at| NewSession { user_id: ada.id, token_hash, csrf: "csrf", expires_at, id_token: None };
+    store.create_session(session("sh", lens_server::now_ms() + 60_000), &[]).await.unwrap();
+    store.create_session(session("old", lens_server::now_ms() - 1), &[]).await.unwrap();
     assert_eq!(store.session_user("sh").await.unwrap().map(|(u, csrf)| (u.id, csrf)), Some((ada.id, "csrf".into())));
     assert!(store.session_user("old").await.unwrap().is_none());
     assert_eq!(store.delete_expired_sessions().await.unwrap(), 1);

@@ -12,6 +12,37 @@ pub struct SetupStatus {
     /// Setup needs the one-time code Lens printed in its log (Lens listens beyond loopback).
     #[serde(default)]
     pub code_required: bool,
+    /// How people sign in here.
+    #[serde(default)]
+    pub sign_in: SignInOptions,
+}
+
+/// The ways of signing in a login page offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SignInOptions {
+    /// The organisation's identity provider, by the name its button shows
+    /// ("Sign in with …"); `None` when single sign-on is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub single_sign_on: Option<String>,
+    /// Whether the username and password form is offered (with single sign-on on, by
+    /// default for admins only: the way in when the provider is down).
+    pub passwords: bool,
+}
+
+impl Default for SignInOptions {
+    fn default() -> Self {
+        Self { single_sign_on: None, passwords: true }
+    }
+}
+
+/// What signing out leaves to do: with single sign-on, the provider's own sign-out page,
+/// where the browser goes next to end the session there too.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SignOutResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_session_url: Option<String>,
 }
 
 /// The first account, and the setup code when `SetupStatus::code_required`.

@@ -5,27 +5,24 @@ use sqlx::Row;
 use super::Postgres;
 use super::users::row_to_user;
 use crate::now_ms;
-use crate::store::{AuditNote, SessionTable, StoreError, UserRow};
+use crate::store::{AuditNote, NewSession, SessionTable, StoreError, UserRow};
 
 #[async_trait::async_trait]
 impl SessionTable for Postgres {
-    async fn create_session(
-        &self,
-        user_id: i64,
-        token_hash: &str,
-        csrf: &str,
-        expires_at: i64,
-        audit: &[AuditNote],
-    ) -> Result<(), StoreError> {
+    async fn create_session(&self, session: NewSession<'_>, audit: &[AuditNote]) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query("INSERT INTO sessions (token_hash, user_id, csrf_token, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)")
-            .bind(token_hash)
-            .bind(user_id)
-            .bind(csrf)
-            .bind(now_ms())
-            .bind(expires_at)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(
+            "INSERT INTO sessions (token_hash, user_id, csrf_token, created_at, expires_at, id_token)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(session.token_hash)
+        .bind(session.user_id)
+        .bind(session.csrf)
+        .bind(now_ms())
+        .bind(session.expires_at)
+        .bind(session.id_token)
+        .execute(&mut *tx)
+        .await?;
         super::audit::write(&mut tx, audit).await?;
         Ok(tx.commit().await?)
     }
@@ -42,11 +39,16 @@ impl SessionTable for Postgres {
         Ok(row.map(|r| (row_to_user(&r), r.get("csrf_token"))))
     }
 
-    async fn delete_session(&self, token_hash: &str, audit: &[AuditNote]) -> Result<(), StoreError> {
+    async fn delete_session(&self, token_hash: &str, audit: &[AuditNote]) -> Result<Option<String>, StoreError> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query("DELETE FROM sessions WHERE token_hash = $1").bind(token_hash).execute(&mut *tx).await?;
+        let id_token: Option<Option<String>> =
+            sqlx::query_scalar("DELETE FROM sessions WHERE token_hash = $1 RETURNING id_token")
+                .bind(token_hash)
+                .fetch_optional(&mut *tx)
+                .await?;
         super::audit::write(&mut tx, audit).await?;
-        Ok(tx.commit().await?)
+        tx.commit().await?;
+        Ok(id_token.flatten())
     }
 
     async fn delete_expired_sessions(&self) -> Result<u64, StoreError> {
