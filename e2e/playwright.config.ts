@@ -7,6 +7,9 @@ const MODEL_PORT = process.env.LENS_E2E_MODEL_PORT ?? '8182';
 // Lens's own default, the port after its own, is the model's here.
 const PREVIEW_PORT = process.env.LENS_E2E_PREVIEW_PORT ?? '8183';
 const DATA = '../tmp/e2e-data';
+// A real OpenID Connect provider (panva's oidc-provider) for single sign-on.
+const OIDC_PORT = process.env.LENS_E2E_OIDC_PORT ?? '8184';
+export const OIDC_CLIENT_SECRET = 'lens-e2e-secret-0123456789abcdef';
 
 export default defineConfig({
   testDir: './tests',
@@ -32,6 +35,13 @@ export default defineConfig({
   },
   webServer: [
     {
+      command: 'node oidc-provider.mjs',
+      url: `http://127.0.0.1:${OIDC_PORT}/.well-known/openid-configuration`,
+      reuseExistingServer: false,
+      timeout: 30_000,
+      env: { OIDC_PORT, OIDC_CLIENT_ID: 'lens', OIDC_CLIENT_SECRET },
+    },
+    {
       command: `node fake-model.mjs ${MODEL_PORT}`,
       url: `http://127.0.0.1:${MODEL_PORT}/healthz`,
       reuseExistingServer: false,
@@ -56,6 +66,15 @@ export default defineConfig({
         LENS_COMPOSE: '1',
         LENS_HOST_HELPER: `http://127.0.0.1:${MODEL_PORT}/helper`,
         LENS_PREVIEW_ADDR: `127.0.0.1:${PREVIEW_PORT}`,
+        // Single sign-on beside local passwords for everyone (the other tests' accounts).
+        LENS_OIDC_ISSUER: `http://127.0.0.1:${OIDC_PORT}`,
+        LENS_OIDC_CLIENT_ID: 'lens',
+        LENS_OIDC_CLIENT_SECRET: OIDC_CLIENT_SECRET,
+        LENS_OIDC_SCOPES: 'profile,email,groups',
+        LENS_OIDC_ALLOWED_GROUPS: 'staff',
+        LENS_OIDC_ADMIN_GROUPS: 'lens-admins',
+        LENS_OIDC_NAME: 'Test ID',
+        LENS_LOCAL_PASSWORDS: 'on',
       },
     },
   ],

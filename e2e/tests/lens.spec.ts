@@ -1197,6 +1197,70 @@ test('Settings > Code sandbox moves the sandboxes onto an OpenShell gateway, aft
   }
 });
 
+test('single sign-on: the provider\'s own login page, back signed in, signed out at both ends; a group not allowed is told why', async ({ browser }) => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto('/login');
+  // Local passwords stay on here (LENS_LOCAL_PASSWORDS=on): both ways are offered.
+  await expect(page.getByTestId('username')).toBeVisible();
+  await page.getByTestId('sso-sign-in').click();
+  await expect(page).toHaveTitle('Sign in to Test ID');
+  await page.getByLabel('Username').fill('ada');
+  await page.getByLabel('Password').fill('correct horse');
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await expect(page).toHaveURL(/\/chat/);
+  await page.goto('/settings/account');
+  await expect(page.getByTestId('account-name')).toHaveText('ada');
+
+  await page.getByTestId('logout').click();
+  await expect(page.getByRole('heading', { name: 'Sign out of Test ID?' })).toBeVisible();
+  await page.getByRole('button', { name: 'Yes, sign me out' }).click();
+  await expect(page).toHaveURL(/\/login/);
+  const me = await page.request.get('/api/v1/me');
+  expect(me.status()).toBe(401);
+
+  // Cory's group (contractors) may not use Lens: a page that says so, and a way back.
+  await page.getByTestId('sso-sign-in').click();
+  await page.getByLabel('Username').fill('cory');
+  await page.getByLabel('Password').fill('correct horse');
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await expect(page.getByRole('heading', { name: 'Signing in did not work' })).toBeVisible();
+  await expect(page.getByRole('alert')).toContainText('not in a group that may use Lens');
+  await page.getByRole('link', { name: 'Back to the sign-in page' }).click();
+  await expect(page).toHaveURL(/\/login/);
+  await context.close();
+
+  // The figure: a sign-in through the provider against a local password, end to end, each
+  // in a fresh browser context, alternated, in this run.
+  const timed = async (how: 'provider' | 'password') => {
+    const ctx = await browser.newContext();
+    const p = await ctx.newPage();
+    const started = performance.now();
+    await p.goto('/login');
+    if (how === 'provider') {
+      await p.getByTestId('sso-sign-in').click();
+      await p.getByLabel('Username').fill('ada');
+      await p.getByLabel('Password').fill('correct horse');
+      await p.getByRole('button', { name: 'Continue' }).click();
+    } else {
+      await new AuthPage(p).fill(ADMIN.name, ADMIN.password);
+    }
+    await expect(p.getByTestId('composer-input')).toBeVisible();
+    const ms = performance.now() - started;
+    await ctx.close();
+    return ms;
+  };
+  const provider: number[] = [];
+  const password: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    provider.push(await timed('provider'));
+    password.push(await timed('password'));
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  console.log(`figure: sign-in in Chromium, median of 5: through the provider ${median(provider).toFixed(0)} ms, `
+    + `local password ${median(password).toFixed(0)} ms (${(median(provider) / median(password)).toFixed(2)}x)`);
+});
+
 test('Settings > Audit shows who signed in and who failed, filters by kind, and exports JSON Lines', async ({ browser, page }) => {
   // A failed sign-in from another browser first.
   const other = await browser.newContext();

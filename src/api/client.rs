@@ -120,8 +120,9 @@ pub async fn login(req: &CredentialsRequest) -> ApiResult<SessionResponse> {
     Ok(s)
 }
 
-pub async fn logout() -> ApiResult<()> {
-    send_empty(Request::post("/api/v1/auth/logout")).await
+/// Ends the session; with single sign-on, the provider's sign-out address comes back.
+pub async fn logout() -> ApiResult<SignOutResponse> {
+    send_json(Request::post("/api/v1/auth/logout"), &serde_json::json!({})).await
 }
 
 pub async fn me() -> ApiResult<SessionResponse> {

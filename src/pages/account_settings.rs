@@ -15,9 +15,17 @@ pub fn AccountSection() -> impl IntoView {
     let username = move || session.0.with(|s| s.as_ref().map(|s| s.user.username.clone()).unwrap_or_default());
     let logout = move |_| {
         leptos::task::spawn_local(async move {
-            let _ = api::logout().await;
+            let ended = api::logout().await;
             session.0.set(None);
-            nav.go("/login");
+            // Signed in through the provider: sign out there too (it comes back to Lens).
+            match ended.ok().and_then(|e| e.end_session_url) {
+                Some(url) => {
+                    if let Some(window) = web_sys::window() {
+                        let _ = window.location().assign(&url);
+                    }
+                }
+                None => nav.go("/login"),
+            }
         });
     };
     view! {
