@@ -1,8 +1,8 @@
 //! Log in: through the organisation's identity provider when single sign-on is on, and
 //! with a username and password where the server still takes them.
 
-use leptos::prelude::*;
 use lens_types::SignInOptions;
+use leptos::prelude::*;
 
 use crate::components::credentials_form::{AuthAction, CredentialsForm};
 
