@@ -21,8 +21,9 @@ pub fn LoginPage() -> impl IntoView {
         <section class="auth-page">
             <h1>"Log in to Lens"</h1>
             {move || provider().map(|name| view! {
-                // A plain link: the browser leaves for the provider and comes back signed in.
-                <a class="button primary sso-button" href="/api/v1/auth/oidc/start" data-testid="sso-sign-in">
+                // A plain link (`external`: not the router's): the browser leaves for the provider
+                // and comes back signed in.
+                <a class="button primary sso-button" href="/api/v1/auth/oidc/start" rel="external" data-testid="sso-sign-in">
                     {format!("Sign in with {name}")}
                 </a>
                 <p class="muted sso-or" hidden=move || !passwords()>"or with a local account"</p>

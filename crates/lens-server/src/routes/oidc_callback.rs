@@ -63,7 +63,7 @@ impl Answer {
         ("error" = Option<String>, Query, description = "The provider's error, when it did not sign the person in"),
     ),
     responses(
-        (status = 303, description = "Signed in (sets the session cookie); to the chat page"),
+        (status = 303, description = "Signed in (sets the session cookie); to the chat page, /chat"),
         (status = 400, description = "The state is unknown, used or another browser's, or the provider refused: an HTML page that says so", content_type = "text/html"),
         (status = 403, description = "None of the person's groups may sign in (an HTML page)", content_type = "text/html"),
         (status = 404, description = "Single sign-on is off here", body = lens_types::ErrorBody),
@@ -86,7 +86,7 @@ pub async fn finish_sign_in(
     let browser = jar.get(sign_in_cookie(String::new(), https).name()).map(|c| c.value().to_owned());
     let jar = jar.remove(sign_in_cookie(String::new(), https));
     match finish(&state, (https, client, &headers), browser.as_deref(), Answer::parse(query.as_deref())).await {
-        Ok(signed_in) => (signed_in, Redirect::to("/")).into_response(),
+        Ok(signed_in) => (signed_in, Redirect::to("/chat")).into_response(),
         Err(failure) => {
             if let Some(note) = state.audit.note(AuditAction::SignInFailed) {
                 let note = note.client(client).target("(single sign-on)").detail("reason", failure.reason.clone());

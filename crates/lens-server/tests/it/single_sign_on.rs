@@ -164,7 +164,7 @@ async fn a_person_signs_in_through_the_provider_and_their_account_is_made_once()
     let http = browser();
     let landed = sign_in(&app, &http, "ada").await;
     // The chat page (the web app is not built for these tests: its address is what counts).
-    assert_eq!(landed.url, format!("{}/", app.base), "{}", landed.body);
+    assert_eq!(landed.url, format!("{}/chat", app.base), "{}", landed.body);
     let first = me(&app, &http).await.expect("signed in");
     assert_eq!(first.user.username, "ada-2");
     assert!(!first.user.is_admin);
