@@ -25,7 +25,7 @@ use openidconnect::{
 use serde_json::Value;
 use tokio::sync::Mutex;
 
-pub use claims::{Admission, admission};
+pub use claims::Admission;
 pub use failure::SignInFailure;
 
 use crate::config::SignInConfig;
@@ -234,7 +234,7 @@ impl SingleSignOn {
         // The claims as sent: the token's signature was checked above, over these bytes.
         let mut claims = jwt_payload(&id_token_text).unwrap_or_else(|| Value::Object(Default::default()));
         // Many providers put only the subject in the ID token: the rest is the userinfo endpoint's.
-        if claims.get(&self.groups_claim).is_none() || claims.get("preferred_username").is_none() {
+        if claims::find(&claims, &self.groups_claim).is_none() || claims.get("preferred_username").is_none() {
             self.add_user_info(&client, tokens.access_token(), &mut claims).await;
         }
         Ok(Vouched {
@@ -250,19 +250,13 @@ impl SingleSignOn {
     /// about another subject, or none, adds nothing.
     async fn add_user_info(&self, client: &Client, token: &openidconnect::AccessToken, claims: &mut Value) {
         let Some(url) = client.user_info_url().map(|u| u.url().clone()) else { return };
-        let answer = self.http.get(url.as_str()).bearer_auth(token.secret()).send().await;
-        let Ok(info) = (match answer {
-            Ok(r) if r.status().is_success() => r.json::<Value>().await,
-            Ok(r) => {
-                tracing::info!(status = %r.status(), "the identity provider's userinfo endpoint refused");
-                return;
-            }
-            Err(e) => {
-                tracing::info!(error = %e, "the identity provider's userinfo endpoint did not answer");
-                return;
-            }
-        }) else {
-            return;
+        let info: Value = match self.http.get(url.as_str()).bearer_auth(token.secret()).send().await {
+            Ok(r) if r.status().is_success() => match r.json().await {
+                Ok(info) => info,
+                Err(e) => return tracing::info!(error = %e, "the identity provider's userinfo is not JSON"),
+            },
+            Ok(r) => return tracing::info!(status = %r.status(), "the identity provider's userinfo endpoint refused"),
+            Err(e) => return tracing::info!(error = %e, "the identity provider's userinfo endpoint did not answer"),
         };
         if info.get("sub") != claims.get("sub") {
             return;
@@ -281,7 +275,7 @@ impl SingleSignOn {
 
     /// Whether their groups let them in, and make them an admin.
     pub fn admission(&self, groups: &[String]) -> Admission {
-        admission(groups, &self.allowed_groups, &self.admin_groups)
+        claims::admission(groups, &self.allowed_groups, &self.admin_groups)
     }
 
     /// The name a new account of theirs gets.

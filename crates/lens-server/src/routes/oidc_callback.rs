@@ -12,12 +12,12 @@ use axum_extra::extract::CookieJar;
 use lens_types::AuditAction;
 use reqwest::Url;
 
-use super::oidc_start::{callback_address, sign_in_cookie};
+use super::oidc_start::{callback_address, sign_in_cookie, sign_in_cookie_name};
 use crate::{
     AppState,
     auth::{
         ClientAddr, Https,
-        oidc::{ATTEMPT_MINUTES, Admission, SignInFailure},
+        oidc::{ATTEMPT_MINUTES, Admission, SignInFailure, SingleSignOn},
     },
     ids::token_hash,
     now_ms,
@@ -79,34 +79,30 @@ pub async fn finish_sign_in(
     jar: CookieJar,
     RawQuery(query): RawQuery,
 ) -> Response {
-    if state.accounts.single_sign_on.is_none() {
+    let Some(sso) = state.accounts.single_sign_on.clone() else {
         return crate::AppError::Missing("single sign-on is not set up here".into()).into_response();
-    }
+    };
     // The browser's tie to the sign-in is spent whatever happens next.
-    let browser = jar.get(sign_in_cookie(String::new(), https).name()).map(|c| c.value().to_owned());
+    let browser = jar.get(sign_in_cookie_name(https)).map(|c| c.value().to_owned());
     let jar = jar.remove(sign_in_cookie(String::new(), https));
-    match finish(&state, (https, client, &headers), browser.as_deref(), Answer::parse(query.as_deref())).await {
+    let answer = Answer::parse(query.as_deref());
+    match finish(&state, &sso, (jar.clone(), https, client, &headers), browser.as_deref(), answer).await {
         Ok(signed_in) => (signed_in, Redirect::to("/chat")).into_response(),
         Err(failure) => {
-            if let Some(note) = state.audit.note(AuditAction::SignInFailed) {
-                let note = note.client(client).target("(single sign-on)").detail("reason", failure.reason.clone());
-                if let Err(e) = state.store.append_audit(&[note]).await {
-                    tracing::warn!(error = %e, "recording a failed sign-in in the audit trail failed");
-                }
-            }
+            state.accounts.sign_in_failed("(single sign-on)", client, &failure.reason).await;
             (jar, failure).into_response()
         }
     }
 }
 
-/// The sign-in's checks in order, to the session's cookie jar.
+/// The sign-in's checks in order, to `jar` with the session's cookie added.
 async fn finish(
     state: &AppState,
-    (https, client, headers): (bool, std::net::IpAddr, &HeaderMap),
+    sso: &SingleSignOn,
+    (jar, https, client, headers): (CookieJar, bool, std::net::IpAddr, &HeaderMap),
     browser: Option<&str>,
     answer: Answer,
 ) -> Result<CookieJar, SignInFailure> {
-    let sso = state.accounts.single_sign_on.clone().ok_or_else(|| SignInFailure::internal("single sign-on is off"))?;
     // An attempt is answered once, error or not: its state is taken before anything else.
     let attempt = match &answer.state {
         Some(s) => state.store.take_sign_in(&token_hash(s), now_ms() - ATTEMPT_MINUTES * 60_000).await?,
@@ -139,7 +135,6 @@ async fn finish(
     if is_new {
         tracing::info!(user = %user.username, "an account was made at its first single sign-on");
     }
-    let jar = CookieJar::from_headers(headers).remove(sign_in_cookie(String::new(), https));
     let (jar, _) = state
         .accounts
         .start_session(jar, https, (user, Some(&vouched.id_token)), (client, "single sign-on"))

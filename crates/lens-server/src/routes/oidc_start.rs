@@ -25,13 +25,18 @@ use crate::{
 /// The cookie that ties a sign-in to the browser that began it (over HTTPS `__Host-`
 /// named). SameSite=Lax: the provider sends the browser back by a cross-site navigation.
 pub fn sign_in_cookie(value: String, https: bool) -> Cookie<'static> {
-    Cookie::build((if https { "__Host-lens_sign_in" } else { "lens_sign_in" }, value))
+    Cookie::build((sign_in_cookie_name(https), value))
         .http_only(true)
         .same_site(SameSite::Lax)
         .secure(https)
         .path("/")
         .max_age(cookie::time::Duration::minutes(ATTEMPT_MINUTES))
         .build()
+}
+
+/// The sign-in cookie's name over HTTPS or not.
+pub fn sign_in_cookie_name(https: bool) -> &'static str {
+    if https { "__Host-lens_sign_in" } else { "lens_sign_in" }
 }
 
 /// Where the provider sends the browser back to.

@@ -42,9 +42,6 @@ pub trait IdentityTable: Send + Sync {
     /// target the account's name), its admin flag and groups brought up to date; `true`
     /// when this call made it.
     async fn provided_user(&self, who: &ProvidedIdentity, made: &[AuditNote]) -> Result<(UserRow, bool), StoreError>;
-
-    /// The provider's groups of an account as of its last sign-in (empty for a local one).
-    async fn provided_groups(&self, user_id: i64) -> Result<Vec<String>, StoreError>;
 }
 
 /// The names tried for a new account, in order: the wanted one, then suffixed.

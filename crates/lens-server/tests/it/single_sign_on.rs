@@ -122,14 +122,19 @@ async fn visit(http: &reqwest::Client, url: &str) -> Landed {
 /// Goes from Lens's sign-in button through the provider's login page as `who`, and back.
 async fn sign_in(app: &TestApp, http: &reqwest::Client, who: &str) -> Landed {
     let login_page = visit(http, &format!("{}/api/v1/auth/oidc/start", app.base)).await;
+    let next = log_in_at_provider(http, &login_page, who).await;
+    visit(http, next.as_str()).await
+}
+
+/// Fills the provider's login page as `who`; where the provider sends the browser next.
+async fn log_in_at_provider(http: &reqwest::Client, login_page: &Landed, who: &str) -> Url {
     assert_eq!(login_page.status, StatusCode::OK, "{}", login_page.body);
     assert!(login_page.body.contains("Sign in to Test ID"), "the provider's login page: {}", login_page.body);
     let action = login_page.body.split("action=\"").nth(1).unwrap().split('"').next().unwrap();
     let post = Url::parse(&login_page.url).unwrap().join(action).unwrap();
     let resp = http.post(post).form(&[("login", who), ("password", "correct horse")]).send().await.unwrap();
     assert!(resp.status().is_redirection(), "the login form took the password: {}", resp.status());
-    let next = Url::parse(&login_page.url).unwrap().join(resp.headers()[LOCATION].to_str().unwrap()).unwrap();
-    visit(http, next.as_str()).await
+    Url::parse(&login_page.url).unwrap().join(resp.headers()[LOCATION].to_str().unwrap()).unwrap()
 }
 
 /// The person `http`'s session is, if any.
@@ -251,10 +256,7 @@ async fn a_replayed_callback_a_wrong_state_and_another_browser_sign_nobody_in() 
     let provider_login = start.headers()[LOCATION].to_str().unwrap().to_owned();
     // The attacker signs in at the provider, but sends the way back to the victim.
     let login_page = visit(&attacker, &provider_login).await;
-    let action = login_page.body.split("action=\"").nth(1).unwrap().split('"').next().unwrap();
-    let post = Url::parse(&login_page.url).unwrap().join(action).unwrap();
-    let resp = attacker.post(post).form(&[("login", "ada"), ("password", "correct horse")]).send().await.unwrap();
-    let mut next = Url::parse(&login_page.url).unwrap().join(resp.headers()[LOCATION].to_str().unwrap()).unwrap();
+    let mut next = log_in_at_provider(&attacker, &login_page, "ada").await;
     let link = loop {
         if next.path() == "/api/v1/auth/oidc/callback" {
             break next;

@@ -6,9 +6,7 @@ use serde_json::Value;
 /// The groups at `claim` in `claims`: an array of strings, or one string (some providers
 /// send a lone group so); a dotted name reaches into objects (`realm_access.roles`).
 pub fn groups(claims: &Value, claim: &str) -> Vec<String> {
-    // A claim whose name itself holds dots (`https://example.org/groups`) is taken whole first.
-    let found = claims.get(claim).or_else(|| claim.split('.').try_fold(claims, |v, key| v.get(key)));
-    let mut groups: Vec<String> = match found {
+    let mut groups: Vec<String> = match find(claims, claim) {
         Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
         Some(Value::String(one)) => vec![one.clone()],
         _ => Vec::new(),
@@ -17,6 +15,12 @@ pub fn groups(claims: &Value, claim: &str) -> Vec<String> {
     groups.sort();
     groups.dedup();
     groups
+}
+
+/// The claim named `claim`; a dotted name reaches into objects, but a claim whose name
+/// itself holds dots (`https://example.org/groups`) is taken whole first.
+pub fn find<'a>(claims: &'a Value, claim: &str) -> Option<&'a Value> {
+    claims.get(claim).or_else(|| claim.split('.').try_fold(claims, |v, key| v.get(key)))
 }
 
 /// The name a new account gets: `preferred_username`, else the e-mail address's local

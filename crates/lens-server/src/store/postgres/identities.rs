@@ -105,16 +105,4 @@ impl IdentityTable for Postgres {
         tx.commit().await?;
         Ok((row_to_user(&user), is_new))
     }
-
-    async fn provided_groups(&self, user_id: i64) -> Result<Vec<String>, StoreError> {
-        let lists: Vec<String> = sqlx::query_scalar("SELECT groups FROM identities WHERE user_id = $1")
-            .bind(user_id)
-            .fetch_all(&self.pool)
-            .await?;
-        let mut groups: Vec<String> =
-            lists.iter().flat_map(|l| serde_json::from_str::<Vec<String>>(l).unwrap_or_default()).collect();
-        groups.sort();
-        groups.dedup();
-        Ok(groups)
-    }
 }
