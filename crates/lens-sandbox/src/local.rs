@@ -174,6 +174,9 @@ pub struct LocalDriver {
     pool_size: AtomicUsize,
     pool_wake: Arc<tokio::sync::Notify>,
     next_pool: AtomicU64,
+    /// Held while the pool starts sandboxes: shutting down waits for a start under way,
+    /// so none is pooled (and its workspace written) after the driver stopped.
+    refilling: tokio::sync::Mutex<()>,
     /// New conversations lately: the pool grows with them.
     demand: demand::Demand,
     /// One slot per sandbox ever touched; a slot is locked while its sandbox starts or
@@ -214,6 +217,7 @@ impl LocalDriver {
             pool_size: AtomicUsize::new(0),
             pool_wake: Arc::default(),
             next_pool: AtomicU64::new(1),
+            refilling: tokio::sync::Mutex::default(),
             demand: Default::default(),
             running: tokio::sync::Mutex::default(),
         };
@@ -360,6 +364,8 @@ impl LocalDriver {
     /// left; the workspaces stay.
     pub async fn shutdown(&self) {
         self.pool_size.store(0, Ordering::SeqCst);
+        // A start under way finishes first (the pool then wants none and stops filling).
+        let _no_refill = self.refilling.lock().await;
         self.drain_pool().await;
         let names: Vec<String> = self.running.lock().await.keys().cloned().collect();
         for name in names {

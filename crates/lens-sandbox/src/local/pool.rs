@@ -46,6 +46,7 @@ impl LocalDriver {
     /// Starts pre-started sandboxes until the pool is full or there is no spare room:
     /// only room nothing waits for, so the pool never holds a start up.
     pub(super) async fn refill(&self) {
+        let _turn = self.refilling.lock().await;
         while self.pooled() < self.pool_target() {
             let limits = self.limits();
             let Some(ticket) = self.admission.try_admit(limits.memory_bytes) else { return };
