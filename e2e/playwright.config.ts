@@ -7,8 +7,9 @@ const MODEL_PORT = process.env.LENS_E2E_MODEL_PORT ?? '8182';
 // Lens's own default, the port after its own, is the model's here.
 const PREVIEW_PORT = process.env.LENS_E2E_PREVIEW_PORT ?? '8183';
 const DATA = '../tmp/e2e-data';
-// A real OpenID Connect provider (panva's oidc-provider) for single sign-on.
-const OIDC_PORT = process.env.LENS_E2E_OIDC_PORT ?? '8184';
+// A real OpenID Connect provider (panva's oidc-provider) for single sign-on. Not 8184 or
+// 8185: network.spec.ts starts a Lens of its own there (port + 3, and its preview beside it).
+const OIDC_PORT = process.env.LENS_E2E_OIDC_PORT ?? '8186';
 export const OIDC_CLIENT_SECRET = 'lens-e2e-secret-0123456789abcdef';
 
 export default defineConfig({
