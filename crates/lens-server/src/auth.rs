@@ -15,6 +15,7 @@ mod password;
 mod rate_limit;
 mod session_start;
 mod setup_code;
+pub mod sign_ins;
 
 pub use accounts::Accounts;
 pub use current_user::{

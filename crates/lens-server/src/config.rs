@@ -300,16 +300,7 @@ impl Config {
             public_url: None,
             allowed_hosts: Vec::new(),
             trusted_proxies: Vec::new(),
-            sign_in: SignInConfig {
-                oidc_issuer: None,
-                oidc_client_id: None,
-                oidc_client_secret: None,
-                oidc_scopes: None,
-                oidc_allowed_groups: Vec::new(),
-                oidc_admin_groups: Vec::new(),
-                local_passwords: None,
-                ..w.config.sign_in
-            },
+            sign_in: SignInConfig::default(),
             ..w.config
         })
     }

@@ -38,6 +38,7 @@ pub mod sandbox;
 pub mod sandbox_settings;
 pub mod secret;
 pub mod serve;
+pub mod sign_in_settings;
 pub mod site;
 pub mod state;
 pub mod store;

@@ -22,8 +22,8 @@ use crate::{
         answers, approvals, audit_entries, audit_export, chat_files, chat_fork, chat_notebook, chat_sandbox, chats,
         file_preview, file_rows, gateway_preflight, gateway_start, health, library_documents, library_namespaces,
         messages, model_list, model_settings, model_test, oidc_callback, oidc_start, openapi, python_restart,
-        run_again, sandbox_hosts, sandbox_settings, sessions, setup, storage, tokens, uploads, usage, users,
-        workspace_files, workspace_zip,
+        run_again, sandbox_hosts, sandbox_settings, sessions, setup, sign_in_settings, storage, tokens, uploads, usage,
+        users, workspace_files, workspace_zip,
     },
 };
 
@@ -85,6 +85,7 @@ pub fn documented_routes(upload_max_bytes: usize) -> DocumentedRoutes {
         .routes(routes!(answers::get_answer_events))
         .routes(routes!(answers::stop_answer))
         .routes(routes!(model_settings::get_model_settings, model_settings::update_model_settings))
+        .routes(routes!(sign_in_settings::get_sign_in_settings, sign_in_settings::update_sign_in_settings))
         .routes(routes!(model_list::list_models))
         .routes(routes!(model_test::test_model))
         .routes(routes!(sandbox_settings::get_sandbox_settings, sandbox_settings::update_sandbox_settings))

@@ -29,6 +29,7 @@ pub mod sandbox_hosts;
 pub mod sandbox_settings;
 pub mod sessions;
 pub mod setup;
+pub mod sign_in_settings;
 pub mod storage;
 pub mod tokens;
 pub mod uploads;

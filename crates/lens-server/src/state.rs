@@ -110,7 +110,7 @@ impl AppState {
             relay: Arc::default(),
             audit,
         };
-        let accounts = Accounts::new(&config, store.clone(), setup_code)?;
+        let accounts = Accounts::new(&config, store.clone(), setup_code, secret.clone())?;
         let streams = Arc::new(match config.database_url {
             Some(_) => crate::open_streams::OpenStreams::shared(store.clone(), chats.replica.clone()),
             None => crate::open_streams::OpenStreams::local(),

@@ -12,6 +12,7 @@ mod chats;
 mod files;
 mod library;
 mod settings;
+mod sign_in;
 
 pub use accounts::*;
 pub use audit::*;
@@ -19,3 +20,4 @@ pub use chats::*;
 pub use files::*;
 pub use library::*;
 pub use settings::*;
+pub use sign_in::*;

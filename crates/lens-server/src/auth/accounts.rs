@@ -7,11 +7,13 @@ use axum::Json;
 use axum_extra::extract::CookieJar;
 use lens_types::{AuditAction, SessionResponse};
 
-use super::{LoginLimiter, SetupCode, oidc::SingleSignOn, session_start};
+use lens_types::LocalPasswords;
+
+use super::{LoginLimiter, SetupCode, session_start, sign_ins::SignIns};
 use crate::{
     AppError, Config, Result,
     audit::Audit,
-    config::LocalPasswords,
+    secret::ServerSecret,
     store::{Store, UserRow},
 };
 
@@ -29,40 +31,44 @@ pub struct Accounts {
     pub tokens_per_person: u64,
     /// The audit trail, which records each sign-in.
     pub audit: Audit,
-    /// The organisation's identity provider, when single sign-on is on.
-    pub single_sign_on: Option<Arc<SingleSignOn>>,
-    /// Who may sign in with a local password.
-    pub local_passwords: LocalPasswords,
+    /// The ways in: the organisation's identity provider and local passwords.
+    pub sign_ins: SignIns,
 }
 
 impl Accounts {
     /// `Err` when the single sign-on settings are wrong (which one, and how).
-    pub fn new(config: &Config, store: Store, setup_code: SetupCode) -> anyhow::Result<Self> {
+    pub fn new(
+        config: &Config,
+        store: Store,
+        setup_code: SetupCode,
+        secret: Arc<ServerSecret>,
+    ) -> anyhow::Result<Self> {
         Ok(Self {
             login_limiter: Arc::new(LoginLimiter::new(store.clone())),
-            store,
+            sign_ins: SignIns::new(&config.sign_in, store.clone(), secret)?,
             setup_code: Arc::new(setup_code),
             session_days: config.session_days,
             tokens_per_person: config.tokens_per_person,
+            store,
             audit: Audit::new(config.audit_days),
-            single_sign_on: SingleSignOn::from_config(&config.sign_in)?,
-            local_passwords: config.sign_in.local_passwords(),
         })
     }
 
     /// The ways of signing in the login page offers.
-    pub fn options(&self) -> lens_types::SignInOptions {
-        lens_types::SignInOptions {
-            single_sign_on: self.single_sign_on.as_ref().map(|s| s.name.clone()),
-            passwords: self.local_passwords != LocalPasswords::Off,
-        }
+    pub async fn options(&self) -> Result<lens_types::SignInOptions> {
+        let now = self.sign_ins.now().await?;
+        Ok(lens_types::SignInOptions {
+            single_sign_on: now.single_sign_on.as_ref().map(|s| s.name.clone()),
+            passwords: now.local_passwords != LocalPasswords::Off,
+        })
     }
 
     /// `Err` with the sentence when `user`'s password may not sign them in here (local
     /// passwords off, or kept for admins).
-    pub fn password_allowed(&self, user: &UserRow) -> Result<()> {
-        let by = self.single_sign_on.as_ref().map(|s| format!(" Sign in with {}.", s.name)).unwrap_or_default();
-        match self.local_passwords {
+    pub async fn password_allowed(&self, user: &UserRow) -> Result<()> {
+        let now = self.sign_ins.now().await?;
+        let by = now.single_sign_on.as_ref().map(|s| format!(" Sign in with {}.", s.name)).unwrap_or_default();
+        match now.local_passwords {
             LocalPasswords::On => Ok(()),
             LocalPasswords::Admins if user.is_admin => Ok(()),
             LocalPasswords::Admins => Err(AppError::NotAllowed(format!(

@@ -28,7 +28,7 @@ use tokio::sync::Mutex;
 pub use claims::Admission;
 pub use failure::SignInFailure;
 
-use crate::config::SignInConfig;
+use crate::sign_in_settings::OidcSettings;
 
 /// How long the provider's discovery document (and its keys) are trusted before Lens reads
 /// them again: a provider's new signing key is seen within this.
@@ -63,10 +63,8 @@ pub struct SingleSignOn {
     issuer: IssuerUrl,
     client_id: ClientId,
     client_secret: Option<ClientSecret>,
-    scopes: Vec<String>,
-    groups_claim: String,
-    allowed_groups: Vec<String>,
-    admin_groups: Vec<String>,
+    /// The settings it was built from: scopes, the groups claim, who may come in.
+    settings: OidcSettings,
     /// The name on the login page's button.
     pub name: String,
     http: openidconnect::reqwest::Client,
@@ -93,49 +91,29 @@ pub struct Vouched {
 }
 
 impl SingleSignOn {
-    /// The service, when `LENS_OIDC_ISSUER` and `LENS_OIDC_CLIENT_ID` are set. `Err` says
-    /// which setting is wrong.
-    pub fn from_config(config: &SignInConfig) -> anyhow::Result<Option<Arc<Self>>> {
-        if !config.oidc_on() {
-            return Ok(None);
-        }
-        let issuer = config.oidc_issuer.as_deref().unwrap_or_default().trim();
-        let issuer = IssuerUrl::new(issuer.trim_end_matches('/').to_owned())
-            .ok()
-            .filter(|u| matches!(u.url().scheme(), "http" | "https"))
-            .ok_or_else(|| anyhow::anyhow!("LENS_OIDC_ISSUER: `{issuer}` is not an http(s) address"))?;
+    /// The service for `settings` (checked as they were saved: the issuer an http(s) address).
+    pub fn new(settings: &OidcSettings) -> Result<Self, SignInFailure> {
+        let issuer = IssuerUrl::new(settings.issuer.clone()).map_err(SignInFailure::internal)?;
         let http = openidconnect::reqwest::ClientBuilder::new()
             .redirect(openidconnect::reqwest::redirect::Policy::none())
             .connect_timeout(Duration::from_secs(5))
             .timeout(Duration::from_secs(15))
-            .build()?;
-        let mut scopes: Vec<String> = config
-            .oidc_scopes
-            .clone()
-            .unwrap_or_else(|| vec!["profile".into(), "email".into()])
-            .into_iter()
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty() && s != "openid")
-            .collect();
-        scopes.dedup();
-        let trimmed = |list: &[String]| list.iter().map(|g| g.trim().to_owned()).filter(|g| !g.is_empty()).collect();
-        Ok(Some(Arc::new(Self {
+            .build()
+            .map_err(SignInFailure::internal)?;
+        Ok(Self {
             issuer,
-            client_id: ClientId::new(config.oidc_client_id.clone().unwrap_or_default().trim().to_owned()),
-            client_secret: config
-                .oidc_client_secret
-                .as_ref()
-                .map(|s| s.expose().to_owned())
-                .filter(|s| !s.is_empty())
-                .map(ClientSecret::new),
-            scopes,
-            groups_claim: config.oidc_groups_claim.trim().to_owned(),
-            allowed_groups: trimmed(&config.oidc_allowed_groups),
-            admin_groups: trimmed(&config.oidc_admin_groups),
-            name: config.oidc_name.trim().to_owned(),
+            client_id: ClientId::new(settings.client_id.clone()),
+            client_secret: settings.client_secret.clone().map(ClientSecret::new),
+            name: settings.name.clone(),
+            settings: settings.clone(),
             http,
             provider: Mutex::new(None),
-        })))
+        })
+    }
+
+    /// Whether this service was built from `settings` (so it may serve them still).
+    pub fn serves(&self, settings: &OidcSettings) -> bool {
+        self.settings == *settings
     }
 
     /// The issuer, as people and the audit trail read it.
@@ -176,7 +154,7 @@ impl SingleSignOn {
         let mut request = client
             .authorize_url(CoreAuthenticationFlow::AuthorizationCode, CsrfToken::new_random, Nonce::new_random)
             .set_pkce_challenge(challenge);
-        for scope in &self.scopes {
+        for scope in &self.settings.scopes {
             request = request.add_scope(Scope::new(scope.clone()));
         }
         let (url, state, nonce) = request.url();
@@ -234,7 +212,7 @@ impl SingleSignOn {
         // The claims as sent: the token's signature was checked above, over these bytes.
         let mut claims = jwt_payload(&id_token_text).unwrap_or_else(|| Value::Object(Default::default()));
         // Many providers put only the subject in the ID token: the rest is the userinfo endpoint's.
-        if claims::find(&claims, &self.groups_claim).is_none() || claims.get("preferred_username").is_none() {
+        if claims::find(&claims, &self.settings.groups_claim).is_none() || claims.get("preferred_username").is_none() {
             self.add_user_info(&client, tokens.access_token(), &mut claims).await;
         }
         Ok(Vouched {
@@ -270,12 +248,12 @@ impl SingleSignOn {
 
     /// The groups a vouched-for person has, by the configured claim.
     pub fn groups(&self, who: &Vouched) -> Vec<String> {
-        claims::groups(&who.claims, &self.groups_claim)
+        claims::groups(&who.claims, &self.settings.groups_claim)
     }
 
     /// Whether their groups let them in, and make them an admin.
     pub fn admission(&self, groups: &[String]) -> Admission {
-        claims::admission(groups, &self.allowed_groups, &self.admin_groups)
+        claims::admission(groups, &self.settings.allowed_groups, &self.settings.admin_groups)
     }
 
     /// The name a new account of theirs gets.

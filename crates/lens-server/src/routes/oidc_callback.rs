@@ -79,7 +79,11 @@ pub async fn finish_sign_in(
     jar: CookieJar,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let Some(sso) = state.accounts.single_sign_on.clone() else {
+    let sso = match state.accounts.sign_ins.now().await {
+        Ok(now) => now.single_sign_on,
+        Err(e) => return SignInFailure::from(e).into_response(),
+    };
+    let Some(sso) = sso else {
         return crate::AppError::Missing("single sign-on is not set up here".into()).into_response();
     };
     // The browser's tie to the sign-in is spent whatever happens next.

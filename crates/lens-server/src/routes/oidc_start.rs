@@ -61,7 +61,7 @@ pub async fn start_sign_in(
     headers: HeaderMap,
     jar: CookieJar,
 ) -> Result<Response, AppError> {
-    let Some(sso) = state.accounts.single_sign_on.clone() else {
+    let Some(sso) = state.accounts.sign_ins.now().await?.single_sign_on else {
         return Err(AppError::Missing(
             "single sign-on is not set up here: sign in with your username and password".into(),
         ));

@@ -62,7 +62,7 @@ pub async fn create_session(
     match user {
         Some(user) if matches => {
             state.accounts.login_limiter.succeeded(&req.username, ip).await;
-            if let Err(refused) = state.accounts.password_allowed(&user) {
+            if let Err(refused) = state.accounts.password_allowed(&user).await {
                 state
                     .accounts
                     .sign_in_failed(&req.username, client, "passwords are not allowed for this account")
@@ -102,7 +102,11 @@ pub async fn delete_session(
     if let Some(hash) = &user.session_hash {
         let note = state.audit.by(&user, AuditAction::SignOut);
         let id_token = state.store.delete_session(hash, note.as_slice()).await?;
-        if let (Some(id_token), Some(sso)) = (id_token, &state.accounts.single_sign_on) {
+        let sso = match id_token.is_some() {
+            true => state.accounts.sign_ins.now().await.ok().and_then(|now| now.single_sign_on),
+            false => None,
+        };
+        if let (Some(id_token), Some(sso)) = (id_token, sso) {
             let after = format!("{}/", state.site.origin(&headers, https));
             end_session_url = sso.end_session_url(&id_token, &after).await;
         }

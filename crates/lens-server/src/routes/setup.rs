@@ -25,7 +25,7 @@ pub async fn get_setup(State(state): State<AppState>) -> Result<Json<SetupStatus
     Ok(Json(SetupStatus {
         needed,
         code_required: needed && state.accounts.setup_code.required(),
-        sign_in: state.accounts.options(),
+        sign_in: state.accounts.options().await?,
     }))
 }
 

@@ -31,6 +31,7 @@ mod sandbox;
 mod sandbox_gateway;
 mod sandbox_settings;
 mod settings;
+mod sign_in_settings;
 mod single_sign_on;
 mod site;
 mod store_story;

@@ -15,16 +15,16 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::test_app::{Client, TestApp};
 
-const SECRET: &str = "lens-test-secret-0123456789abcdef";
+pub(crate) const SECRET: &str = "lens-test-secret-0123456789abcdef";
 
 /// The provider, running until it is dropped.
-struct Provider {
-    issuer: String,
+pub(crate) struct Provider {
+    pub issuer: String,
     _child: tokio::process::Child,
 }
 
 impl Provider {
-    async fn start() -> Provider {
+    pub async fn start() -> Provider {
         let e2e = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../e2e");
         assert!(
             e2e.join("node_modules/oidc-provider").is_dir(),
@@ -67,9 +67,9 @@ async fn lens(issuer: &str, local: Option<LocalPasswords>) -> TestApp {
             c.sign_in.oidc_client_id = Some("lens".into());
             c.sign_in.oidc_client_secret = Some(SECRET.into());
             c.sign_in.oidc_scopes = Some(vec!["profile".into(), "email".into(), "groups".into()]);
-            c.sign_in.oidc_allowed_groups = vec!["staff".into()];
-            c.sign_in.oidc_admin_groups = vec!["lens-admins".into()];
-            c.sign_in.oidc_name = "Test ID".into();
+            c.sign_in.oidc_allowed_groups = Some(vec!["staff".into()]);
+            c.sign_in.oidc_admin_groups = Some(vec!["lens-admins".into()]);
+            c.sign_in.oidc_name = Some("Test ID".into());
             c.sign_in.local_passwords = local;
         })
         .build()
@@ -77,7 +77,7 @@ async fn lens(issuer: &str, local: Option<LocalPasswords>) -> TestApp {
 }
 
 /// A browser: cookies kept per host, redirects followed one at a time by `visit`.
-fn browser() -> reqwest::Client {
+pub(crate) fn browser() -> reqwest::Client {
     reqwest::Client::builder()
         .cookie_store(true)
         .redirect(reqwest::redirect::Policy::none())
@@ -87,16 +87,16 @@ fn browser() -> reqwest::Client {
 }
 
 /// Where the browser stopped: the last answer's status, its address and its page.
-struct Landed {
-    status: StatusCode,
-    url: String,
-    body: String,
+pub(crate) struct Landed {
+    pub status: StatusCode,
+    pub url: String,
+    pub body: String,
     /// The address of Lens's callback, when the way passed it.
     callback: Option<String>,
 }
 
 /// GETs `url` and follows redirects the way a browser does, up to 15.
-async fn visit(http: &reqwest::Client, url: &str) -> Landed {
+pub(crate) async fn visit(http: &reqwest::Client, url: &str) -> Landed {
     let mut url = Url::parse(url).unwrap();
     let mut callback = None;
     for _ in 0..15 {
@@ -120,7 +120,7 @@ async fn visit(http: &reqwest::Client, url: &str) -> Landed {
 }
 
 /// Goes from Lens's sign-in button through the provider's login page as `who`, and back.
-async fn sign_in(app: &TestApp, http: &reqwest::Client, who: &str) -> Landed {
+pub(crate) async fn sign_in(app: &TestApp, http: &reqwest::Client, who: &str) -> Landed {
     let login_page = visit(http, &format!("{}/api/v1/auth/oidc/start", app.base)).await;
     let next = log_in_at_provider(http, &login_page, who).await;
     visit(http, next.as_str()).await
@@ -138,7 +138,7 @@ async fn log_in_at_provider(http: &reqwest::Client, login_page: &Landed, who: &s
 }
 
 /// The person `http`'s session is, if any.
-async fn me(app: &TestApp, http: &reqwest::Client) -> Option<SessionResponse> {
+pub(crate) async fn me(app: &TestApp, http: &reqwest::Client) -> Option<SessionResponse> {
     let resp = http.get(format!("{}/api/v1/me", app.base)).send().await.unwrap();
     if resp.status() != StatusCode::OK {
         return None;
@@ -147,7 +147,7 @@ async fn me(app: &TestApp, http: &reqwest::Client) -> Option<SessionResponse> {
 }
 
 /// The audit trail's entries of `action`, newest first, as the admin reads them.
-async fn audit(admin: &Client, action: AuditAction) -> Vec<Value> {
+pub(crate) async fn audit(admin: &Client, action: AuditAction) -> Vec<Value> {
     let (status, page) = admin.get(&format!("/api/v1/admin/audit?action={}", action.as_str())).await;
     assert_eq!(status, StatusCode::OK, "{page}");
     page["entries"].as_array().unwrap().clone()
