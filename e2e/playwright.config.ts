@@ -1,4 +1,7 @@
 import { defineConfig } from '@playwright/test';
+// A real OpenID Connect provider (panva's oidc-provider) for single sign-on, which the
+// single sign-on test sets up in Settings > Sign-in.
+import { OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, OIDC_PORT } from './oidc';
 
 // The real release server on a fresh data directory, plus a scripted OpenAI-compatible
 // model endpoint (fake-model.mjs) for the tests that need a slow, steady answer.
@@ -7,10 +10,6 @@ const MODEL_PORT = process.env.LENS_E2E_MODEL_PORT ?? '8182';
 // Lens's own default, the port after its own, is the model's here.
 const PREVIEW_PORT = process.env.LENS_E2E_PREVIEW_PORT ?? '8183';
 const DATA = '../tmp/e2e-data';
-// A real OpenID Connect provider (panva's oidc-provider) for single sign-on. Not 8184 or
-// 8185: network.spec.ts starts a Lens of its own there (port + 3, and its preview beside it).
-const OIDC_PORT = process.env.LENS_E2E_OIDC_PORT ?? '8186';
-export const OIDC_CLIENT_SECRET = 'lens-e2e-secret-0123456789abcdef';
 
 export default defineConfig({
   testDir: './tests',
@@ -40,7 +39,7 @@ export default defineConfig({
       url: `http://127.0.0.1:${OIDC_PORT}/.well-known/openid-configuration`,
       reuseExistingServer: false,
       timeout: 30_000,
-      env: { OIDC_PORT, OIDC_CLIENT_ID: 'lens', OIDC_CLIENT_SECRET },
+      env: { OIDC_PORT, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET },
     },
     {
       command: `node fake-model.mjs ${MODEL_PORT}`,
@@ -67,15 +66,6 @@ export default defineConfig({
         LENS_COMPOSE: '1',
         LENS_HOST_HELPER: `http://127.0.0.1:${MODEL_PORT}/helper`,
         LENS_PREVIEW_ADDR: `127.0.0.1:${PREVIEW_PORT}`,
-        // Single sign-on beside local passwords for everyone (the other tests' accounts).
-        LENS_OIDC_ISSUER: `http://127.0.0.1:${OIDC_PORT}`,
-        LENS_OIDC_CLIENT_ID: 'lens',
-        LENS_OIDC_CLIENT_SECRET: OIDC_CLIENT_SECRET,
-        LENS_OIDC_SCOPES: 'profile,email,groups',
-        LENS_OIDC_ALLOWED_GROUPS: 'staff',
-        LENS_OIDC_ADMIN_GROUPS: 'lens-admins',
-        LENS_OIDC_NAME: 'Test ID',
-        LENS_LOCAL_PASSWORDS: 'on',
       },
     },
   ],

@@ -17,6 +17,7 @@ pub mod sandbox_place;
 pub mod sandbox_settings;
 pub mod settings_page;
 pub mod setup_page;
+pub mod sign_in_settings;
 pub mod storage_settings;
 pub mod tokens_settings;
 pub mod usage_settings;

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, test, expect } from '@playwright/test';
+import { OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, OIDC_ISSUER } from '../oidc';
 import { AuthPage, ChatPage, LibraryPage, WorkspaceFiles, distanceToEnd, settledText, tallCode } from './pages';
 
 const MODEL_PORT = process.env.LENS_E2E_MODEL_PORT ?? '8182';
@@ -1197,11 +1198,36 @@ test('Settings > Code sandbox moves the sandboxes onto an OpenShell gateway, aft
   }
 });
 
-test('single sign-on: the provider\'s own login page, back signed in, signed out at both ends; a group not allowed is told why', async ({ browser }) => {
+test('single sign-on: set up in Settings, the provider\'s own login page, back signed in, signed out at both ends; a group not allowed is told why', async ({ browser, baseURL }) => {
+  // The admin registers the provider in Settings > Sign-in; passwords stay on for everyone
+  // (the other tests' accounts).
+  const setup = await browser.newContext();
+  const admin = await setup.newPage();
+  await new AuthPage(admin).login(ADMIN.name, ADMIN.password);
+  await admin.goto('/settings/sign-in');
+  const form = admin.getByTestId('sign-in-form');
+  await expect(admin.getByTestId('sign-in-callback')).toHaveText(`${baseURL}/api/v1/auth/oidc/callback`);
+  await expect(form.getByTestId('sign-in-client-secret')).toHaveAttribute('placeholder', '(none: a public client)');
+  await form.getByLabel('Issuer').fill(OIDC_ISSUER);
+  await form.getByLabel('Client id').fill(OIDC_CLIENT_ID);
+  await form.getByLabel('Client secret').fill(OIDC_CLIENT_SECRET);
+  await form.getByLabel('Scopes').fill('profile, email, groups');
+  await form.getByLabel('Groups that may sign in').fill('staff');
+  await form.getByLabel('Admin groups').fill('lens-admins');
+  await form.getByLabel("Button's name").fill('Test ID');
+  await form.getByLabel('Local passwords').selectOption('on');
+  await form.getByTestId('save-sign-in').click();
+  await expect(form.getByTestId('sign-in-status')).toHaveText('Saved. The next sign-in uses these settings.');
+  await admin.reload();
+  await expect(form.getByTestId('sign-in-client-secret')).toHaveAttribute('placeholder', '(set; type to replace)');
+  await expect(form.getByTestId('sign-in-client-secret')).toHaveValue('');
+  await expect(form.getByLabel('Groups that may sign in')).toHaveValue('staff');
+  await setup.close();
+
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto('/login');
-  // Local passwords stay on here (LENS_LOCAL_PASSWORDS=on): both ways are offered.
+  // Local passwords stay on here: both ways are offered.
   await expect(page.getByTestId('username')).toBeVisible();
   await page.getByTestId('sso-sign-in').click();
   await expect(page).toHaveTitle('Sign in to Test ID');
@@ -1294,7 +1320,7 @@ test('Settings > Audit shows who signed in and who failed, filters by kind, and 
 test('each Settings section is its own page that fits at 1280 and 390 wide', async ({ browser }) => {
   const sections = [
     ['account', 'Account'], ['tokens', 'API tokens'], ['model', 'Model'], ['sandbox', 'Code sandbox'],
-    ['storage', 'Storage'], ['usage', 'Usage'], ['audit', 'Audit'], ['accounts', 'Accounts'],
+    ['storage', 'Storage'], ['sign-in', 'Sign-in'], ['usage', 'Usage'], ['audit', 'Audit'], ['accounts', 'Accounts'],
   ] as const;
   for (const width of [1280, 390]) {
     const context = await browser.newContext({ viewport: { width, height: 900 } });

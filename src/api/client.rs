@@ -248,6 +248,14 @@ pub async fn update_model_settings(req: &UpdateModelSettingsRequest) -> ApiResul
     send_json(Request::put("/api/v1/settings/model"), req).await
 }
 
+pub async fn sign_in_settings() -> ApiResult<SignInSettingsView> {
+    get("/api/v1/settings/sign-in").await
+}
+
+pub async fn update_sign_in_settings(req: &UpdateSignInSettingsRequest) -> ApiResult<SignInSettingsView> {
+    send_json(Request::put("/api/v1/settings/sign-in"), req).await
+}
+
 pub async fn sandbox_settings() -> ApiResult<SandboxSettingsView> {
     get("/api/v1/admin/sandbox").await
 }

@@ -228,7 +228,7 @@ impl SignInSettings {
         let on_after = !issuer.as_deref().unwrap_or(&current.issuer).is_empty()
             && !client_id.unwrap_or(&current.client_id).is_empty();
         if local == Some(LocalPasswords::Off) && !on_after {
-            return Err(AppError::BadRequest(
+            return Err(AppError::Conflict(
                 "local passwords can be turned off only with single sign-on on: set the issuer and client id first"
                     .into(),
             ));

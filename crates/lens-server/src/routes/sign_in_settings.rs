@@ -39,8 +39,8 @@ pub async fn get_sign_in_settings(
     request_body = lens_types::UpdateSignInSettingsRequest,
     responses(
         (status = 200, description = "The settings, changed", body = lens_types::SignInSettingsView),
-        (status = 400, description = "A field is not valid (an issuer that is no http(s) address; local passwords off without single sign-on)", body = lens_types::ErrorBody),
-        (status = 409, description = "A field is set by the environment (locked)", body = lens_types::ErrorBody),
+        (status = 400, description = "A field is not valid (an issuer that is no http(s) address, a scope of two words, a field too long)", body = lens_types::ErrorBody),
+        (status = 409, description = "A field is set by the environment (locked), or local passwords would go off without single sign-on", body = lens_types::ErrorBody),
         (status = 507, description = "The server's disk is full; nothing was saved", body = lens_types::ErrorBody),
     ),
     security(("session" = ["admin"]), ("bearer" = ["admin"])),
