@@ -21,9 +21,6 @@ const ALLOWED_GROUPS: &str = "sign_in.oidc_allowed_groups";
 const ADMIN_GROUPS: &str = "sign_in.oidc_admin_groups";
 const NAME: &str = "sign_in.oidc_name";
 const LOCAL_PASSWORDS: &str = "sign_in.local_passwords";
-/// Every key, in the order `load` reads them.
-const KEYS: [&str; 9] =
-    [ISSUER, CLIENT_ID, CLIENT_SECRET, SCOPES, GROUPS_CLAIM, ALLOWED_GROUPS, ADMIN_GROUPS, NAME, LOCAL_PASSWORDS];
 
 const DEFAULT_GROUPS_CLAIM: &str = "groups";
 const DEFAULT_NAME: &str = "single sign-on";
@@ -47,6 +44,13 @@ pub struct OidcSettings {
     pub name: String,
 }
 
+impl OidcSettings {
+    /// Whether single sign-on is on: an issuer and a client id are set.
+    fn is_on(&self) -> bool {
+        !self.issuer.is_empty() && !self.client_id.is_empty()
+    }
+}
+
 impl std::fmt::Debug for OidcSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OidcSettings")
@@ -60,113 +64,99 @@ impl std::fmt::Debug for OidcSettings {
 /// The settings in force, with the secret in clear (never shown to anyone).
 #[derive(Debug, Clone)]
 pub struct SignInSettings {
-    /// The provider, when single sign-on is on (an issuer and a client id).
-    pub oidc: Option<OidcSettings>,
-    /// The fields as set, for the page (an issuer without a client id shows too).
-    issuer: String,
-    client_id: String,
-    client_secret_set: bool,
-    scopes: Vec<String>,
-    groups_claim: String,
-    allowed_groups: Vec<String>,
-    admin_groups: Vec<String>,
-    name: String,
+    /// The fields as set (an issuer without a client id shows in the page too).
+    fields: OidcSettings,
     /// Who may sign in with a password, as set (or its default).
     local_passwords: LocalPasswords,
     pub locked: Vec<String>,
 }
 
+/// Reads each field from the environment (locking it) or else from the store.
+struct FieldReader<'a> {
+    store: &'a Store,
+    locked: Vec<String>,
+}
+
+impl FieldReader<'_> {
+    async fn read(&mut self, field: &str, env: Option<String>, key: &str) -> Result<Option<String>, AppError> {
+        match env {
+            Some(value) => {
+                self.locked.push(field.to_owned());
+                Ok(Some(value))
+            }
+            None => Ok(self.store.setting(key).await?),
+        }
+    }
+}
+
 impl SignInSettings {
     /// The settings in force: the environment's, else the stored ones, else the defaults.
     pub async fn load(config: &SignInConfig, store: &Store, secret: &ServerSecret) -> Result<Self, AppError> {
-        let mut locked = Vec::new();
-        let mut pick = |field: &str, env: Option<String>| {
-            if env.is_some() {
-                locked.push(field.to_owned());
-            }
-            env
-        };
+        let mut r = FieldReader { store, locked: Vec::new() };
         let list = |v: &Vec<String>| serde_json::to_string(v).ok();
-        let envs = [
-            pick("issuer", config.oidc_issuer.clone()),
-            pick("client_id", config.oidc_client_id.clone()),
-            pick("client_secret", config.oidc_client_secret.as_ref().map(|s| s.expose().to_owned())),
-            pick("scopes", config.oidc_scopes.as_ref().and_then(list)),
-            pick("groups_claim", config.oidc_groups_claim.clone()),
-            pick("allowed_groups", config.oidc_allowed_groups.as_ref().and_then(list)),
-            pick("admin_groups", config.oidc_admin_groups.as_ref().and_then(list)),
-            pick("name", config.oidc_name.clone()),
-            pick("local_passwords", config.local_passwords.map(|l| l.as_str().to_owned())),
-        ];
-        let mut values = Vec::with_capacity(KEYS.len());
-        for (key, env) in KEYS.iter().zip(envs) {
-            values.push(match env {
-                Some(v) => Some(v),
-                None if *key == CLIENT_SECRET => match store.setting(key).await? {
-                    Some(sealed) => Some(String::from_utf8(secret.open(key, &sealed)?).map_err(AppError::internal)?),
-                    None => None,
-                },
-                None => store.setting(key).await?,
-            });
-        }
-        let [issuer, client_id, client_secret, scopes, groups_claim, allowed, admins, name, local]: [Option<String>;
-            9] = values.try_into().map_err(|_| AppError::internal("sign-in settings: a field missing"))?;
-        let issuer = issuer.map(|i| i.trim().trim_end_matches('/').to_owned()).unwrap_or_default();
-        let client_id = client_id.map(|c| c.trim().to_owned()).unwrap_or_default();
-        let client_secret = client_secret.filter(|s| !s.is_empty());
-        let scopes =
-            scopes.map(|s| scope_list(read_list(&s))).unwrap_or_else(|| vec!["profile".into(), "email".into()]);
-        let groups_claim =
-            groups_claim.map(|c| c.trim().to_owned()).filter(|c| !c.is_empty()).unwrap_or(DEFAULT_GROUPS_CLAIM.into());
-        let allowed_groups = allowed.map(|g| read_list(&g)).unwrap_or_default();
-        let admin_groups = admins.map(|g| read_list(&g)).unwrap_or_default();
-        let name = name.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).unwrap_or(DEFAULT_NAME.into());
-        let on = !issuer.is_empty() && !client_id.is_empty();
-        let oidc = on.then(|| OidcSettings {
-            issuer: issuer.clone(),
-            client_id: client_id.clone(),
-            client_secret: client_secret.clone(),
-            scopes: scopes.clone(),
-            groups_claim: groups_claim.clone(),
-            allowed_groups: allowed_groups.clone(),
-            admin_groups: admin_groups.clone(),
-            name: name.clone(),
-        });
-        let default_local = if on { LocalPasswords::Admins } else { LocalPasswords::On };
+        let issuer = r.read("issuer", config.oidc_issuer.clone(), ISSUER).await?;
+        let client_id = r.read("client_id", config.oidc_client_id.clone(), CLIENT_ID).await?;
+        let client_secret = match config.oidc_client_secret.as_ref().map(|s| s.expose().to_owned()) {
+            Some(env) => r.read("client_secret", Some(env), CLIENT_SECRET).await?,
+            None => match store.setting(CLIENT_SECRET).await? {
+                Some(sealed) => {
+                    Some(String::from_utf8(secret.open(CLIENT_SECRET, &sealed)?).map_err(AppError::internal)?)
+                }
+                None => None,
+            },
+        };
+        let scopes = r.read("scopes", config.oidc_scopes.as_ref().and_then(list), SCOPES).await?;
+        let groups_claim = r.read("groups_claim", config.oidc_groups_claim.clone(), GROUPS_CLAIM).await?;
+        let allowed =
+            r.read("allowed_groups", config.oidc_allowed_groups.as_ref().and_then(list), ALLOWED_GROUPS).await?;
+        let admins = r.read("admin_groups", config.oidc_admin_groups.as_ref().and_then(list), ADMIN_GROUPS).await?;
+        let name = r.read("name", config.oidc_name.clone(), NAME).await?;
+        let local_env = config.local_passwords.map(|l| l.as_str().to_owned());
+        let local = r.read("local_passwords", local_env, LOCAL_PASSWORDS).await?;
+        let text = |v: Option<String>| v.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+        let fields = OidcSettings {
+            issuer: issuer.map(|i| i.trim().trim_end_matches('/').to_owned()).unwrap_or_default(),
+            client_id: text(client_id).unwrap_or_default(),
+            client_secret: client_secret.filter(|s| !s.is_empty()),
+            scopes: scopes.map(|s| scope_list(read_list(&s))).unwrap_or_else(|| vec!["profile".into(), "email".into()]),
+            groups_claim: text(groups_claim).unwrap_or_else(|| DEFAULT_GROUPS_CLAIM.into()),
+            allowed_groups: allowed.map(|g| read_list(&g)).unwrap_or_default(),
+            admin_groups: admins.map(|g| read_list(&g)).unwrap_or_default(),
+            name: text(name).unwrap_or_else(|| DEFAULT_NAME.into()),
+        };
+        let default_local = if fields.is_on() { LocalPasswords::Admins } else { LocalPasswords::On };
         Ok(Self {
-            oidc,
-            issuer,
-            client_id,
-            client_secret_set: client_secret.is_some(),
-            scopes,
-            groups_claim,
-            allowed_groups,
-            admin_groups,
-            name,
             local_passwords: local.as_deref().and_then(LocalPasswords::parse).unwrap_or(default_local),
-            locked,
+            fields,
+            locked: r.locked,
         })
+    }
+
+    /// The provider, when single sign-on is on (an issuer and a client id).
+    pub fn oidc(&self) -> Option<&OidcSettings> {
+        self.fields.is_on().then_some(&self.fields)
     }
 
     /// Who may sign in with a password now: everyone while single sign-on is off (else
     /// nobody could), as set while it is on.
     pub fn local_passwords(&self) -> LocalPasswords {
-        if self.oidc.is_some() { self.local_passwords } else { LocalPasswords::On }
+        if self.fields.is_on() { self.local_passwords } else { LocalPasswords::On }
     }
 
     /// As the admin sees them, with the address to register at the provider.
     pub fn view(&self, callback_url: String) -> SignInSettingsView {
+        let f = &self.fields;
         SignInSettingsView {
-            issuer: self.issuer.clone(),
-            client_id: self.client_id.clone(),
-            client_secret_set: self.client_secret_set,
-            scopes: self.scopes.clone(),
-            groups_claim: self.groups_claim.clone(),
-            allowed_groups: self.allowed_groups.clone(),
-            admin_groups: self.admin_groups.clone(),
-            name: self.name.clone(),
+            issuer: f.issuer.clone(),
+            client_id: f.client_id.clone(),
+            client_secret_set: f.client_secret.is_some(),
+            scopes: f.scopes.clone(),
+            groups_claim: f.groups_claim.clone(),
+            allowed_groups: f.allowed_groups.clone(),
+            admin_groups: f.admin_groups.clone(),
+            name: f.name.clone(),
             local_passwords: self.local_passwords,
-            single_sign_on: self.oidc.is_some(),
+            single_sign_on: f.is_on(),
             callback_url,
             locked: self.locked.clone(),
         }
@@ -202,9 +192,10 @@ impl SignInSettings {
         let mut pairs: Vec<(&str, Option<String>)> = Vec::new();
         // A secret goes with the provider it was given for: an issuer on another host,
         // without a secret in the same change, forgets the stored one.
-        if let Some(next) = issuer.as_deref().filter(|next| !next.is_empty() && !same_origin(&current.issuer, next))
+        if let Some(next) =
+            issuer.as_deref().filter(|next| !next.is_empty() && !same_origin(&current.fields.issuer, next))
             && req.client_secret.is_none()
-            && current.client_secret_set
+            && current.fields.client_secret.is_some()
         {
             if current.locked.iter().any(|l| l == "client_secret") {
                 return Err(AppError::Conflict(format!(
@@ -225,8 +216,8 @@ impl SignInSettings {
         let allowed = req.allowed_groups.map(|g| checked_list("allowed groups", g)).transpose()?;
         let admins = req.admin_groups.map(|g| checked_list("admin groups", g)).transpose()?;
         let local = req.local_passwords;
-        let on_after = !issuer.as_deref().unwrap_or(&current.issuer).is_empty()
-            && !client_id.unwrap_or(&current.client_id).is_empty();
+        let on_after = !issuer.as_deref().unwrap_or(&current.fields.issuer).is_empty()
+            && !client_id.unwrap_or(&current.fields.client_id).is_empty();
         if local == Some(LocalPasswords::Off) && !on_after {
             return Err(AppError::Conflict(
                 "local passwords can be turned off only with single sign-on on: set the issuer and client id first"

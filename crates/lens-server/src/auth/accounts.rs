@@ -5,9 +5,7 @@ use std::{net::IpAddr, sync::Arc};
 
 use axum::Json;
 use axum_extra::extract::CookieJar;
-use lens_types::{AuditAction, SessionResponse};
-
-use lens_types::LocalPasswords;
+use lens_types::{AuditAction, LocalPasswords, SessionResponse};
 
 use super::{LoginLimiter, SetupCode, session_start, sign_ins::SignIns};
 use crate::{

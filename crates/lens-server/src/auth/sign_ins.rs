@@ -57,7 +57,7 @@ impl SignIns {
     /// The ways in now.
     pub async fn now(&self) -> Result<SignInNow, AppError> {
         let settings = self.settings().await?;
-        let single_sign_on = match &settings.oidc {
+        let single_sign_on = match settings.oidc() {
             None => None,
             Some(oidc) => {
                 let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());

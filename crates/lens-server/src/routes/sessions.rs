@@ -102,11 +102,11 @@ pub async fn delete_session(
     if let Some(hash) = &user.session_hash {
         let note = state.audit.by(&user, AuditAction::SignOut);
         let id_token = state.store.delete_session(hash, note.as_slice()).await?;
-        let sso = match id_token.is_some() {
-            true => state.accounts.sign_ins.now().await.ok().and_then(|now| now.single_sign_on),
-            false => None,
-        };
-        if let (Some(id_token), Some(sso)) = (id_token, sso) {
+        // Opened through the provider: its sign-out address, if single sign-on is still on.
+        if let Some(id_token) = id_token
+            && let Ok(now) = state.accounts.sign_ins.now().await
+            && let Some(sso) = now.single_sign_on
+        {
             let after = format!("{}/", state.site.origin(&headers, https));
             end_session_url = sso.end_session_url(&id_token, &after).await;
         }
