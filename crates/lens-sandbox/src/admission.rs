@@ -74,7 +74,15 @@ pub fn host_memory() -> u64 {
 
 /// Who a conversation belongs to (the server looks it up); a conversation nobody is
 /// known for counts as its own person.
-pub type OwnerOf = Arc<dyn Fn(String) -> Pin<Box<dyn Future<Output = Option<String>> + Send>> + Send + Sync>;
+pub type OwnerOf = Arc<dyn Fn(String) -> Pin<Box<dyn Future<Output = Option<Owner>> + Send>> + Send + Sync>;
+
+/// A conversation's person, and their own share when their groups give them one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    pub person: String,
+    /// Sandboxes they may have running at once; `None`: the limits' `per_person`.
+    pub share: Option<usize>,
+}
 
 /// The owner of the pool's pre-started sandboxes, which are nobody's until claimed.
 const POOL: &str = "";
@@ -144,8 +152,8 @@ struct State {
     own: Held,
     /// The other servers', as last heard.
     others: Held,
-    /// Waiting starts in order of arrival: (ticket number, sandbox name, person).
-    queue: VecDeque<(u64, String, String)>,
+    /// Waiting starts in order of arrival: (ticket number, sandbox name, person, their share).
+    queue: VecDeque<(u64, String, String, usize)>,
     next: u64,
 }
 
@@ -161,13 +169,13 @@ impl State {
             && self.own.memory + self.others.memory + memory <= limits.max_memory_bytes
     }
 
-    /// The waiting start that goes next: of those whose person is under their cap, the
+    /// The waiting start that goes next: of those whose person is under their share, the
     /// one whose person runs the fewest sandboxes, the longest-waiting among equals.
-    fn next_in_turn(&self, per_person: usize) -> Option<u64> {
+    fn next_in_turn(&self) -> Option<u64> {
         self.queue
             .iter()
-            .filter(|(_, _, person)| self.running_of(person) < per_person)
-            .min_by_key(|(number, _, person)| (self.running_of(person), *number))
+            .filter(|(_, _, person, share)| self.running_of(person) < *share)
+            .min_by_key(|(number, _, person, _)| (self.running_of(person), *number))
             .map(|(number, ..)| *number)
     }
 }
@@ -309,25 +317,27 @@ impl Admission {
         }
     }
 
-    /// The person conversation `chat_id` counts to.
-    pub async fn person_of(&self, chat_id: &str) -> String {
+    /// The person conversation `chat_id` counts to, and their share.
+    pub async fn person_of(&self, chat_id: &str) -> (String, usize) {
         let lookup = self.owners.lock().ok().and_then(|o| o.clone());
         let found = match lookup {
             Some(lookup) => lookup(chat_id.to_owned()).await,
             None => None,
         };
         // Never the pool's: a conversation is always someone's.
-        found.filter(|p| p != POOL).unwrap_or_else(|| format!("chat:{chat_id}"))
+        let found = found.filter(|o| o.person != POOL);
+        let share = found.as_ref().and_then(|o| o.share).unwrap_or(self.limits().per_person);
+        (found.map(|o| o.person).unwrap_or_else(|| format!("chat:{chat_id}")), share)
     }
 
     /// The place (1 = next) of `name`'s start in the queue, if it waits: the starts that
     /// would go before it, taking people in turn.
     pub fn place(&self, name: &str) -> Option<usize> {
         let s = self.state.lock().ok()?;
-        let (number, _, person) = s.queue.iter().find(|(_, n, _)| n == name)?;
+        let (number, _, person, _) = s.queue.iter().find(|(_, n, ..)| n == name)?;
         let key = |number: u64, person: &str| (s.running_of(person), number);
         let own = key(*number, person);
-        Some(1 + s.queue.iter().filter(|(n, _, p)| key(*n, p) < own).count())
+        Some(1 + s.queue.iter().filter(|(n, _, p, _)| key(*n, p) < own).count())
     }
 
     /// Sandboxes running here and the memory they hold now.
@@ -358,12 +368,12 @@ impl Admission {
                 limits.max_memory_bytes >> 20
             )));
         }
-        let person = self.person_of(chat_id).await;
+        let (person, share) = self.person_of(chat_id).await;
         let number = {
             let mut s = self.state.lock().map_err(|e| SandboxError::Backend(e.to_string()))?;
             s.next += 1;
             let number = s.next;
-            s.queue.push_back((number, name.to_owned(), person.clone()));
+            s.queue.push_back((number, name.to_owned(), person.clone(), share));
             number
         };
         let _in_queue = InQueue { state: &self.state, number, freed: &self.freed };
@@ -380,7 +390,7 @@ impl Admission {
             }
             if !made_room {
                 made_room = true;
-                let at_cap = self.state.lock().is_ok_and(|s| s.running_of(&person) >= self.limits().per_person);
+                let at_cap = self.state.lock().is_ok_and(|s| s.running_of(&person) >= share);
                 make_room(at_cap.then(|| person.clone())).await;
                 self.room_elsewhere(&person, at_cap).await;
                 continue;
@@ -400,10 +410,10 @@ impl Admission {
                     .map(|s| (s.own.running + s.others.running, s.own.memory + s.others.memory, s.running_of(&person)))
                     .unwrap_or_default();
                 return Err(SandboxError::Busy(format!(
-                    "no sandbox was free within {} s: {running} run now ({own} of them yours, at most {} each), \
+                    "no sandbox was free within {} s: {running} run now ({own} of them yours, at most {} of yours at once), \
                      using {} of {} MiB (at most {} at once); try again in a moment",
                     l.wait.as_secs(),
-                    l.per_person,
+                    share,
                     used >> 20,
                     l.max_memory_bytes >> 20,
                     l.max_running
@@ -428,11 +438,10 @@ impl Admission {
     /// Counts a pre-started sandbox's room to the person of `chat_id`, who claims it;
     /// `false` (nothing changed) when that person already runs their share.
     pub async fn hand_over(&self, ticket: &mut Ticket, chat_id: &str) -> bool {
-        let person = self.person_of(chat_id).await;
+        let (person, share) = self.person_of(chat_id).await;
         self.look_elsewhere().await;
-        let per_person = self.limits().per_person;
         let Ok(mut s) = self.state.lock() else { return false };
-        if s.running_of(&person) >= per_person {
+        if s.running_of(&person) >= share {
             return false;
         }
         s.own.give_back(&ticket.person, ticket.memory);
@@ -445,7 +454,7 @@ impl Admission {
     fn try_take(&self, number: u64, person: &str, memory: u64) -> Option<Ticket> {
         let limits = self.limits();
         let mut s = self.state.lock().ok()?;
-        let turn = s.next_in_turn(limits.per_person) == Some(number);
+        let turn = s.next_in_turn() == Some(number);
         if !(turn && s.fits(&limits, memory)) {
             return None;
         }
@@ -581,9 +590,15 @@ mod tests {
         }
     }
 
-    /// Conversations `a…` are person A's, `b…` person B's.
+    /// Conversations `a…` are person A's, `b…` person B's; B's groups give them 3 at once.
     fn two_people(a: &Admission) {
-        a.set_owners(Arc::new(|chat: String| Box::pin(async move { Some(chat[..1].to_uppercase()) })));
+        a.set_owners(Arc::new(|chat: String| {
+            Box::pin(async move {
+                let person = chat[..1].to_uppercase();
+                let share = (person == "B").then_some(3);
+                Some(Owner { person, share })
+            })
+        }));
     }
 
     async fn waiting(a: &Admission, name: &str) {
@@ -642,7 +657,7 @@ mod tests {
             })
             .await
             .unwrap_err();
-        assert!(refused.to_string().contains("(1 of them yours, at most 1 each)"), "{refused}");
+        assert!(refused.to_string().contains("(1 of them yours, at most 1 of yours at once)"), "{refused}");
         assert_eq!(asked.lock().unwrap()[0].as_deref(), Some("A"), "room is made from A's own idle sandboxes");
         // The host had room all along: B goes at once.
         let b0 = a.admit("b0", "b0", 256 << 20, |_| async {}).await.unwrap();
@@ -653,5 +668,22 @@ mod tests {
         drop(b0);
         assert!(a.hand_over(&mut pooled, "b1").await);
         assert_eq!(pooled.person(), "B");
+    }
+
+    #[tokio::test]
+    async fn a_person_whose_groups_give_more_runs_more() {
+        // The site's share is 1; B's groups give them 3, A keeps the site's.
+        let a = Arc::new(Admission::new(AdmissionLimits { per_person: 1, ..limits(8, 8192, 300) }));
+        two_people(&a);
+        let mut b = Vec::new();
+        for i in 0..3 {
+            b.push(a.admit(&format!("b{i}"), &format!("b{i}"), 256 << 20, |_| async {}).await.unwrap());
+        }
+        let refused = a.admit("b3", "b3", 256 << 20, |_| async {}).await.unwrap_err();
+        assert!(refused.to_string().contains("(3 of them yours, at most 3 of yours at once)"), "{refused}");
+        let _a0 = a.admit("a0", "a0", 256 << 20, |_| async {}).await.unwrap();
+        assert!(a.admit("a1", "a1", 256 << 20, |_| async {}).await.is_err(), "A still has the site's share of 1");
+        drop(b.pop());
+        assert!(a.admit("b3", "b3", 256 << 20, |_| async {}).await.is_ok(), "B under their share again");
     }
 }

@@ -261,9 +261,9 @@ pub trait SandboxDriver: crate::agent_core::AgentCalls + Send + Sync {
     /// The egress proxy's latest decisions, newest last.
     fn egress_log(&self) -> Vec<EgressDecision>;
 
-    /// The hosts the conversation's owner allowed for it, besides the admin's list: its
-    /// sandbox may reach them (as the list's hosts are reached) from its next connection.
-    fn set_chat_hosts(&self, chat_id: &str, hosts: Vec<String>);
+    /// What the conversation's sandbox may reach besides the admin's list (the hosts its
+    /// owner allowed) and within it (its owner's groups' ceiling), from its next connection.
+    fn set_chat_network(&self, chat_id: &str, network: crate::ChatNetwork);
 
     /// Puts a change made for a conversation (a host its owner allowed) in the egress log.
     fn note_egress(&self, chat_id: &str, target: &str, reason: &str);

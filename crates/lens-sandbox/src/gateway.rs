@@ -379,7 +379,7 @@ impl GatewayDriver {
 
     /// The network policy of sandbox `name`: the settings' and its conversation's hosts.
     fn policy_of(&self, name: &str) -> lens_openshell::proto::openshell::sandbox::v1::SandboxPolicy {
-        policy::policy(self.settings().network.as_ref(), &self.options.home, &self.chat_hosts.of(name))
+        policy::chat_policy(self.settings().network.as_ref(), &self.options.home, &self.chat_hosts.of(name))
     }
 
     /// Sends `policy` to sandbox `name`: the version the gateway gave it.
@@ -563,9 +563,9 @@ impl SandboxDriver for GatewayDriver {
     }
 
     /// Sent to the conversation's sandbox as its policy now, and at its next start.
-    fn set_chat_hosts(&self, chat_id: &str, hosts: Vec<String>) {
+    fn set_chat_network(&self, chat_id: &str, network: crate::ChatNetwork) {
         let Ok(name) = crate::name::sandbox_name(chat_id) else { return };
-        if self.chat_hosts.set(&name, hosts) {
+        if self.chat_hosts.set(&name, network) {
             self.push_policy(Some(name));
         }
     }

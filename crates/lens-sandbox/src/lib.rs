@@ -42,7 +42,7 @@ mod shown;
 pub mod testing;
 mod transfer;
 
-pub use admission::{Admission, AdmissionLimits, Elsewhere, Held, OwnerOf, host_memory};
+pub use admission::{Admission, AdmissionLimits, Elsewhere, Held, Owner, OwnerOf, host_memory};
 pub use capture::{CapturedRun, MODEL_TEXT_LIMIT, OutputCapture};
 pub use check::check;
 pub use driver::{
@@ -59,5 +59,5 @@ pub use lens_types::{OutputStream, RunEnding, RunOutput};
 pub use limits::Limits;
 pub use local::{DEFAULT_HOST_UID, LocalDriver, LocalOptions, start_local};
 pub use name::sandbox_name;
-pub use relay::Network;
+pub use relay::{ChatNetwork, Network};
 pub use transfer::{copy_in, copy_out};

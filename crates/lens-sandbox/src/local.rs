@@ -39,7 +39,7 @@ use crate::{
     link::{AgentLink, backend, gone, read_reply},
     quota::Workspace,
     read_only::SandboxCa,
-    relay::{ChatHosts, EgressLog, Network, Relay, RelayShared},
+    relay::{ChatHosts, ChatNetwork, EgressLog, Network, Relay, RelayShared},
     room::{self, Found, Idle, Tenancy},
     run_stream::{InUse, RunHost, run_stream},
     sandbox_name,
@@ -543,8 +543,8 @@ impl SandboxDriver for LocalDriver {
         LocalDriver::egress_log(self)
     }
 
-    fn set_chat_hosts(&self, chat_id: &str, hosts: Vec<String>) {
-        self.chat_hosts.set(chat_id, hosts);
+    fn set_chat_network(&self, chat_id: &str, network: ChatNetwork) {
+        self.chat_hosts.set(chat_id, network);
     }
 
     fn note_egress(&self, chat_id: &str, target: &str, reason: &str) {

@@ -37,26 +37,59 @@ pub struct Network {
     pub read_only: Option<UpstreamTrust>,
 }
 
-/// The hosts each conversation's owner allowed for it, besides the admin's list.
+/// What one conversation's sandbox may reach, beside and within the admin's settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChatNetwork {
+    /// Hosts its owner allowed for it, besides the admin's list.
+    pub hosts: Vec<String>,
+    /// When its owner may reach less than the site allows (their groups' rules): the
+    /// only hosts of the admin's list it may reach (none: no network), and why.
+    pub within: Option<(Vec<String>, String)>,
+}
+
+impl ChatNetwork {
+    /// The site's `network` as this conversation may use it: narrowed to its owner's
+    /// hosts, or none, with the reason for none.
+    pub fn narrow(&self, network: Option<Network>) -> Result<Network, Option<String>> {
+        let mut network = network.ok_or(None)?;
+        if let Some((only, why)) = &self.within {
+            network.policy.hosts.retain(|h| only.contains(h));
+            if network.policy.hosts.is_empty() {
+                return Err(Some(why.clone()));
+            }
+        }
+        Ok(network)
+    }
+
+    /// The hosts its owner allowed, when their groups still let them reach any.
+    pub fn owner_hosts(&self) -> &[String] {
+        match &self.within {
+            Some(_) => &[],
+            None => &self.hosts,
+        }
+    }
+}
+
+/// Each conversation's [`ChatNetwork`].
 #[derive(Debug, Default)]
-pub struct ChatHosts(Mutex<HashMap<String, Vec<String>>>);
+pub struct ChatHosts(Mutex<HashMap<String, ChatNetwork>>);
 
 impl ChatHosts {
-    /// Sets `chat_id`'s hosts; `true` when they changed.
-    pub fn set(&self, chat_id: &str, hosts: Vec<String>) -> bool {
+    /// Sets `chat_id`'s network; `true` when it changed.
+    pub fn set(&self, chat_id: &str, network: ChatNetwork) -> bool {
         let Ok(mut all) = self.0.lock() else { return false };
-        if all.get(chat_id).map_or(hosts.is_empty(), |h| *h == hosts) {
+        if all.get(chat_id).map_or(network == ChatNetwork::default(), |n| *n == network) {
             return false;
         }
-        if hosts.is_empty() {
+        if network == ChatNetwork::default() {
             all.remove(chat_id);
         } else {
-            all.insert(chat_id.to_owned(), hosts);
+            all.insert(chat_id.to_owned(), network);
         }
         true
     }
 
-    pub fn of(&self, chat_id: &str) -> Vec<String> {
+    pub fn of(&self, chat_id: &str) -> ChatNetwork {
         self.0.lock().ok().and_then(|all| all.get(chat_id).cloned()).unwrap_or_default()
     }
 }
@@ -210,11 +243,15 @@ impl Relay {
     pub fn connect(self: &Arc<Self>, id: u64, method: String, target: String) {
         let relay = self.clone();
         tokio::spawn(async move {
-            let network = relay.network.lock().ok().and_then(|n| n.clone());
-            let read_only = network.as_ref().and_then(|n| n.read_only.clone());
-            let policy = network.map(|n| n.policy);
+            let chat = relay.chat_hosts.of(&relay.chat());
+            let network = chat.narrow(relay.network.lock().ok().and_then(|n| n.clone()));
+            let read_only = network.as_ref().ok().and_then(|n| n.read_only.clone());
             let running = relay.active.load(Ordering::SeqCst) > 0;
-            let also = relay.chat_hosts.of(&relay.chat());
+            let also = chat.owner_hosts().to_vec();
+            let (policy, narrowed) = match network {
+                Ok(n) => (Some(n.policy), None),
+                Err(why) => (None, why),
+            };
             // A host the conversation's owner allowed is a plain tunnel, in every mode:
             // the read-only proxy is for the registries.
             let host = host_of(&target);
@@ -222,7 +259,9 @@ impl Relay {
             let read_only = read_only.filter(|_| !by_owner);
             let mut unlisted = false;
             let decided = match (policy, method.as_str()) {
-                (None, _) => Err("the sandbox has no network (an admin can allow package registries or hosts)".into()),
+                (None, _) => Err(narrowed.unwrap_or_else(|| {
+                    "the sandbox has no network (an admin can allow package registries or hosts)".into()
+                })),
                 (Some(_), _) if !running => {
                     Err("no run is in progress: what an earlier run left running has no network".to_string())
                 }

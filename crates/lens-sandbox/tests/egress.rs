@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use lens_sandbox::{
-    LocalDriver, LocalOptions, Network, RunEnding, SandboxDriver,
+    ChatNetwork, LocalDriver, LocalOptions, Network, RunEnding, SandboxDriver,
     egress::{Cidr, EgressPolicy},
     registries::Registries,
     run_to_end,
@@ -146,7 +146,7 @@ async fn a_host_an_owner_allowed_is_reached_from_that_conversation_only() {
     let get = format!("curl -sS -p -x http://127.0.0.1:3128 http://localhost:{port}/simple/ || true");
     let (out, err, _) = bash(&d, "theirs", &get, 20).await;
     assert!(!out.contains("tinypkg") && err.contains("403"), "not yet allowed: {out} {err}");
-    d.set_chat_hosts("theirs", vec!["localhost".into()]);
+    d.set_chat_network("theirs", ChatNetwork { hosts: vec!["localhost".into()], within: None });
     let record = reached(&d, "theirs", &get).await.expect("a record");
     assert!(record[0].allowed && record[0].reason.ends_with("(allowed in this conversation)"), "{record:?}");
     let (out, _, _) = bash(&d, "theirs", &get, 20).await;
@@ -155,11 +155,39 @@ async fn a_host_an_owner_allowed_is_reached_from_that_conversation_only() {
     let (out, err, _) = bash(&d, "another", &get, 20).await;
     assert!(!out.contains("tinypkg") && err.contains("403"), "{out} {err}");
     // Taken back: refused again.
-    d.set_chat_hosts("theirs", vec![]);
+    d.set_chat_network("theirs", ChatNetwork::default());
     let (out, err, _) = bash(&d, "theirs", &get, 20).await;
     assert!(!out.contains("tinypkg") && err.contains("403"), "{out} {err}");
     d.note_egress("theirs", "localhost", "allowed in this conversation by its owner");
     assert!(d.egress_log().iter().any(|e| e.chat_id == "theirs" && e.reason.contains("by its owner")));
+}
+
+#[tokio::test]
+async fn a_conversation_whose_owner_may_reach_less_is_narrowed_and_told_why() {
+    let port = fake_index().await;
+    let policy = EgressPolicy {
+        hosts: vec!["localhost".into(), "other.invalid".into()],
+        trusted: vec![Cidr::parse("127.0.0.0/8").unwrap()],
+    };
+    let (d, _dir) = driver(Some(Network { policy, env: proxy_env(), read_only: None }));
+    let get = format!("curl -sS -p -x http://127.0.0.1:3128 http://localhost:{port}/simple/ || true");
+    // Their groups give them no network: refused with the reason, their own hosts too.
+    let why = "your group (everyone) may not use the network";
+    let none = ChatNetwork { hosts: vec!["localhost".into()], within: Some((vec![], why.into())) };
+    d.set_chat_network("narrow", none);
+    let record = reached(&d, "narrow", &get).await.expect("a record");
+    assert!(!record[0].allowed && record[0].reason == why, "{record:?}");
+    // Narrowed to part of the site's list: that part is reached, the rest is not.
+    let part = ChatNetwork { hosts: vec![], within: Some((vec!["localhost".into()], why.into())) };
+    d.set_chat_network("narrow", part);
+    let (out, _, _) = bash(&d, "narrow", &get, 20).await;
+    assert!(out.contains("tinypkg-1.0.tar.gz"), "{out}");
+    let other = "curl -sS -p -x http://127.0.0.1:3128 http://other.invalid:443/ || true";
+    let record = reached(&d, "narrow", other).await.expect("a record");
+    assert!(!record[0].allowed && record[0].reason.contains("not on the sandbox's list"), "{record:?}");
+    // Another conversation keeps the site's whole list.
+    let (out, _, _) = bash(&d, "wide", &get, 20).await;
+    assert!(out.contains("tinypkg-1.0.tar.gz"), "{out}");
 }
 
 #[tokio::test]

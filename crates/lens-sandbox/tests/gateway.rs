@@ -11,8 +11,8 @@ use std::{
 
 use lens_openshell::fake::{FakeGateway, FakeOptions};
 use lens_sandbox::{
-    AdmissionLimits, DriverSettings, GatewayAddress, GatewayOptions, Network, RunEnding, SandboxDriver, SandboxError,
-    SandboxState,
+    AdmissionLimits, ChatNetwork, DriverSettings, GatewayAddress, GatewayOptions, Network, RunEnding, SandboxDriver,
+    SandboxError, SandboxState,
     egress::{Cidr, EgressPolicy},
 };
 
@@ -100,7 +100,7 @@ async fn network_modes_become_the_gateways_policy_and_changes_reach_running_sand
     assert_eq!(listed, ["pkgs.example.org", "files.example.org"]);
     // A host the conversation's owner allowed reaches its running sandbox, in a rule of
     // its own; no other sandbox's.
-    d.set_chat_hosts("net", vec!["data.example.org".into()]);
+    d.set_chat_network("net", ChatNetwork { hosts: vec!["data.example.org".into()], within: None });
     let mut theirs = Vec::new();
     for _ in 0..400 {
         let policy = fake.policy("lens-chat-net").unwrap();
@@ -122,6 +122,21 @@ async fn network_modes_become_the_gateways_policy_and_changes_reach_running_sand
     bash(&*d, "net", "true", T).await;
     let (spec, _) = fake.created("lens-chat-net").unwrap();
     assert!(spec.policy.unwrap().network_policies.contains_key("lens-conversation"));
+    // Its owner's groups narrow it to part of the site's list: that part only, and none
+    // of the hosts they allowed.
+    let within = Some((vec!["pkgs.example.org".to_owned()], "your group may reach less".to_owned()));
+    d.set_chat_network("net", ChatNetwork { hosts: vec!["data.example.org".into()], within });
+    let mut narrowed = (Vec::new(), true);
+    for _ in 0..400 {
+        let policy = fake.policy("lens-chat-net").unwrap();
+        let hosts = policy.network_policies.get("lens").map(|r| r.endpoints.iter().map(|e| e.host.clone()).collect());
+        narrowed = (hosts.unwrap_or_default(), policy.network_policies.contains_key("lens-conversation"));
+        if narrowed == (vec!["pkgs.example.org".to_owned()], false) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(narrowed, (vec!["pkgs.example.org".to_owned()], false));
     // Off: nothing.
     d.configure(&settings(None));
     for _ in 0..400 {

@@ -21,6 +21,7 @@ pub mod error;
 pub mod error_envelope;
 pub mod files;
 pub mod gateway_preflight;
+pub mod groups;
 pub mod ids;
 pub mod json;
 pub mod mcp;

@@ -20,10 +20,10 @@ use crate::{
     openapi::ApiDoc,
     routes::{
         answers, approvals, audit_entries, audit_export, chat_files, chat_fork, chat_notebook, chat_sandbox, chats,
-        file_preview, file_rows, gateway_preflight, gateway_start, health, library_documents, library_namespaces,
-        messages, model_list, model_settings, model_test, oidc_callback, oidc_start, openapi, python_restart,
-        run_again, sandbox_hosts, sandbox_settings, sessions, setup, sign_in_settings, storage, tokens, uploads, usage,
-        users, workspace_files, workspace_zip,
+        file_preview, file_rows, gateway_preflight, gateway_start, groups, health, library_documents,
+        library_namespaces, messages, model_list, model_settings, model_test, my_rules, oidc_callback, oidc_start,
+        openapi, python_restart, run_again, sandbox_hosts, sandbox_settings, sessions, setup, sign_in_settings,
+        storage, tokens, uploads, usage, users, workspace_files, workspace_zip,
     },
 };
 
@@ -94,6 +94,9 @@ pub fn documented_routes(upload_max_bytes: usize) -> DocumentedRoutes {
         .routes(routes!(gateway_start::start_gateway))
         .routes(routes!(storage::get_storage))
         .routes(routes!(usage::get_usage))
+        .routes(routes!(groups::list_groups))
+        .routes(routes!(groups::put_group, groups::delete_group))
+        .routes(routes!(my_rules::get_my_rules))
         .routes(routes!(audit_entries::list_audit))
         .routes(routes!(audit_export::export_audit))
         .split_for_parts();

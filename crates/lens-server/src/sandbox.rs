@@ -89,11 +89,12 @@ impl Place {
 impl SandboxHub {
     /// Finds the registries (configured, or the host's pip and npm) once, at start.
     pub fn new(config: Arc<Config>, store: Store) -> Self {
-        // Admission shares the sandboxes between people: it asks whose a conversation is.
-        let owners_of = store.clone();
+        // Admission shares the sandboxes between people: it asks whose a conversation is,
+        // and their share when their groups give them one.
+        let (owners_of, owners_config) = (store.clone(), config.clone());
         let owners: lens_sandbox::OwnerOf = Arc::new(move |chat: String| {
-            let store = owners_of.clone();
-            Box::pin(async move { store.chat_owner(&chat).await.ok().flatten().map(|id| id.to_string()) })
+            let (store, config) = (owners_of.clone(), owners_config.clone());
+            Box::pin(async move { owner_of(&store, &config, &chat).await })
         });
         Self {
             root: config.data_dir.join("sandboxes"),
@@ -349,6 +350,7 @@ impl SandboxHub {
             memory_mb: settings.memory_mb,
             disk_mb: settings.disk_mb,
             people_allow_hosts: settings.people_allow_hosts,
+            within: None,
         };
         let driver_settings = DriverSettings {
             limits: settings.limits(),
@@ -457,6 +459,28 @@ impl SandboxHub {
         };
         Some(Network { policy: EgressPolicy { hosts, trusted }, env, read_only })
     }
+}
+
+/// Whose conversation `chat_id` is, with their groups' share of the sandboxes (none when
+/// the site's share is theirs: no stored group names them, they are an admin, or their
+/// groups could not be read just now).
+async fn owner_of(store: &Store, config: &Config, chat_id: &str) -> Option<lens_sandbox::Owner> {
+    let user_id = store.chat_owner(chat_id).await.ok().flatten()?;
+    let share = group_share(store, config, user_id).await.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "a person's groups could not be read; the site's share is theirs");
+        None
+    });
+    Some(lens_sandbox::Owner { person: user_id.to_string(), share })
+}
+
+/// The share of the sandboxes `user_id`'s groups give them, if any does.
+async fn group_share(store: &Store, config: &Config, user_id: i64) -> Result<Option<usize>, AppError> {
+    let (rules, _) = crate::groups::groups_rules(store, user_id).await?;
+    if rules.is_empty() || store.user_by_id(user_id).await?.is_some_and(|u| u.is_admin) {
+        return Ok(None);
+    }
+    let site = SandboxSettings::load(config, store).await?.admission().per_person as u64;
+    Ok(usize::try_from(crate::groups::widest(&rules, site).max_running).ok())
 }
 
 async fn delete_all(driver: &dyn SandboxDriver) {

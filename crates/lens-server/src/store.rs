@@ -14,6 +14,7 @@ mod cluster;
 pub mod copy;
 mod error;
 mod events;
+mod groups;
 mod identities;
 mod library;
 mod login_counts;
@@ -38,6 +39,7 @@ pub use chats::{ChatTable, DEFAULT_TITLE};
 pub use cluster::{ClusterTable, LeaseRow, ReplicaRow, WrittenAnswer};
 pub use error::StoreError;
 pub use events::{EventTable, Signal};
+pub use groups::{GroupRow, GroupTable};
 pub use identities::{IdentityTable, ProvidedIdentity, SignInAttempt};
 pub use library::LibraryTable;
 pub use login_counts::LoginCountTable;
@@ -58,6 +60,7 @@ pub trait Database:
     + ChatTable
     + ClusterTable
     + EventTable
+    + GroupTable
     + IdentityTable
     + LibraryTable
     + LoginCountTable

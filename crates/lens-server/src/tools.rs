@@ -7,6 +7,7 @@
 
 mod import_sandbox_file;
 mod live_output;
+mod refused_run;
 mod run;
 mod run_bash;
 mod run_log;
@@ -104,6 +105,16 @@ impl ToolRegistry {
             .with(Arc::new(SandboxFiles { driver: driver.clone() }))
             .with(Arc::new(ShareSandboxFile { driver: driver.clone(), files: files.clone() }))
             .with(Arc::new(ImportSandboxFile { driver, files }))
+    }
+
+    /// The same tools, each refusing its calls for `why` (their person's groups do not
+    /// allow them).
+    pub fn refusing(self, why: &str) -> Self {
+        let tools = self
+            .tools
+            .into_iter()
+            .map(|inner| Arc::new(refused_run::RefusedRun { inner, why: why.to_owned() }) as Arc<dyn Tool>);
+        Self { tools: tools.collect() }
     }
 
     pub fn with(mut self, tool: Arc<dyn Tool>) -> Self {

@@ -52,6 +52,13 @@ const READ_ONLY: &[&str] = &["/usr", "/etc", "/lib", "/bin", "/proc", "/dev/uran
 /// program whose output is thrown away could start (`sh: cannot create /dev/null`).
 const READ_WRITE: &[&str] = &["/tmp", "/dev/shm", "/dev/null"];
 
+/// The policy of one conversation's sandbox: the site's `network` as that conversation
+/// may use it (narrowed by its owner's groups), with the hosts its owner allowed.
+pub(crate) fn chat_policy(network: Option<&Network>, home: &str, chat: &crate::relay::ChatNetwork) -> SandboxPolicy {
+    let network = chat.narrow(network.cloned()).ok();
+    policy(network.as_ref(), home, chat.owner_hosts())
+}
+
 /// What a sandbox may touch and reach. Off: no network rule, so the gateway's proxy
 /// lets nothing out. Registries or hosts: each listed name on the web ports, and its
 /// public addresses only (the gateway refuses private ones unless listed in

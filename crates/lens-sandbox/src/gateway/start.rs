@@ -191,7 +191,7 @@ impl GatewayDriver {
                 resources: Some(policy::resources(&settings.limits)),
                 ..Default::default()
             }),
-            policy: Some(policy::policy(settings.network.as_ref(), &self.options.home, &self.chat_hosts.of(name))),
+            policy: Some(policy::chat_policy(settings.network.as_ref(), &self.options.home, &self.chat_hosts.of(name))),
             ..Default::default()
         };
         let request = CreateSandboxRequest {

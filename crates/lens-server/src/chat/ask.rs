@@ -60,6 +60,7 @@ pub async fn ask(chats: &Chats, user_id: i64, cid: &str, req: CreateMessageReque
         return Err(AppError::BadRequest(format!("a message carries at most {MAX_ATTACHMENTS} attachments")));
     }
     let page = req.page.map(clean_page).transpose()?;
+    chats.check_model(user_id).await?;
     // An answer that ended while the disk was full is saved first, so it does not hold
     // the conversation busy; while the disk is still full this is the 507.
     chats.endings.save_chat(&chats.store, cid).await?;

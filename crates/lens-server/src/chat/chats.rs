@@ -3,8 +3,19 @@
 
 use std::sync::Arc;
 
+use lens_sandbox::SandboxDriver;
+use lens_types::{GroupRules, NetworkMode};
+
 use super::{AnswerHub, approvals::ApprovalHub, endings::UnsavedEndings};
-use crate::{Config, files::Files, model_settings::Models, sandbox::SandboxHub, store::Store, tools::ToolRegistry};
+use crate::{
+    AppError, Config,
+    files::Files,
+    groups,
+    model_settings::Models,
+    sandbox::SandboxHub,
+    store::Store,
+    tools::{RunSettings, ToolRegistry},
+};
 
 /// The limits an answer runs under.
 #[derive(Debug, Clone, Copy)]
@@ -62,10 +73,63 @@ pub struct Chats {
 }
 
 impl Chats {
-    /// The tools on offer for an answer starting now: the sandbox's when it is on.
-    pub fn tools_now(&self) -> ToolRegistry {
-        let mut tools = match self.sandbox.current() {
-            Some((driver, settings)) => ToolRegistry::sandbox(self.files.clone(), driver, settings),
+    /// The widest rules of `user_id`'s groups, with their names; `None` when the site's
+    /// settings alone decide (no stored group names them, or they are an admin).
+    pub async fn group_rules(&self, user_id: i64) -> Result<Option<(GroupRules, Vec<String>)>, AppError> {
+        let (rules, names) = groups::groups_rules(&self.store, user_id).await?;
+        if rules.is_empty() || self.store.user_by_id(user_id).await?.is_some_and(|u| u.is_admin) {
+            return Ok(None);
+        }
+        Ok(Some((groups::widest(&rules, 0), names)))
+    }
+
+    /// The sandbox and its run settings for `user_id`'s conversations now: the site's,
+    /// narrowed by their groups; `Err` with the reason when their groups give them no
+    /// sandbox (or their rules cannot be read: the safe side).
+    pub async fn sandbox_for(&self, user_id: i64) -> Option<(Arc<dyn SandboxDriver>, Result<RunSettings, String>)> {
+        let (driver, mut settings) = self.sandbox.current()?;
+        let (rules, names) = match self.group_rules(user_id).await {
+            Ok(None) => return Some((driver, Ok(settings))),
+            Ok(Some(found)) => found,
+            Err(e) => {
+                tracing::error!(error = %e, "a person's groups could not be read; their runs are refused");
+                return Some((driver, Err("your groups' rules could not be read just now; try again".into())));
+            }
+        };
+        if !rules.sandbox {
+            return Some((driver, Err(groups::refusal(&names, "run code in the sandbox"))));
+        }
+        if rules.network < settings.network {
+            let reachable = match rules.network {
+                NetworkMode::Off => Vec::new(),
+                _ => self.sandbox.registries().hosts.clone(),
+            };
+            settings.within = Some((reachable, groups::network_refusal(&names, rules.network)));
+            settings.network = rules.network;
+        }
+        settings.people_allow_hosts &= rules.allow_hosts;
+        Some((driver, Ok(settings)))
+    }
+
+    /// Refuses (403, saying why) when `user_id`'s groups may not use the model answering now.
+    pub async fn check_model(&self, user_id: i64) -> Result<(), AppError> {
+        let Some((rules, names)) = self.group_rules(user_id).await? else { return Ok(()) };
+        let (model, _) = self.models.current().await?;
+        let name = model.name();
+        match rules.may_use_model(&name) {
+            true => Ok(()),
+            false => Err(AppError::NotAllowed(groups::refusal(&names, &format!("use the model `{name}`")))),
+        }
+    }
+
+    /// The tools on offer for `user_id`'s answer starting now: the sandbox's when it is
+    /// on (refusing every call, with the reason, when their groups give them none).
+    pub async fn tools_for(&self, user_id: i64) -> ToolRegistry {
+        let mut tools = match self.sandbox_for(user_id).await {
+            Some((driver, Ok(settings))) => ToolRegistry::sandbox(self.files.clone(), driver, settings),
+            Some((driver, Err(why))) => {
+                ToolRegistry::sandbox(self.files.clone(), driver, RunSettings::default()).refusing(&why)
+            }
             None => ToolRegistry::default(),
         };
         tools.extend(self.tools.clone());

@@ -97,7 +97,7 @@ async fn ran(
     step: &ToolStep,
 ) -> Option<ToolOutcome> {
     let mut stop = log.stop_signal();
-    let tools = chats.tools_now();
+    let tools = chats.tools_for(target.user_id).await;
     // Held until the run ends.
     let _hold = match tools.get(&step.tool).is_some_and(|t| t.drives_sandbox()) {
         false => None,

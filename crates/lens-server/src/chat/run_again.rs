@@ -30,7 +30,10 @@ pub async fn run_again(chats: &Chats, user_id: i64, cid: &str, req: RunAgainRequ
     }
     let message = chats.store.message(cid, &req.message_id).await?.filter(|m| m.role == Role::Assistant);
     let base = message.and_then(|m| m.steps.into_iter().find(|s| s.id == req.step_id)).ok_or(AppError::NotFound)?;
-    let run = edited(chats, base, &req)?;
+    if let Some((_, Err(why))) = chats.sandbox_for(user_id).await {
+        return Err(AppError::NotAllowed(why));
+    }
+    let run = edited(chats, user_id, base, &req).await?;
     // An answer that ended while the disk was full is saved first, as for a question.
     chats.endings.save_chat(&chats.store, cid).await?;
     let writer = super::placement::writer(chats, cid).await;
@@ -53,8 +56,8 @@ pub async fn run_again(chats: &Chats, user_id: i64, cid: &str, req: RunAgainRequ
 }
 
 /// The new step: `base`'s tool with the person's code, waiting to run.
-fn edited(chats: &Chats, base: ToolStep, req: &RunAgainRequest) -> Result<ToolStep> {
-    let tools = chats.tools_now();
+async fn edited(chats: &Chats, user_id: i64, base: ToolStep, req: &RunAgainRequest) -> Result<ToolStep> {
+    let tools = chats.tools_for(user_id).await;
     let Some(runs) = tools.get(&base.tool).and_then(|t| t.spec().runs) else {
         return Err(AppError::BadRequest(format!(
             "step `{}` is not a run of code that can run now (runs are off, or it used `{}`)",

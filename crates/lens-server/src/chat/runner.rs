@@ -140,7 +140,7 @@ pub(super) async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>)
         }
     };
     // The tools on offer when the answer starts stay the same until it ends.
-    let tools = chats.tools_now();
+    let tools = chats.tools_for(target.user_id).await;
     let model_name = model.name();
     let mut machine = AnswerMachine::new(chats.limits.max_steps, Some(SYSTEM_PROMPT.into()), tools.specs(), history)
         .context_window(window);
@@ -279,6 +279,8 @@ async fn prepare(
     chats: &Chats,
     target: &AnswerTarget,
 ) -> Result<(Arc<dyn ChatModel>, Vec<lens_llm::ChatMessage>, u32), ApiError> {
+    // The person's groups decide at each answer: a change reaches an answer to come.
+    chats.check_model(target.user_id).await.map_err(|e| e.to_api())?;
     let (model, context_tokens) = chats.models.current().await.map_err(|e| e.to_api())?;
     let failed = |e: crate::store::StoreError| crate::AppError::from(e).to_api();
     let messages = chats.store.messages_with_turns(&target.chat_id).await.map_err(failed)?;

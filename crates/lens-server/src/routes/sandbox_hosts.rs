@@ -7,7 +7,7 @@ use axum::{
 };
 use lens_types::{AllowHostRequest, AllowedHosts, AuditAction, NetworkMode};
 
-use crate::{AppError, AppState, Result, auth::CurrentUser, json::ApiJson};
+use crate::{AppError, AppState, Result, auth::CurrentUser, groups, json::ApiJson};
 
 /// The most hosts one conversation's owner may allow.
 pub const MOST_HOSTS: usize = 20;
@@ -26,6 +26,7 @@ pub const MOST_HOSTS: usize = 20;
     responses(
         (status = 200, description = "The conversation's hosts now", body = lens_types::AllowedHosts),
         (status = 400, description = "Not a host name", body = lens_types::ErrorBody),
+        (status = 403, description = "The person's groups may not allow hosts (or use the network or the sandbox); the message names them", body = lens_types::ErrorBody),
         (status = 409, description = "The admin does not let people allow hosts, or the sandbox has no network", body = lens_types::ErrorBody),
         (status = 429, description = "The conversation has as many hosts as it may", body = lens_types::ErrorBody),
     ),
@@ -45,6 +46,17 @@ pub async fn allow_host(
     if !settings.enabled || settings.network == NetworkMode::Off {
         return Err(AppError::Conflict("the sandbox has no network: no host can be reached from it".into()));
     }
+    if let Some((rules, names)) = state.chats.group_rules(user.id()).await? {
+        let refused = match () {
+            _ if !rules.sandbox => Some("run code in the sandbox"),
+            _ if rules.network == NetworkMode::Off => Some("use the network"),
+            _ if !rules.allow_hosts => Some("allow hosts for their conversations"),
+            _ => None,
+        };
+        if let Some(what) = refused {
+            return Err(AppError::NotAllowed(groups::refusal(&names, what)));
+        }
+    }
     let host = req.host.trim().trim_end_matches('.').to_ascii_lowercase();
     if !lens_sandbox::egress::is_host_name(&host) {
         return Err(AppError::BadRequest(format!(
@@ -56,8 +68,8 @@ pub async fn allow_host(
     let hosts = state.store.allow_host(&cid, &host, MOST_HOSTS, note.as_slice()).await?.ok_or_else(|| {
         AppError::LimitReached(format!("this conversation has {MOST_HOSTS} hosts allowed, the most it may"))
     })?;
-    if let Some(driver) = state.sandbox.driver() {
-        driver.set_chat_hosts(&cid, hosts.clone());
+    if let Some((driver, Ok(run))) = state.chats.sandbox_for(user.id()).await {
+        driver.set_chat_network(&cid, lens_sandbox::ChatNetwork { hosts: hosts.clone(), within: run.within });
         driver.note_egress(&cid, &host, "allowed in this conversation by its owner");
     }
     tracing::info!(chat = %cid, host = %host, "a host was allowed for a conversation by its owner");

@@ -28,7 +28,14 @@ const TABLES: &[(&str, &[(&str, Kind)])] = {
         ("users", &[("id", Int), ("username", Text), ("password_hash", Text), ("is_admin", Bool), ("created_at", Int)]),
         (
             "sessions",
-            &[("token_hash", Text), ("user_id", Int), ("csrf_token", Text), ("created_at", Int), ("expires_at", Int)],
+            &[
+                ("token_hash", Text),
+                ("user_id", Int),
+                ("csrf_token", Text),
+                ("created_at", Int),
+                ("expires_at", Int),
+                ("id_token", Text),
+            ],
         ),
         (
             "api_tokens",
@@ -121,6 +128,19 @@ const TABLES: &[(&str, &[(&str, Kind)])] = {
             "documents",
             &[("id", Text), ("namespace_id", Text), ("name", Text), ("size", Int), ("mime", Text), ("created_at", Int)],
         ),
+        (
+            "identities",
+            &[
+                ("issuer", Text),
+                ("subject", Text),
+                ("user_id", Int),
+                ("groups", Text),
+                ("created_at", Int),
+                ("last_seen_at", Int),
+            ],
+        ),
+        ("groups", &[("name", Text), ("rules", Text), ("updated_at", Int)]),
+        ("group_members", &[("group_name", Text), ("user_id", Int)]),
         (
             "audit",
             &[
@@ -225,8 +245,7 @@ async fn copy_table(
     columns: &[(&str, Kind)],
 ) -> Result<TableCopy, StoreError> {
     let names: Vec<&str> = columns.iter().map(|(n, _)| *n).collect();
-    let key = names[0];
-    let select = format!("SELECT {} FROM {table} ORDER BY {key}", names.join(", "));
+    let select = format!("SELECT {} FROM {table} ORDER BY {}", names.join(", "), order(columns, false));
     let slots: Vec<String> = (1..=names.len()).map(|i| format!("${i}")).collect();
     let insert =
         format!("INSERT INTO {table} ({}) VALUES ({}) ON CONFLICT DO NOTHING", names.join(", "), slots.join(", "));
@@ -254,9 +273,21 @@ async fn copy_table(
         }
     }
     batch.commit().await?;
+    let select = format!("SELECT {} FROM {table} ORDER BY {}", names.join(", "), order(columns, true));
     let (target_rows, target_sum) = checksum_postgres(to, &select, columns).await?;
     let same = target_rows == rows && target_sum == hex::encode(source_sum.finalize());
     Ok(TableCopy { table, rows, inserted, same })
+}
+
+/// The order both sides are read in: every column, so tables keyed by two columns (an
+/// identity's issuer and subject) come out the same; on PostgreSQL text sorts byte by byte,
+/// as SQLite sorts it.
+fn order(columns: &[(&str, Kind)], postgres: bool) -> String {
+    let by: Vec<String> = columns
+        .iter()
+        .map(|(n, k)| if postgres && *k == Kind::Text { format!("{n} COLLATE \"C\"") } else { (*n).to_owned() })
+        .collect();
+    by.join(", ")
 }
 
 /// The target's rows of a table, counted and checksummed as the source's were.
@@ -265,11 +296,9 @@ async fn checksum_postgres(
     select: &str,
     columns: &[(&str, Kind)],
 ) -> Result<(u64, String), StoreError> {
-    // Text keys sort byte by byte, as SQLite sorts them.
-    let select = if columns[0].1 == Kind::Text { format!("{select} COLLATE \"C\"") } else { select.to_owned() };
     let mut sum = Sha256::new();
     let mut rows = 0u64;
-    let mut read = sqlx::query(&select).fetch(pool);
+    let mut read = sqlx::query(select).fetch(pool);
     while let Some(row) = read.try_next().await? {
         let cells = columns.iter().map(|(n, k)| Cell::from_postgres(&row, n, *k)).collect::<Result<Vec<_>, _>>()?;
         sum.update(format!("{cells:?}\n"));

@@ -12,6 +12,7 @@ mod chat_files;
 mod chats;
 mod cluster;
 mod events;
+mod groups;
 mod identities;
 mod library;
 mod login_counts;

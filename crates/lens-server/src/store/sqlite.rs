@@ -15,6 +15,7 @@ mod chat_files;
 mod chats;
 mod cluster;
 mod events;
+mod groups;
 mod identities;
 mod library;
 mod login_counts;

@@ -46,7 +46,7 @@ impl RunTool {
             files: self.files.clone(),
             driver: self.driver.clone(),
             chat_id: chat_id.to_owned(),
-            settings: self.settings,
+            settings: self.settings.clone(),
         }
     }
 }
@@ -55,7 +55,7 @@ impl RunTool {
 const INLINE_IMAGES_PER_RUN: usize = 4;
 
 /// Limits of every run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct RunSettings {
     pub timeout: Duration,
     /// Characters of stdout (its start) and stderr (its end) a person sees.
@@ -67,6 +67,9 @@ pub struct RunSettings {
     pub disk_mb: u64,
     /// Whether people may allow hosts for their own conversation.
     pub people_allow_hosts: bool,
+    /// When the person's groups let them reach less than the site: the only hosts of the
+    /// site's list their sandbox may reach (none: no network), and why.
+    pub within: Option<(Vec<String>, String)>,
 }
 
 impl Default for RunSettings {
@@ -78,6 +81,7 @@ impl Default for RunSettings {
             memory_mb: 1024,
             disk_mb: 1024,
             people_allow_hosts: false,
+            within: None,
         }
     }
 }
@@ -135,7 +139,8 @@ pub async fn run_call(
         true => place.files.store.allowed_hosts(&place.chat_id).await.unwrap_or_default(),
         false => Vec::new(),
     };
-    place.driver.set_chat_hosts(&place.chat_id, hosts);
+    let within = place.settings.within.clone();
+    place.driver.set_chat_network(&place.chat_id, lens_sandbox::ChatNetwork { hosts, within });
     match wait_in_line(place, live, start).await {
         Ok(stream) => {
             let outcome = follow(stream, language, code, live, ctx.stop.clone(), place).await;

@@ -119,7 +119,8 @@ pub struct SandboxCheck {
 }
 
 /// What a sandbox may reach on the network.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Ordered from least to most reach: a group's highest mode is a ceiling on the site's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum NetworkMode {
