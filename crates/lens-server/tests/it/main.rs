@@ -13,6 +13,7 @@ mod cli;
 mod file_store;
 mod files;
 mod fork;
+mod groups;
 mod host_faults;
 mod install;
 mod library;

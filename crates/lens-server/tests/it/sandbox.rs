@@ -513,7 +513,7 @@ async fn restart_python_forgets_the_names_and_keeps_the_files() {
 }
 
 /// A one-page HTTP server on loopback; its port.
-async fn one_page_server(page: &'static str) -> u16 {
+pub(crate) async fn one_page_server(page: &'static str) -> u16 {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();

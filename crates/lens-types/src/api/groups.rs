@@ -32,9 +32,11 @@ impl GroupRules {
         Self { sandbox: true, network: NetworkMode::Hosts, allow_hosts: true, max_running: 0, models: Vec::new() }
     }
 
-    /// Whether `model` is one they may use.
+    /// Whether `model` is one they may use: named whole (`anthropic:claude-x`) or by the
+    /// model's own name, as Settings > Model shows it (`claude-x`).
     pub fn may_use_model(&self, model: &str) -> bool {
-        self.models.is_empty() || self.models.iter().any(|m| m == model)
+        let own = model.split_once(':').map_or(model, |(_, own)| own);
+        self.models.is_empty() || self.models.iter().any(|m| m == model || m == own)
     }
 }
 
