@@ -7,6 +7,7 @@ pub mod chat_page;
 pub mod document_page;
 pub mod egress_log;
 pub mod gateway_preflight;
+pub mod groups_settings;
 pub mod library_page;
 pub mod login_page;
 pub mod model_settings;

@@ -834,6 +834,57 @@ test('the admin makes an account in Settings; it cannot see the admin\'s chat', 
   await bobContext.close();
 });
 
+test('Settings > Groups takes the sandbox from everyone: a person\'s run says why, their Account says what they may do, and a group of theirs gives it back', async ({ page, browser }) => {
+  await new AuthPage(page).login(ADMIN.name, ADMIN.password);
+  await page.goto('/settings/groups');
+  await expect(page.getByTestId('groups-none')).toBeVisible();
+  await page.getByTestId('group-name').fill('everyone');
+  await page.getByTestId('group-sandbox').uncheck();
+  await page.getByTestId('group-network').selectOption('off');
+  await page.getByTestId('save-group').click();
+  await expect(page.getByTestId('groups-status')).toHaveText('Saved “everyone”. Its people\'s next run follows it.');
+  await expect(page.getByTestId('group-everyone')).toContainText('no network');
+  // An unknown member is refused with a sentence; nothing is saved.
+  await page.getByTestId('group-name').fill('analysts');
+  await page.getByTestId('group-sandbox').check();
+  await page.getByTestId('group-members').fill('nobody-here');
+  await page.getByTestId('save-group').click();
+  await expect(page.getByTestId('groups-status')).toHaveText('there is no account named `nobody-here`');
+  await expect(page.getByTestId('group-analysts')).toHaveCount(0);
+
+  const bobContext = await browser.newContext();
+  const bobPage = await bobContext.newPage();
+  await new AuthPage(bobPage).login(BOB.name, BOB.password);
+  const chat = new ChatPage(bobPage);
+  await bobPage.goto('/chat');
+  await chat.send('```python\nprint(6 * 7)\n```');
+  const step = chat.lastAnswer().getByTestId('tool-step');
+  await expect(step).toHaveAttribute('data-status', 'failed');
+  await step.locator('summary').click();
+  await expect(step.getByTestId('tool-step-result')).toContainText('your group (everyone) may not run code in the sandbox');
+  await bobPage.goto('/settings/account');
+  await expect(bobPage.getByTestId('my-rules')).toContainText('Run code in the sandbox: no');
+  await expect(bobPage.getByTestId('my-rules-by')).toHaveText('Decided by your groups: everyone.');
+
+  // A group with bob in it gives the sandbox back: the widest group wins, at his next run.
+  await page.getByTestId('group-members').fill(BOB.name);
+  await page.getByTestId('save-group').click();
+  await expect(page.getByTestId('group-analysts')).toContainText(BOB.name);
+  await bobPage.goto('/chat');
+  await chat.send('```python\nprint(6 * 7)\n```');
+  const again = chat.lastAnswer().getByTestId('tool-step');
+  await expect(again).toHaveAttribute('data-status', 'succeeded');
+  await bobPage.goto('/settings/account');
+  await expect(bobPage.getByTestId('my-rules-by')).toHaveText('Decided by your groups: everyone, analysts.');
+  await bobContext.close();
+
+  // Deleted by keyboard-reachable buttons, named for their group: the site decides again.
+  await page.getByRole('button', { name: 'Delete analysts' }).click();
+  await expect(page.getByTestId('group-analysts')).toHaveCount(0);
+  await page.getByRole('button', { name: 'Delete everyone' }).click();
+  await expect(page.getByTestId('groups-none')).toBeVisible();
+});
+
 test('a run\'s chart shows inline; Share makes a chip that downloads exactly the bytes, for its owner only', async ({ page, browser, baseURL }) => {
   await new AuthPage(page).login(ADMIN.name, ADMIN.password);
   const chat = new ChatPage(page);
@@ -1320,7 +1371,8 @@ test('Settings > Audit shows who signed in and who failed, filters by kind, and 
 test('each Settings section is its own page that fits at 1280 and 390 wide', async ({ browser }) => {
   const sections = [
     ['account', 'Account'], ['tokens', 'API tokens'], ['model', 'Model'], ['sandbox', 'Code sandbox'],
-    ['storage', 'Storage'], ['sign-in', 'Sign-in'], ['usage', 'Usage'], ['audit', 'Audit'], ['accounts', 'Accounts'],
+    ['storage', 'Storage'], ['sign-in', 'Sign-in'], ['groups', 'Groups'], ['usage', 'Usage'], ['audit', 'Audit'],
+    ['accounts', 'Accounts'],
   ] as const;
   for (const width of [1280, 390]) {
     const context = await browser.newContext({ viewport: { width, height: 900 } });

@@ -276,6 +276,24 @@ pub async fn model_list() -> ApiResult<ModelList> {
     get("/api/v1/settings/model/models").await
 }
 
+pub async fn groups() -> ApiResult<Vec<GroupView>> {
+    get("/api/v1/admin/groups").await
+}
+
+pub async fn put_group(name: &str, req: &PutGroupRequest) -> ApiResult<GroupView> {
+    let name = js_sys::encode_uri_component(name);
+    send_json(Request::put(&format!("/api/v1/admin/groups/{name}")), req).await
+}
+
+pub async fn delete_group(name: &str) -> ApiResult<()> {
+    let name = js_sys::encode_uri_component(name);
+    send_empty(Request::delete(&format!("/api/v1/admin/groups/{name}"))).await
+}
+
+pub async fn my_rules() -> ApiResult<PersonRules> {
+    get("/api/v1/me/rules").await
+}
+
 pub async fn usage() -> ApiResult<UsageReport> {
     get("/api/v1/admin/usage").await
 }

@@ -1,6 +1,6 @@
 //! Settings: one route per section (`/settings/<section>`) with a side list of the
 //! sections; a person sees Account and API tokens, an admin also the model, the code
-//! sandbox, storage, sign-in, usage, the audit trail and accounts.
+//! sandbox, storage, sign-in, groups, usage, the audit trail and accounts.
 
 use leptos::prelude::*;
 use leptos_router::{components::A, hooks::use_params_map};
@@ -9,19 +9,21 @@ use crate::{
     context::Session,
     pages::{
         account_settings::AccountSection, accounts_settings::AccountsSection, audit_settings::AuditSection,
-        model_settings::ModelSection, sandbox_settings::SandboxSection, sign_in_settings::SignInSection,
-        storage_settings::StorageSection, tokens_settings::TokensSection, usage_settings::UsageSection,
+        groups_settings::GroupsSection, model_settings::ModelSection, sandbox_settings::SandboxSection,
+        sign_in_settings::SignInSection, storage_settings::StorageSection, tokens_settings::TokensSection,
+        usage_settings::UsageSection,
     },
 };
 
 /// The sections: (address segment, name, for admins only), in the side list's order.
-const SECTIONS: [(&str, &str, bool); 9] = [
+const SECTIONS: [(&str, &str, bool); 10] = [
     ("account", "Account", false),
     ("tokens", "API tokens", false),
     ("model", "Model", true),
     ("sandbox", "Code sandbox", true),
     ("storage", "Storage", true),
     ("sign-in", "Sign-in", true),
+    ("groups", "Groups", true),
     ("usage", "Usage", true),
     ("audit", "Audit", true),
     ("accounts", "Accounts", true),
@@ -66,6 +68,7 @@ pub fn SettingsPage() -> impl IntoView {
             "sandbox" => view! { <SandboxSection /> }.into_any(),
             "storage" => view! { <StorageSection /> }.into_any(),
             "sign-in" => view! { <SignInSection /> }.into_any(),
+            "groups" => view! { <GroupsSection /> }.into_any(),
             "usage" => view! { <UsageSection /> }.into_any(),
             "audit" => view! { <AuditSection /> }.into_any(),
             "accounts" => view! { <AccountsSection /> }.into_any(),

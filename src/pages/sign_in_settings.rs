@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use crate::{api, components::copy_button::CopyButton};
 
 /// A list as typed in one box: comma-separated, each entry trimmed, empty ones dropped.
-fn split_list(text: &str) -> Vec<String> {
+pub(crate) fn split_list(text: &str) -> Vec<String> {
     text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
 }
 
