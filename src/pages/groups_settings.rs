@@ -123,14 +123,16 @@ pub fn GroupsSection() -> impl IntoView {
         <section class="card" aria-labelledby="groups-h">
             <h2 id="groups-h">"Groups"</h2>
             <p class="muted">"What each group's people may do. Everyone is in “everyone”; a group named as your identity provider names it takes its people from their sign-in. A person may do what the most permissive of their groups allows, within the code sandbox's own settings; admins are bound by those settings only. A change reaches each person's next run."</p>
-            <div class="table-scroll"><table data-testid="groups-table">
-                <thead><tr>
-                    <th scope="col">"Group"</th><th scope="col">"Code sandbox"</th><th scope="col">"Network"</th>
-                    <th scope="col">"May allow hosts"</th><th scope="col">"Sandboxes at once"</th><th scope="col">"Models"</th>
-                    <th scope="col">"People"</th><th scope="col"><span class="sr-only">"Actions"</span></th>
-                </tr></thead>
-                <tbody>{rows}</tbody>
-            </table></div>
+            <Show when=move || !groups.with(Vec::is_empty)>
+                <div class="table-scroll"><table class="usage" data-testid="groups-table">
+                    <thead><tr>
+                        <th scope="col">"Group"</th><th scope="col">"Code sandbox"</th><th scope="col">"Network"</th>
+                        <th scope="col">"May allow hosts"</th><th scope="col">"Sandboxes at once"</th><th scope="col">"Models"</th>
+                        <th scope="col">"People"</th><th scope="col"><span class="sr-only">"Actions"</span></th>
+                    </tr></thead>
+                    <tbody>{rows}</tbody>
+                </table></div>
+            </Show>
             <Show when=move || groups.with(Vec::is_empty)>
                 <p class="muted" data-testid="groups-none">"No groups yet: everyone may do all the code sandbox's settings allow."</p>
             </Show>

@@ -168,3 +168,22 @@ async fn a_group_decides_which_models_its_people_use() {
     put_group(&admin, "everyone", rules(true, "off", false, &["direct"]), &[]).await;
     assert_eq!(answer(&bob, &cid, "hello").await.status, lens_types::MessageStatus::Complete);
 }
+
+#[tokio::test]
+async fn a_group_the_provider_names_takes_its_people_from_their_sign_in() {
+    use crate::single_sign_on::{Provider, browser, lens, sign_in};
+    let provider = Provider::start().await;
+    let app = lens(&provider.issuer, None).await;
+    let admin = app.admin().await;
+    // `staff` as the provider names it: no member listed in Lens.
+    put_group(&admin, "staff", rules(false, "off", false, &[]), &[]).await;
+    let ada = browser();
+    sign_in(&app, &ada, "ada").await;
+    let resp = ada.get(format!("{}/api/v1/me/rules", app.base)).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let mine: Value = resp.json().await.unwrap();
+    assert_eq!((mine["rules"]["sandbox"].as_bool(), mine["groups"].clone()), (Some(false), json!(["staff"])), "{mine}");
+    let (_, list) = admin.get("/api/v1/admin/groups").await;
+    assert_eq!(list[0]["provider_members"], json!(["ada"]), "{list}");
+    assert_eq!(list[0]["members"], json!([]), "{list}");
+}

@@ -59,7 +59,7 @@ impl Provider {
 }
 
 /// Lens with single sign-on through `issuer`: `staff` may sign in, `lens-admins` are admins.
-async fn lens(issuer: &str, local: Option<LocalPasswords>) -> TestApp {
+pub(crate) async fn lens(issuer: &str, local: Option<LocalPasswords>) -> TestApp {
     let issuer = issuer.to_owned();
     TestApp::builder()
         .config(move |c| {
