@@ -187,3 +187,48 @@ async fn a_group_the_provider_names_takes_its_people_from_their_sign_in() {
     assert_eq!(list[0]["provider_members"], json!(["ada"]), "{list}");
     assert_eq!(list[0]["members"], json!([]), "{list}");
 }
+
+#[tokio::test]
+async fn a_groups_share_of_sandboxes_is_what_admission_gives_its_people() {
+    let app = TestApp::builder().sandbox().settings_model().await;
+    let admin = app.admin().await;
+    let bob = app.user(&admin, "bob").await;
+    let site = json!({"max_running": 4, "max_running_per_person": 3, "pool_size": 0, "queue_wait_secs": 120});
+    assert_eq!(admin.put("/api/v1/admin/sandbox", site).await.0, StatusCode::OK);
+    put_group(
+        &admin,
+        "everyone",
+        json!({"sandbox": true, "network": "off", "allow_hosts": false, "max_running": 1, "models": []}),
+        &[],
+    )
+    .await;
+    let (_, mine) = bob.get("/api/v1/me/rules").await;
+    assert_eq!(mine["rules"]["max_running"], 1, "{mine}");
+    let driver = app.state.sandbox.driver().unwrap();
+    let state = |cid: String| {
+        let driver = driver.clone();
+        async move { driver.status(&cid).await.unwrap().state }
+    };
+    // Bob's first conversation's sandbox stays up, idle; his second needs his one share,
+    // so the first is stopped to make room (the site's share of 3 would have kept it).
+    let first = bob.new_chat().await;
+    assert_eq!(
+        answer(&bob, &first, "```bash\necho first\n```").await.steps[0].output.as_ref().unwrap().stdout,
+        "first\n"
+    );
+    assert_eq!(state(first.clone()).await, lens_sandbox::SandboxState::Running);
+    let second = bob.new_chat().await;
+    assert_eq!(
+        answer(&bob, &second, "```bash\necho second\n```").await.steps[0].output.as_ref().unwrap().stdout,
+        "second\n"
+    );
+    assert_eq!(state(first.clone()).await, lens_sandbox::SandboxState::Stopped);
+    // The group gone, the site's share is his: both stay up.
+    assert_eq!(admin.delete("/api/v1/admin/groups/everyone").await.0, StatusCode::NO_CONTENT);
+    assert_eq!(
+        answer(&bob, &first, "```bash\necho again\n```").await.steps[0].output.as_ref().unwrap().stdout,
+        "again\n"
+    );
+    assert_eq!(state(second).await, lens_sandbox::SandboxState::Running);
+    assert_eq!(state(first).await, lens_sandbox::SandboxState::Running);
+}
