@@ -72,6 +72,10 @@ pub struct Chats {
     pub audit: crate::audit::Audit,
 }
 
+/// A person's groups as an answer reads them once: their widest rules and names (`None`:
+/// the site alone decides), or why they could not be read.
+pub type PersonGroups = Result<Option<(GroupRules, Vec<String>)>, String>;
+
 impl Chats {
     /// The widest rules of `user_id`'s groups, with their names; `None` when the site's
     /// settings alone decide (no stored group names them, or they are an admin).
@@ -83,18 +87,28 @@ impl Chats {
         Ok(Some((groups::widest(&rules, 0), names)))
     }
 
+    /// [`Self::group_rules`], a failure kept as its sentence (and logged) so one reading
+    /// can serve an answer's tools and its model.
+    pub async fn person_groups(&self, user_id: i64) -> PersonGroups {
+        self.group_rules(user_id).await.map_err(|e| {
+            tracing::error!(error = %e, "a person's groups could not be read; their runs are refused");
+            "your groups' rules could not be read just now; try again".to_owned()
+        })
+    }
+
     /// The sandbox and its run settings for `user_id`'s conversations now: the site's,
     /// narrowed by their groups; `Err` with the reason when their groups give them no
     /// sandbox (or their rules cannot be read: the safe side).
     pub async fn sandbox_for(&self, user_id: i64) -> Option<(Arc<dyn SandboxDriver>, Result<RunSettings, String>)> {
+        self.sandbox_under(self.person_groups(user_id).await)
+    }
+
+    fn sandbox_under(&self, groups: PersonGroups) -> Option<(Arc<dyn SandboxDriver>, Result<RunSettings, String>)> {
         let (driver, mut settings) = self.sandbox.current()?;
-        let (rules, names) = match self.group_rules(user_id).await {
+        let (rules, names) = match groups {
             Ok(None) => return Some((driver, Ok(settings))),
             Ok(Some(found)) => found,
-            Err(e) => {
-                tracing::error!(error = %e, "a person's groups could not be read; their runs are refused");
-                return Some((driver, Err("your groups' rules could not be read just now; try again".into())));
-            }
+            Err(why) => return Some((driver, Err(why))),
         };
         if !rules.sandbox {
             return Some((driver, Err(groups::refusal(&names, "run code in the sandbox"))));
@@ -113,19 +127,24 @@ impl Chats {
 
     /// Refuses (403, saying why) when `user_id`'s groups may not use the model answering now.
     pub async fn check_model(&self, user_id: i64) -> Result<(), AppError> {
-        let Some((rules, names)) = self.group_rules(user_id).await? else { return Ok(()) };
-        let (model, _) = self.models.current().await?;
-        let name = model.name();
-        match rules.may_use_model(&name) {
-            true => Ok(()),
-            false => Err(AppError::NotAllowed(groups::refusal(&names, &format!("use the model `{name}`")))),
+        let groups = self.person_groups(user_id).await;
+        // Every model allowed: the model's settings need not be read.
+        if groups.as_ref().is_ok_and(|g| g.as_ref().is_none_or(|(rules, _)| rules.models.is_empty())) {
+            return Ok(());
         }
+        let (model, _) = self.models.current().await?;
+        model_refusal(&groups, &model.name()).map_or(Ok(()), Err)
     }
 
-    /// The tools on offer for `user_id`'s answer starting now: the sandbox's when it is
-    /// on (refusing every call, with the reason, when their groups give them none).
+    /// The tools on offer for `user_id`'s answer starting now.
     pub async fn tools_for(&self, user_id: i64) -> ToolRegistry {
-        let mut tools = match self.sandbox_for(user_id).await {
+        self.tools_under(self.person_groups(user_id).await)
+    }
+
+    /// The tools on offer under a person's `groups`: the sandbox's when it is on (refusing
+    /// every call, with the reason, when their groups give them none).
+    pub fn tools_under(&self, groups: PersonGroups) -> ToolRegistry {
+        let mut tools = match self.sandbox_under(groups) {
             Some((driver, Ok(settings))) => ToolRegistry::sandbox(self.files.clone(), driver, settings),
             Some((driver, Err(why))) => {
                 ToolRegistry::sandbox(self.files.clone(), driver, RunSettings::default()).refusing(&why)
@@ -134,5 +153,16 @@ impl Chats {
         };
         tools.extend(self.tools.clone());
         tools
+    }
+}
+
+/// Why a person with `groups` may not use the model named `name`, if they may not (403).
+pub fn model_refusal(groups: &PersonGroups, name: &str) -> Option<AppError> {
+    match groups {
+        Err(why) => Some(AppError::NotAllowed(why.clone())),
+        Ok(Some((rules, names))) if !rules.may_use_model(name) => {
+            Some(AppError::NotAllowed(groups::refusal(names, &format!("use the model `{name}`"))))
+        }
+        Ok(_) => None,
     }
 }

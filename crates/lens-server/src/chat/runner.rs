@@ -129,7 +129,9 @@ enum Waiting {
 /// Writes the model's answer.
 pub(super) async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>) {
     let mut stop = log.stop_signal();
-    let (model, history, window) = match prepare(&chats, &target).await {
+    // The person's groups, read once: they decide the model and the tools of this answer.
+    let groups = chats.person_groups(target.user_id).await;
+    let (model, history, window) = match prepare(&chats, &target, &groups).await {
         Ok(v) => v,
         Err(error) => {
             log.push(StreamEvent::Error { error: error.clone() });
@@ -140,7 +142,7 @@ pub(super) async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>)
         }
     };
     // The tools on offer when the answer starts stay the same until it ends.
-    let tools = chats.tools_for(target.user_id).await;
+    let tools = chats.tools_under(groups);
     let model_name = model.name();
     let mut machine = AnswerMachine::new(chats.limits.max_steps, Some(SYSTEM_PROMPT.into()), tools.specs(), history)
         .context_window(window);
@@ -278,10 +280,13 @@ pub(super) async fn run(chats: Chats, target: AnswerTarget, log: Arc<AnswerLog>)
 async fn prepare(
     chats: &Chats,
     target: &AnswerTarget,
+    groups: &super::chats::PersonGroups,
 ) -> Result<(Arc<dyn ChatModel>, Vec<lens_llm::ChatMessage>, u32), ApiError> {
-    // The person's groups decide at each answer: a change reaches an answer to come.
-    chats.check_model(target.user_id).await.map_err(|e| e.to_api())?;
     let (model, context_tokens) = chats.models.current().await.map_err(|e| e.to_api())?;
+    // The person's groups decide at each answer: a change reaches an answer to come.
+    if let Some(refused) = super::chats::model_refusal(groups, &model.name()) {
+        return Err(refused.to_api());
+    }
     let failed = |e: crate::store::StoreError| crate::AppError::from(e).to_api();
     let messages = chats.store.messages_with_turns(&target.chat_id).await.map_err(failed)?;
     let page = chats.store.page_context(&target.chat_id).await.map_err(failed)?;

@@ -33,19 +33,6 @@ pub trait GroupTable: Send + Sync {
     async fn groups_of(&self, user_id: i64) -> Result<Vec<(String, String)>, StoreError>;
 }
 
-/// Of `all` stored groups, those a person is in, `everyone` first.
-/// `provided` holds each of their identities' groups as JSON.
-pub(crate) fn applying(all: Vec<(String, String)>, member_of: &[String], provided: &[String]) -> Vec<(String, String)> {
-    let provided: Vec<String> =
-        provided.iter().flat_map(|g| serde_json::from_str::<Vec<String>>(g).unwrap_or_default()).collect();
-    let mut mine: Vec<(String, String)> = all
-        .into_iter()
-        .filter(|(name, _)| name == lens_types::EVERYONE || member_of.contains(name) || provided.contains(name))
-        .collect();
-    mine.sort_by_key(|(name, _)| (name != lens_types::EVERYONE, name.clone()));
-    mine
-}
-
 /// Each group's provider members, from every identity's (account name, groups as JSON).
 pub(crate) fn provider_members(rows: &mut [GroupRow], identities: &[(String, String)]) {
     for (username, groups) in identities {

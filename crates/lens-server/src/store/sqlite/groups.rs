@@ -2,7 +2,7 @@
 
 use super::Sqlite;
 use crate::now_ms;
-use crate::store::groups::{applying, provider_members};
+use crate::store::groups::provider_members;
 use crate::store::{AuditNote, GroupRow, GroupTable, StoreError};
 
 #[async_trait::async_trait]
@@ -70,18 +70,19 @@ impl GroupTable for Sqlite {
     }
 
     async fn groups_of(&self, user_id: i64) -> Result<Vec<(String, String)>, StoreError> {
-        let all: Vec<(String, String)> = sqlx::query_as("SELECT name, rules FROM groups").fetch_all(&self.pool).await?;
-        if all.is_empty() {
-            return Ok(all);
-        }
-        let member_of: Vec<String> = sqlx::query_scalar("SELECT group_name FROM group_members WHERE user_id = ?1")
-            .bind(user_id)
-            .fetch_all(&self.pool)
-            .await?;
-        let provided: Vec<String> = sqlx::query_scalar("SELECT groups FROM identities WHERE user_id = ?1")
-            .bind(user_id)
-            .fetch_all(&self.pool)
-            .await?;
-        Ok(applying(all, &member_of, &provided))
+        // One query: `everyone`, the groups they are a member of, and those any identity
+        // of theirs was named in at its last sign-in.
+        Ok(sqlx::query_as(
+            "SELECT g.name, g.rules FROM groups g
+             WHERE g.name = ?2
+                OR g.name IN (SELECT group_name FROM group_members WHERE user_id = ?1)
+                OR EXISTS (SELECT 1 FROM identities i, json_each(i.groups) j
+                           WHERE i.user_id = ?1 AND json_valid(i.groups) AND j.value = g.name)
+             ORDER BY g.name <> ?2, g.name",
+        )
+        .bind(user_id)
+        .bind(lens_types::EVERYONE)
+        .fetch_all(&self.pool)
+        .await?)
     }
 }
