@@ -265,6 +265,13 @@ pub trait SandboxDriver: crate::agent_core::AgentCalls + Send + Sync {
     /// owner allowed) and within it (its owner's groups' ceiling), from its next connection.
     fn set_chat_network(&self, chat_id: &str, network: crate::ChatNetwork);
 
+    /// [`Self::set_chat_network`] before a run: returns once the change is in force for
+    /// that run (on a gateway, once the sandbox's policy was sent, which the run then
+    /// waits for the supervisor to load), so a narrowed network holds from this run on.
+    async fn set_chat_network_for_run(&self, chat_id: &str, network: crate::ChatNetwork) {
+        self.set_chat_network(chat_id, network);
+    }
+
     /// Puts a change made for a conversation (a host its owner allowed) in the egress log.
     fn note_egress(&self, chat_id: &str, target: &str, reason: &str);
 

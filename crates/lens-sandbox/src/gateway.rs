@@ -570,6 +570,13 @@ impl SandboxDriver for GatewayDriver {
         }
     }
 
+    async fn set_chat_network_for_run(&self, chat_id: &str, network: crate::ChatNetwork) {
+        let Ok(name) = crate::name::sandbox_name(chat_id) else { return };
+        if self.chat_hosts.set(&name, network) {
+            self.push_policy_now(Some(name), true).await;
+        }
+    }
+
     fn note_egress(&self, chat_id: &str, target: &str, reason: &str) {
         self.egress_notes.note(chat_id, target, reason);
     }

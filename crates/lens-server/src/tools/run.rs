@@ -140,7 +140,7 @@ pub async fn run_call(
         false => Vec::new(),
     };
     let within = place.settings.within.clone();
-    place.driver.set_chat_network(&place.chat_id, lens_sandbox::ChatNetwork { hosts, within });
+    place.driver.set_chat_network_for_run(&place.chat_id, lens_sandbox::ChatNetwork { hosts, within }).await;
     match wait_in_line(place, live, start).await {
         Ok(stream) => {
             let outcome = follow(stream, language, code, live, ctx.stop.clone(), place).await;
