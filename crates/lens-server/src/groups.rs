@@ -70,6 +70,21 @@ pub async fn groups_rules(store: &Store, user_id: i64) -> Result<(Vec<GroupRules
     Ok((rules, names))
 }
 
+/// The rules of `user_id`'s stored groups when they bind them: `None` when the site's
+/// settings alone decide (no stored group names them, or they are an admin).
+pub async fn binding_rules(store: &Store, user_id: i64) -> Result<Option<(Vec<GroupRules>, Vec<String>)>, AppError> {
+    let (rules, names) = groups_rules(store, user_id).await?;
+    if rules.is_empty() || store.user_by_id(user_id).await?.is_some_and(|u| u.is_admin) {
+        return Ok(None);
+    }
+    Ok(Some((rules, names)))
+}
+
+/// What a person's groups refuse them, as the sentence they read (see [`refusal`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Refused(pub String);
+
 /// Why a person may not do something their groups decide: "your groups (everyone,
 /// contractors) may not …", with where to change it.
 pub fn refusal(groups: &[String], what: &str) -> String {

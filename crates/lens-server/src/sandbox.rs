@@ -475,10 +475,7 @@ async fn owner_of(store: &Store, config: &Config, chat_id: &str) -> Option<lens_
 
 /// The share of the sandboxes `user_id`'s groups give them, if any does.
 async fn group_share(store: &Store, config: &Config, user_id: i64) -> Result<Option<usize>, AppError> {
-    let (rules, _) = crate::groups::groups_rules(store, user_id).await?;
-    if rules.is_empty() || store.user_by_id(user_id).await?.is_some_and(|u| u.is_admin) {
-        return Ok(None);
-    }
+    let Some((rules, _)) = crate::groups::binding_rules(store, user_id).await? else { return Ok(None) };
     let site = SandboxSettings::load(config, store).await?.admission().per_person as u64;
     Ok(usize::try_from(crate::groups::widest(&rules, site).max_running).ok())
 }

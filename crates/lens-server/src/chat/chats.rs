@@ -10,7 +10,7 @@ use super::{AnswerHub, approvals::ApprovalHub, endings::UnsavedEndings};
 use crate::{
     AppError, Config,
     files::Files,
-    groups,
+    groups::{self, Refused},
     model_settings::Models,
     sandbox::SandboxHub,
     store::Store,
@@ -74,17 +74,14 @@ pub struct Chats {
 
 /// A person's groups as an answer reads them once: their widest rules and names (`None`:
 /// the site alone decides), or why they could not be read.
-pub type PersonGroups = Result<Option<(GroupRules, Vec<String>)>, String>;
+pub type PersonGroups = Result<Option<(GroupRules, Vec<String>)>, Refused>;
 
 impl Chats {
     /// The widest rules of `user_id`'s groups, with their names; `None` when the site's
     /// settings alone decide (no stored group names them, or they are an admin).
     pub async fn group_rules(&self, user_id: i64) -> Result<Option<(GroupRules, Vec<String>)>, AppError> {
-        let (rules, names) = groups::groups_rules(&self.store, user_id).await?;
-        if rules.is_empty() || self.store.user_by_id(user_id).await?.is_some_and(|u| u.is_admin) {
-            return Ok(None);
-        }
-        Ok(Some((groups::widest(&rules, 0), names)))
+        let bound = groups::binding_rules(&self.store, user_id).await?;
+        Ok(bound.map(|(rules, names)| (groups::widest(&rules, 0), names)))
     }
 
     /// [`Self::group_rules`], a failure kept as its sentence (and logged) so one reading
@@ -92,18 +89,17 @@ impl Chats {
     pub async fn person_groups(&self, user_id: i64) -> PersonGroups {
         self.group_rules(user_id).await.map_err(|e| {
             tracing::error!(error = %e, "a person's groups could not be read; their runs are refused");
-            "your groups' rules could not be read just now; try again".to_owned()
+            Refused("your groups' rules could not be read just now; try again".to_owned())
         })
     }
 
-    /// The sandbox and its run settings for `user_id`'s conversations now: the site's,
-    /// narrowed by their groups; `Err` with the reason when their groups give them no
-    /// sandbox (or their rules cannot be read: the safe side).
-    pub async fn sandbox_for(&self, user_id: i64) -> Option<(Arc<dyn SandboxDriver>, Result<RunSettings, String>)> {
-        self.sandbox_under(self.person_groups(user_id).await)
-    }
-
-    fn sandbox_under(&self, groups: PersonGroups) -> Option<(Arc<dyn SandboxDriver>, Result<RunSettings, String>)> {
+    /// The sandbox and its run settings under a person's `groups` (as [`Self::person_groups`]
+    /// reads them): the site's, narrowed by their groups; `Err` with the reason when their
+    /// groups give them no sandbox (or could not be read: the safe side).
+    pub fn sandbox_under(
+        &self,
+        groups: PersonGroups,
+    ) -> Option<(Arc<dyn SandboxDriver>, Result<RunSettings, Refused>)> {
         let (driver, mut settings) = self.sandbox.current()?;
         let (rules, names) = match groups {
             Ok(None) => return Some((driver, Ok(settings))),
@@ -111,7 +107,7 @@ impl Chats {
             Err(why) => return Some((driver, Err(why))),
         };
         if !rules.sandbox {
-            return Some((driver, Err(groups::refusal(&names, "run code in the sandbox"))));
+            return Some((driver, Err(Refused(groups::refusal(&names, "run code in the sandbox")))));
         }
         if rules.network < settings.network {
             let reachable = match rules.network {
@@ -147,7 +143,7 @@ impl Chats {
         let mut tools = match self.sandbox_under(groups) {
             Some((driver, Ok(settings))) => ToolRegistry::sandbox(self.files.clone(), driver, settings),
             Some((driver, Err(why))) => {
-                ToolRegistry::sandbox(self.files.clone(), driver, RunSettings::default()).refusing(&why)
+                ToolRegistry::sandbox(self.files.clone(), driver, RunSettings::default()).refusing(&why.0)
             }
             None => ToolRegistry::default(),
         };
@@ -159,7 +155,7 @@ impl Chats {
 /// Why a person with `groups` may not use the model named `name`, if they may not (403).
 pub fn model_refusal(groups: &PersonGroups, name: &str) -> Option<AppError> {
     match groups {
-        Err(why) => Some(AppError::NotAllowed(why.clone())),
+        Err(why) => Some(AppError::NotAllowed(why.0.clone())),
         Ok(Some((rules, names))) if !rules.may_use_model(name) => {
             Some(AppError::NotAllowed(groups::refusal(names, &format!("use the model `{name}`"))))
         }

@@ -30,10 +30,12 @@ pub async fn run_again(chats: &Chats, user_id: i64, cid: &str, req: RunAgainRequ
     }
     let message = chats.store.message(cid, &req.message_id).await?.filter(|m| m.role == Role::Assistant);
     let base = message.and_then(|m| m.steps.into_iter().find(|s| s.id == req.step_id)).ok_or(AppError::NotFound)?;
-    if let Some((_, Err(why))) = chats.sandbox_for(user_id).await {
-        return Err(AppError::NotAllowed(why));
+    // Their groups, read once: whether they may run code, and the tools it would run with.
+    let groups = chats.person_groups(user_id).await;
+    if let Some((_, Err(why))) = chats.sandbox_under(groups.clone()) {
+        return Err(AppError::NotAllowed(why.0));
     }
-    let run = edited(chats, user_id, base, &req).await?;
+    let run = edited(chats.tools_under(groups), base, &req)?;
     // An answer that ended while the disk was full is saved first, as for a question.
     chats.endings.save_chat(&chats.store, cid).await?;
     let writer = super::placement::writer(chats, cid).await;
@@ -56,8 +58,7 @@ pub async fn run_again(chats: &Chats, user_id: i64, cid: &str, req: RunAgainRequ
 }
 
 /// The new step: `base`'s tool with the person's code, waiting to run.
-async fn edited(chats: &Chats, user_id: i64, base: ToolStep, req: &RunAgainRequest) -> Result<ToolStep> {
-    let tools = chats.tools_for(user_id).await;
+fn edited(tools: crate::tools::ToolRegistry, base: ToolStep, req: &RunAgainRequest) -> Result<ToolStep> {
     let Some(runs) = tools.get(&base.tool).and_then(|t| t.spec().runs) else {
         return Err(AppError::BadRequest(format!(
             "step `{}` is not a run of code that can run now (runs are off, or it used `{}`)",

@@ -46,7 +46,9 @@ pub async fn allow_host(
     if !settings.enabled || settings.network == NetworkMode::Off {
         return Err(AppError::Conflict("the sandbox has no network: no host can be reached from it".into()));
     }
-    if let Some((rules, names)) = state.chats.group_rules(user.id()).await? {
+    // Their groups, read once: whether they may, and what their sandbox may reach.
+    let person = state.chats.group_rules(user.id()).await?;
+    if let Some((rules, names)) = &person {
         let refused = match () {
             _ if !rules.sandbox => Some("run code in the sandbox"),
             _ if rules.network == NetworkMode::Off => Some("use the network"),
@@ -54,7 +56,7 @@ pub async fn allow_host(
             _ => None,
         };
         if let Some(what) = refused {
-            return Err(AppError::NotAllowed(groups::refusal(&names, what)));
+            return Err(AppError::NotAllowed(groups::refusal(names, what)));
         }
     }
     let host = req.host.trim().trim_end_matches('.').to_ascii_lowercase();
@@ -68,7 +70,7 @@ pub async fn allow_host(
     let hosts = state.store.allow_host(&cid, &host, MOST_HOSTS, note.as_slice()).await?.ok_or_else(|| {
         AppError::LimitReached(format!("this conversation has {MOST_HOSTS} hosts allowed, the most it may"))
     })?;
-    if let Some((driver, Ok(run))) = state.chats.sandbox_for(user.id()).await {
+    if let Some((driver, Ok(run))) = state.chats.sandbox_under(Ok(person)) {
         driver.set_chat_network(&cid, lens_sandbox::ChatNetwork { hosts: hosts.clone(), within: run.within });
         driver.note_egress(&cid, &host, "allowed in this conversation by its owner");
     }
